@@ -1,0 +1,175 @@
+package bufcache
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/pageindex"
+	"github.com/bhsim/bhsim/internal/race"
+)
+
+// reportEvents reports the events per operation of an interval as custom
+// benchmark metrics ("ring-walks/op").
+func reportEvents(b *testing.B, ev Counters, events ...Event) {
+	for _, e := range events {
+		b.ReportMetric(float64(ev[e])/float64(b.N), e.String()+"/op")
+	}
+}
+
+// BenchmarkAllocPageBuffers measures building one page's buffer ring with each
+// alloc_page_buffers variant — allocation (from the per-CPU free cache), list
+// construction and, for the mainline variant, the tail walk that closes it —
+// then returns the buffers to the cache.
+func BenchmarkAllocPageBuffers(b *testing.B) {
+	for _, variant := range []AllocVariant{AllocLinear, AllocCircular} {
+		for _, size := range []uint32{512, 1024, 2048, 4096} {
+			b.Run(fmt.Sprintf("variant=%s/bsize=%d", variant, size), func(b *testing.B) {
+				m, err := NewMachine(Config{Alloc: variant})
+				require.NoError(b, err)
+				cpu := m.CPU(0)
+				f := &Folio{}
+				b.ReportAllocs()
+				before := cpu.Events()
+				for b.Loop() {
+					head := cpu.allocPageBuffers(f, size, 0)
+					cpu.closeRing(head, 0)
+					for bh := head; ; {
+						next := bh.thisPage
+						cpu.freeBH(bh)
+						if bh = next; bh == head {
+							break
+						}
+					}
+				}
+				reportEvents(b, cpu.Events().Sub(before), EvBHAlloc, EvRingLink, EvRingWalk)
+			})
+		}
+	}
+}
+
+// benchBlocks names the benchmark blocks: 1 and Willy's 4UL*1024*1024*1024.
+var benchBlocks = []struct {
+	name  string
+	block uint64
+}{{"1", 1}, {"4G", 4 << 30}}
+
+// lookupDevice returns a metadata-only 4 TiB device with 512-byte blocks (so
+// block 4G is page 2^29) whose only cached block is block, read once, with the
+// LRU removed so that lookups take the slow path.
+func lookupDevice(tb testing.TB, kind pageindex.Kind, block uint64) (*CPU, *BlockDevice, *BufferHead) {
+	m, d, _ := newDev(tb, Config{Index: kind, Blocksize: blocksize.PolicyLogical, LRU: LRURemoved},
+		4<<40, 512, DeviceOptions{MetadataOnly: true})
+	cpu := m.CPU(0)
+	bh, err := d.Bread(cpu, block, 512)
+	require.NoError(tb, err)
+	Brelse(cpu, bh)
+	return cpu, d, bh
+}
+
+// BenchmarkFindGetBlockSlow measures __find_get_block_slow on a cached block at
+// block 1 (page 0: the lone entry in the index head) and block 4G (page 2^29:
+// five xarray levels), with both page-cache indexes.
+func BenchmarkFindGetBlockSlow(b *testing.B) {
+	for _, kind := range []pageindex.Kind{pageindex.KindXArray, pageindex.KindBTree} {
+		for _, blk := range benchBlocks {
+			b.Run(fmt.Sprintf("index=%s/block=%s", kind, blk.name), func(b *testing.B) {
+				cpu, d, _ := lookupDevice(b, kind, blk.block)
+				b.ReportAllocs()
+				before := cpu.Events()
+				for b.Loop() {
+					Brelse(cpu, d.FindGetBlockSlow(cpu, blk.block))
+				}
+				reportEvents(b, cpu.Events().Sub(before), EvIndexLevel, EvRingWalk)
+			})
+		}
+	}
+}
+
+// BenchmarkNaiveMap is the yardstick for BenchmarkFindGetBlockSlow: the
+// map[uint64]*BufferHead a user would write instead of a page cache.
+func BenchmarkNaiveMap(b *testing.B) {
+	for _, blk := range benchBlocks {
+		b.Run("block="+blk.name, func(b *testing.B) {
+			cache := map[uint64]*BufferHead{blk.block: {blocknr: blk.block}}
+			b.ReportAllocs()
+			var sink *BufferHead
+			for b.Loop() {
+				sink = cache[blk.block]
+			}
+			if sink == nil {
+				b.Fatal("lost the entry")
+			}
+		})
+	}
+}
+
+// BenchmarkGetblk measures getblk of a cached block with the LRU on (hit: the
+// LRU answers) and of new blocks (miss: folio, index insertion, buffer ring),
+// on a metadata-only device; the cache is emptied, off the clock, every 64Ki
+// misses to bound memory.
+func BenchmarkGetblk(b *testing.B) {
+	b.Run("case=hit", func(b *testing.B) {
+		m, d, _ := newDev(b, Config{}, 1<<30, 512, DeviceOptions{MetadataOnly: true})
+		cpu := m.CPU(0)
+		bh, err := d.Getblk(cpu, 1, 4096)
+		require.NoError(b, err)
+		Brelse(cpu, bh)
+		b.ReportAllocs()
+		for b.Loop() {
+			bh, _ := d.Getblk(cpu, 1, 4096)
+			Brelse(cpu, bh)
+		}
+	})
+	b.Run("case=miss", func(b *testing.B) {
+		m, d, _ := newDev(b, Config{}, 1<<40, 512, DeviceOptions{MetadataOnly: true})
+		cpu := m.CPU(0)
+		b.ReportAllocs()
+		before := cpu.Events()
+		block := uint64(0)
+		for b.Loop() {
+			bh, err := d.Getblk(cpu, block, 4096)
+			if err != nil {
+				b.Fatal(err)
+			}
+			Brelse(cpu, bh)
+			if block++; block%(64<<10) == 0 {
+				b.StopTimer()
+				d.killBdev(cpu)
+				b.StartTimer()
+			}
+		}
+		reportEvents(b, cpu.Events().Sub(before), EvBHAlloc, EvIndexLevel, EvLRUSlot)
+	})
+}
+
+// TestFindGetBlockSlowCostVsMap checks the speed bound in one run: a
+// slow-path lookup at block 1 allocates nothing and costs at most 3× a Go map
+// lookup.
+func TestFindGetBlockSlowCostVsMap(t *testing.T) {
+	cpu, d, _ := lookupDevice(t, pageindex.KindXArray, 1)
+	allocs := testing.AllocsPerRun(1000, func() { Brelse(cpu, d.FindGetBlockSlow(cpu, 1)) })
+	assert.Zero(t, allocs)
+	if race.Enabled || testing.Short() {
+		t.Skip("speed ratio not meaningful under -race or -short")
+	}
+	slow := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			Brelse(cpu, d.FindGetBlockSlow(cpu, 1))
+		}
+	})
+	cache := map[uint64]*BufferHead{1: {}}
+	var sink *BufferHead
+	naive := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			sink = cache[1]
+		}
+	})
+	require.NotNil(t, sink)
+	s, n := float64(slow.T.Nanoseconds())/float64(slow.N), float64(naive.T.Nanoseconds())/float64(naive.N)
+	t.Logf("FindGetBlockSlow %.1f ns/op, map lookup %.1f ns/op, ratio %.2f", s, n, s/n)
+	assert.LessOrEqual(t, s, 3*n)
+}

@@ -1,0 +1,194 @@
+package bufcache
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+)
+
+// BHState is a buffer_head state bit set (enum bh_state_bits, in the kernel's
+// order).
+type BHState uint32
+
+// The buffer_head state bits.
+const (
+	// BHUptodate: the buffer holds valid data.
+	BHUptodate BHState = 1 << iota
+	// BHDirty: the buffer must be written back.
+	BHDirty
+	// BHLock: the buffer is locked (I/O in flight, or a lock_buffer user).
+	BHLock
+	// BHReq: the buffer has been submitted for I/O at least once.
+	BHReq
+	// BHMapped: b_bdev and b_blocknr are valid.
+	BHMapped
+	// BHNew: get_block just allocated the block (never set for block devices).
+	BHNew
+	// BHAsyncRead: an async read (end_buffer_async_read) is under way.
+	BHAsyncRead
+	// BHAsyncWrite: an async write (end_buffer_async_write) is under way.
+	BHAsyncWrite
+	// BHDelay: delayed allocation (filesystems only).
+	BHDelay
+	// BHBoundary: the next block is discontiguous.
+	BHBoundary
+	// BHWriteEIO: an I/O error happened on write.
+	BHWriteEIO
+	// BHUnwritten: allocated on disk but not written (filesystems only).
+	BHUnwritten
+	// BHQuiet: do not print I/O error messages.
+	BHQuiet
+	// BHMeta: the buffer holds metadata.
+	BHMeta
+	// BHPrio: submit with REQ_PRIO.
+	BHPrio
+	// BHDeferCompletion: defer AIO completion to a workqueue.
+	BHDeferCompletion
+)
+
+var bhStateNames = []string{"uptodate", "dirty", "lock", "req", "mapped", "new", "async_read",
+	"async_write", "delay", "boundary", "write_eio", "unwritten", "quiet", "meta", "prio", "defer_completion"}
+
+// String lists the set bits, e.g. "uptodate|mapped".
+func (s BHState) String() string { return flagString(uint32(s), bhStateNames) }
+
+// NoBlock is the b_blocknr of a buffer head that was never mapped (the kernel's −1).
+const NoBlock = ^uint64(0)
+
+// endIO names a buffer's b_end_io handler; a small enum instead of a function
+// pointer keeps buffer heads comparable and the handlers in one switch.
+type endIO uint8
+
+const (
+	endNone endIO = iota
+	endReadSync
+	endWriteSync
+)
+
+// BufferHead models struct buffer_head: the state of one block-sized piece of a
+// page-cache folio, linked to the other buffers of the folio by the b_this_page
+// ring.
+//
+// Reading fields: BlockNr, Size, Device and the ring are stable while the caller
+// holds a reference (from Getblk, Bread, FindGetBlock, ...) and the buffer is
+// mapped. Data may be read or written by the holder; lock the buffer
+// (LockBuffer) if another goroutine may write it back at the same time.
+type BufferHead struct {
+	state    atomic.Uint32
+	count    atomic.Int32
+	thisPage *BufferHead
+	folio    *Folio
+	blocknr  uint64
+	size     uint32
+	offset   uint32
+	bdev     *BlockDevice
+	endIO    endIO
+}
+
+// State returns the state bits.
+func (bh *BufferHead) State() BHState { return BHState(bh.state.Load()) }
+
+// Has reports whether every bit of s is set.
+func (bh *BufferHead) Has(s BHState) bool { return BHState(bh.state.Load())&s == s }
+
+// BlockNr returns b_blocknr, in units of Size, or NoBlock if never mapped.
+func (bh *BufferHead) BlockNr() uint64 { return bh.blocknr }
+
+// Size returns b_size in bytes.
+func (bh *BufferHead) Size() uint32 { return bh.size }
+
+// Offset returns the buffer's byte offset inside its folio.
+func (bh *BufferHead) Offset() uint32 { return bh.offset }
+
+// Count returns b_count: holders plus the CPUs whose LRU holds the buffer.
+func (bh *BufferHead) Count() int { return int(bh.count.Load()) }
+
+// Device returns b_bdev (nil until mapped).
+func (bh *BufferHead) Device() *BlockDevice { return bh.bdev }
+
+// Folio returns the folio the buffer belongs to (b_folio).
+func (bh *BufferHead) Folio() *Folio { return bh.folio }
+
+// Next returns b_this_page: the next buffer of the same folio. Once the ring is
+// attached, following Next from any buffer returns to it.
+func (bh *BufferHead) Next() *BufferHead { return bh.thisPage }
+
+// Data returns the buffer's bytes (b_data, Size bytes), or nil on a metadata-only
+// device.
+func (bh *BufferHead) Data() []byte {
+	if bh.folio.data == nil {
+		return nil
+	}
+	return bh.folio.data[bh.offset : bh.offset+bh.size : bh.offset+bh.size]
+}
+
+// SetUptodate models set_buffer_uptodate: the caller filled the whole buffer.
+func (bh *BufferHead) SetUptodate() { bh.set(BHUptodate) }
+
+// String describes the buffer like the kernel's diagnostics do.
+func (bh *BufferHead) String() string {
+	return fmt.Sprintf("bh{block=%d size=%d offset=%d count=%d state=%s}",
+		int64(bh.blocknr), bh.size, bh.offset, bh.count.Load(), bh.State())
+}
+
+func (bh *BufferHead) set(s BHState)   { bh.state.Or(uint32(s)) }
+func (bh *BufferHead) clear(s BHState) { bh.state.And(^uint32(s)) }
+
+// testSet sets s and reports whether it was already set.
+func (bh *BufferHead) testSet(s BHState) bool { return bh.state.Or(uint32(s))&uint32(s) != 0 }
+
+// testClear clears s and reports whether it was set.
+func (bh *BufferHead) testClear(s BHState) bool { return bh.state.And(^uint32(s))&uint32(s) != 0 }
+
+// get models get_bh.
+func (bh *BufferHead) get(cpu *CPU) {
+	cpu.count(EvBHGet)
+	bh.count.Add(1)
+}
+
+// reset zeroes a freed buffer head for reuse.
+func (bh *BufferHead) reset() { *bh = BufferHead{} }
+
+// Brelse models brelse/__brelse: drop a reference taken by Getblk, Bread or
+// FindGetBlock. A nil bh is ignored. Releasing a buffer whose count is already
+// zero only warns, as in the kernel ("VFS: brelse: Trying to free free buffer"):
+// it counts EvWarning and changes nothing.
+func Brelse(cpu *CPU, bh *BufferHead) {
+	if bh == nil {
+		return
+	}
+	for {
+		n := bh.count.Load()
+		if n <= 0 {
+			cpu.count(EvWarning)
+			return
+		}
+		if bh.count.CompareAndSwap(n, n-1) {
+			cpu.count(EvBHPut)
+			return
+		}
+	}
+}
+
+// LockBuffer models lock_buffer: wait until the buffer is unlocked, then lock it.
+func LockBuffer(cpu *CPU, bh *BufferHead) {
+	cpu.count(EvBHLock)
+	for bh.testSet(BHLock) {
+		runtime.Gosched()
+	}
+}
+
+// UnlockBuffer models unlock_buffer. Unlocking an unlocked buffer is a caller
+// bug the kernel does not check; the model counts EvWarning for it.
+func UnlockBuffer(cpu *CPU, bh *BufferHead) {
+	if !bh.testClear(BHLock) {
+		cpu.count(EvWarning)
+	}
+}
+
+// waitOnBuffer models wait_on_buffer: wait for I/O on a buffer to finish.
+func waitOnBuffer(bh *BufferHead) {
+	for bh.Has(BHLock) {
+		runtime.Gosched()
+	}
+}

@@ -1,0 +1,125 @@
+package bufcache
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bhsim/bhsim/internal/pageindex"
+)
+
+// Check verifies the invariants of reference section 10 on every folio in the
+// device's page cache and returns every violation found, joined:
+//   - a folio has PG_private exactly when a ring is attached (1);
+//   - the ring holds PAGE_SIZE/b_size buffers of one size, in ascending offset
+//     order from the head at offset 0, each pointing back at the folio (2);
+//   - the k-th buffer of the folio at index p, once mapped, has block number
+//     p·(PAGE_SIZE/b_size)+k and lies before the device's end (3);
+//   - counts are never negative and at least the number of CPUs whose LRU holds
+//     the buffer (5);
+//   - a dirty buffer is mapped, Async_* bits only appear on locked buffers, and
+//     a dirty buffer's folio is dirty (8, 10);
+//   - the folio's dirty flag and the index's dirty tag agree.
+//
+// Call it at a quiescent point: concurrent operations can show it transient
+// states. It takes private_lock folio by folio.
+func (d *BlockDevice) Check() error {
+	var errs []error
+	m := &d.mapping
+	pageSize := d.m.cfg.PageSize
+	for start := uint64(0); ; {
+		index, f, ok := m.index.Next(start)
+		if !ok {
+			break
+		}
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("%s page %d: %s", d.Name(), index, fmt.Sprintf(format, args...)))
+		}
+		if f.index != index || f.mapping.Load() != m {
+			bad("folio records index %d, mapping ok %v", f.index, f.mapping.Load() == m)
+		}
+		if f.Has(FolioDirty) != m.index.Marked(index, pageindex.MarkDirty) {
+			bad("dirty flag %v but dirty tag %v", f.Has(FolioDirty), !f.Has(FolioDirty))
+		}
+		m.privateLock.Lock()
+		head := f.private
+		if (head != nil) != f.Has(FolioPrivate) {
+			bad("PG_private %v with ring %v", f.Has(FolioPrivate), head != nil)
+		}
+		if head != nil {
+			d.checkRing(f, head, pageSize, bad)
+		}
+		m.privateLock.Unlock()
+		if index == ^uint64(0) {
+			break
+		}
+		start = index + 1
+	}
+	return errors.Join(errs...)
+}
+
+// checkRing verifies one attached ring (invariants 2, 3, 5, 8, 10).
+func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad func(string, ...any)) {
+	size := head.size
+	if size == 0 || pageSize%size != 0 {
+		bad("ring head has size %d", size)
+		return
+	}
+	want := pageSize / size
+	end := d.endBlock(size)
+	n := uint32(0)
+	for bh := head; ; {
+		if n >= want {
+			bad("ring longer than %d buffers or not closed", want)
+			return
+		}
+		if bh.folio != f || bh.size != size || bh.offset != n*size {
+			bad("buffer %d: folio ok %v, size %d, offset %d", n, bh.folio == f, bh.size, bh.offset)
+		}
+		block := f.index*uint64(want) + uint64(n)
+		st := bh.State()
+		if st&BHMapped != 0 && (bh.blocknr != block || block >= end || bh.bdev != d) {
+			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.blocknr, block, end)
+		}
+		if c := bh.count.Load(); c < 0 {
+			bad("buffer %d has count %d", n, c)
+		} else if d.m.lru != nil {
+			if holds := d.m.lru.Holds(bh); int(c) < holds {
+				bad("buffer %d has count %d but %d LRUs hold it", n, c, holds)
+			}
+		}
+		if st&BHDirty != 0 && (st&BHMapped == 0 || !f.Has(FolioDirty)) {
+			bad("buffer %d dirty but mapped %v, folio dirty %v", n, st&BHMapped != 0, f.Has(FolioDirty))
+		}
+		if st&(BHAsyncRead|BHAsyncWrite) != 0 && st&BHLock == 0 {
+			bad("buffer %d has async I/O bits without the lock: %v", n, st)
+		}
+		n++
+		bh = bh.thisPage
+		if bh == nil {
+			bad("ring not closed after %d buffers", n)
+			return
+		}
+		if bh == head {
+			break
+		}
+	}
+	if n != want {
+		bad("ring has %d buffers, want %d", n, want)
+	}
+}
+
+// debugCheck runs Check when the machine was configured with Check and panics
+// on a violation: an invariant of the model itself is broken.
+func (d *BlockDevice) debugCheck() {
+	if !d.m.cfg.Check {
+		return
+	}
+	if err := d.Check(); err != nil {
+		panic(err)
+	}
+	if d.m.lru != nil {
+		if err := d.m.lru.Check(); err != nil {
+			panic(err)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package bufcache
+
+import "sync"
+
+// CPU is one simulated CPU. Every operation of the model runs on a CPU passed
+// explicitly, and the CPU owns what the kernel keeps per CPU: the event counters,
+// its slot of the bh LRU (held by the Machine), and a small cache of free buffer
+// heads (the per-CPU part of the buffer_head slab).
+//
+// One goroutine at a time may drive a CPU: its counters are plain fields, so
+// counting costs an increment and no synchronisation. Different goroutines may
+// drive different CPUs concurrently.
+type CPU struct {
+	id int
+	m  *Machine
+	ev Counters
+
+	bhFree []*BufferHead
+}
+
+// bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
+// are left to the garbage collector.
+const bhCacheMax = 4096
+
+// bioPool recycles the bios submit_bh builds; a bio may complete on another
+// goroutine than the one that submitted it, so the pool is global.
+var bioPool = sync.Pool{New: func() any { return new(bhBio) }}
+
+// ID returns the CPU number.
+func (c *CPU) ID() int { return c.id }
+
+// Machine returns the machine c belongs to.
+func (c *CPU) Machine() *Machine { return c.m }
+
+// Events returns a snapshot of c's counters. Call it from the goroutine driving
+// c, or while none does.
+func (c *CPU) Events() Counters { return c.ev }
+
+// count records one event.
+func (c *CPU) count(e Event) { c.ev[e]++ }
+
+// countN records n events.
+func (c *CPU) countN(e Event, n int) { c.ev[e] += uint64(n) }
+
+// allocBH models alloc_buffer_head (kmem_cache_zalloc): a zeroed buffer head from
+// the CPU's free cache, or a new one.
+func (c *CPU) allocBH() *BufferHead {
+	c.count(EvBHAlloc)
+	if n := len(c.bhFree); n > 0 {
+		bh := c.bhFree[n-1]
+		c.bhFree = c.bhFree[:n-1]
+		return bh
+	}
+	return new(BufferHead)
+}
+
+// freeBH models free_buffer_head: bh is zeroed and kept for reuse.
+func (c *CPU) freeBH(bh *BufferHead) {
+	c.count(EvBHFree)
+	bh.reset()
+	if len(c.bhFree) < bhCacheMax {
+		c.bhFree = append(c.bhFree, bh)
+	}
+}

@@ -1,0 +1,80 @@
+// Package bufcache models the Linux block-device page cache and its
+// buffer_heads: the machinery behind sb_bread, dd to /dev/sdX and every
+// filesystem's metadata reads.
+//
+// # The objects
+//
+// A [BlockDevice] is an opened block device and its inode. Its [Mapping] is the
+// inode's page cache: an index (an xarray-style radix tree by default, or a
+// B-tree, see internal/pageindex) from page index to [Folio]. A folio that is
+// used through buffers carries a ring of [BufferHead]s, one per block of
+// 1 << i_blkbits bytes, linked by b_this_page: 8 buffers per 4 KiB page with
+// 512-byte blocks, 1 with 4 KiB blocks. The device's block size is chosen when
+// it is opened, by the machine's set_init_blocksize policy (package blocksize),
+// and changed by [BlockDevice.SetBlocksize].
+//
+// A [Machine] has simulated CPUs. Every operation runs on a [CPU] passed
+// explicitly; the CPU counts what the operation did as [Event]s (buffers
+// allocated, ring steps, index levels descended, locks, references, bios), so
+// one code path gives both clocks of the project: the real Go time that
+// `go test -bench` measures, and a deterministic simulated time computed from
+// the events by a hardware profile (package bench).
+//
+// # The operations, and the kernel functions they model
+//
+//   - [BlockDevice.Getblk] — __getblk_gfp/bdev_getblk → __getblk_slow →
+//     grow_buffers → grow_dev_folio: find or create the folio, build its ring
+//     (alloc_page_buffers, link_dev_buffers, init_page_buffers).
+//   - [BlockDevice.FindGetBlock] — __find_get_block: the per-CPU bh LRU (package
+//     lru) in front of [BlockDevice.FindGetBlockSlow], __find_get_block_slow:
+//     index lookup, private_lock, ring walk.
+//   - [BlockDevice.Bread], [Brelse], [MarkBufferDirty], [SyncDirtyBuffer],
+//     [BlockDevice.SyncBlockdev] — the buffer life cycle; I/O goes to a
+//     blk.Device as one bio per buffer (submit_bh).
+//   - [BlockDevice.TryToFreeBuffers] — try_to_free_buffers: the ring is freed
+//     only if no buffer is referenced (a CPU's LRU counts), dirty or locked.
+//   - [BlockDevice.SetBlocksize] — set_blocksize: sync, set i_blkbits, kill_bdev
+//     (invalidate every CPU's LRU, then truncate the page cache).
+//
+// # Kernel variants
+//
+// What differs between the kernels the LKML threads compare is a field of
+// [Config], never a silent choice: the set_init_blocksize policy (the
+// set_init_blocksize revert, seeds 000/001), the alloc_page_buffers variant
+// ([AllocLinear], mainline, versus [AllocCircular], Sean Fu's 2017 patch, seed
+// 003), the bh LRU ([LRUOn] with 16 or 8 slots versus [LRURemoved], Marcelo
+// Tosatti's 2023 patch, plus isolated CPUs from 6.6, seed 004) and the
+// page-cache index.
+//
+// One example of what the model says: in Tosatti's test, a 1 GiB loop device
+// gets 4 KiB blocks from the grow policy, so __find_get_block(bdev, 1, 512)
+// never matches an LRU entry (the LRU compares the size, 512 ≠ 4096): each call
+// scans all 16 slots, takes the slow path anyway and re-installs the buffer. The
+// test measured the LRU's miss cost on top of the slow path, not a hit.
+//
+// # Concurrency
+//
+// One goroutine drives one CPU at a time; different goroutines may drive
+// different CPUs on the same devices. Page-cache lookups are lock-free (atomic
+// pointers in the index, folio_try_get, a re-check); the garbage collector gives
+// the RCU guarantee that a folio read without a lock is not reused under the
+// reader. private_lock is a spin lock, the folio lock a mutex, buffer state and
+// counts are atomics.
+//
+// # Memory
+//
+// By default folios carry real page data and the device beneath is expected to
+// store what is written (blk.MemDisk): reading back after a sync returns exactly
+// what was written, which the tests check against a flat byte array. A
+// metadata-only device ([DeviceOptions].MetadataOnly) keeps no data, so a
+// simulation can reach block 4G and beyond in little memory. Freed buffer heads
+// are kept in a per-CPU cache for reuse, as the slab does.
+//
+// # Errors
+//
+// Bad input returns an error wrapping one of the Err* values (invalid block
+// size, block beyond the device, out-of-range index, size mismatch, I/O
+// error, busy buffers); kernel WARNs are counted as [EvWarning]. Panics are
+// reserved for broken internal invariants; [Config].Check runs the invariant
+// checker ([BlockDevice.Check]) after every mutating operation.
+package bufcache

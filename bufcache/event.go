@@ -1,0 +1,180 @@
+package bufcache
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Event is one kind of primitive work the model counts on the simulated CPU that
+// did it. A hardware profile (package bench) prices each event in simulated
+// nanoseconds; the same counts give the same simulated time on every machine.
+type Event uint8
+
+// The events. Their names (String) are used as benchmark metric units
+// ("index-levels/op") and in explain output.
+const (
+	// EvBHAlloc counts buffer_heads allocated (alloc_buffer_head).
+	EvBHAlloc Event = iota
+	// EvBHFree counts buffer_heads freed (free_buffer_head).
+	EvBHFree
+	// EvRingLink counts b_this_page stores while a page's list is built or closed.
+	EvRingLink
+	// EvRingWalk counts steps along an existing list or ring: the tail walk of
+	// link_dev_buffers/create_empty_buffers, state passes, lookups, drop_buffers.
+	EvRingWalk
+	// EvBHInit counts buffer_heads initialised by init_page_buffers (mapped or
+	// given their block number).
+	EvBHInit
+	// EvIndexLookup counts page-cache index lookups (filemap_get_entry).
+	EvIndexLookup
+	// EvIndexLevel counts index tree levels descended by lookups.
+	EvIndexLevel
+	// EvIndexInsert counts folios inserted into the page-cache index.
+	EvIndexInsert
+	// EvIndexDelete counts folios removed from the page-cache index.
+	EvIndexDelete
+	// EvPrivateLock counts acquisitions of mapping->private_lock.
+	EvPrivateLock
+	// EvFolioGet counts folio references taken (folio_try_get, folio_get).
+	EvFolioGet
+	// EvFolioPut counts folio references dropped (folio_put).
+	EvFolioPut
+	// EvFolioAlloc counts folios created for the page cache.
+	EvFolioAlloc
+	// EvFolioFree counts folios freed (last reference dropped).
+	EvFolioFree
+	// EvFolioLock counts folio_lock acquisitions.
+	EvFolioLock
+	// EvMarkAccessed counts folio_mark_accessed calls (touch_buffer, FGP_ACCESSED).
+	EvMarkAccessed
+	// EvBHGet counts get_bh (b_count increments).
+	EvBHGet
+	// EvBHPut counts put_bh/brelse (b_count decrements).
+	EvBHPut
+	// EvBHLock counts lock_buffer acquisitions.
+	EvBHLock
+	// EvMarkDirty counts mark_buffer_dirty calls that found the buffer clean.
+	EvMarkDirty
+	// EvBioSubmit counts bios submitted (submit_bh_wbc, submit_bio).
+	EvBioSubmit
+	// EvBioComplete counts bio completions handled.
+	EvBioComplete
+	// EvFindSlowFailed counts __find_get_block_slow misses on a page whose buffers
+	// were all mapped (the kernel prints "__find_get_block_slow() failed").
+	EvFindSlowFailed
+	// EvLRULookup counts lookup_bh_lru calls.
+	EvLRULookup
+	// EvLRUSlot counts LRU slots examined by lookups.
+	EvLRUSlot
+	// EvLRUHit counts lookup_bh_lru hits.
+	EvLRUHit
+	// EvLRUInstall counts bh_lru_install calls.
+	EvLRUInstall
+	// EvLRUStep counts slots touched by bh_lru_install's swap cascade.
+	EvLRUStep
+	// EvLRUEvict counts entries pushed out of an LRU by an install.
+	EvLRUEvict
+	// EvLRUIPI counts CPUs interrupted by invalidate_bh_lrus.
+	EvLRUIPI
+	// EvWarning counts kernel WARN()s and error messages the model would print
+	// (brelse of a free buffer, mark_buffer_dirty of a non-uptodate buffer, ...).
+	EvWarning
+	// NumEvents is the number of event kinds.
+	NumEvents
+)
+
+var eventNames = [NumEvents]string{
+	EvBHAlloc:        "bh-allocs",
+	EvBHFree:         "bh-frees",
+	EvRingLink:       "ring-links",
+	EvRingWalk:       "ring-walks",
+	EvBHInit:         "bh-inits",
+	EvIndexLookup:    "index-lookups",
+	EvIndexLevel:     "index-levels",
+	EvIndexInsert:    "index-inserts",
+	EvIndexDelete:    "index-deletes",
+	EvPrivateLock:    "private-locks",
+	EvFolioGet:       "folio-gets",
+	EvFolioPut:       "folio-puts",
+	EvFolioAlloc:     "folio-allocs",
+	EvFolioFree:      "folio-frees",
+	EvFolioLock:      "folio-locks",
+	EvMarkAccessed:   "mark-accessed",
+	EvBHGet:          "bh-gets",
+	EvBHPut:          "bh-puts",
+	EvBHLock:         "bh-locks",
+	EvMarkDirty:      "mark-dirty",
+	EvBioSubmit:      "bios",
+	EvBioComplete:    "bio-completions",
+	EvFindSlowFailed: "find-slow-failed",
+	EvLRULookup:      "lru-lookups",
+	EvLRUSlot:        "lru-compares",
+	EvLRUHit:         "lru-hits",
+	EvLRUInstall:     "lru-installs",
+	EvLRUStep:        "lru-install-steps",
+	EvLRUEvict:       "lru-evictions",
+	EvLRUIPI:         "lru-ipis",
+	EvWarning:        "warnings",
+}
+
+// String returns the event's metric name, e.g. "index-levels".
+func (e Event) String() string {
+	if e < NumEvents {
+		return eventNames[e]
+	}
+	return fmt.Sprintf("event(%d)", uint8(e))
+}
+
+// ParseEvent returns the event whose String is name.
+func ParseEvent(name string) (Event, error) {
+	for e, n := range eventNames {
+		if n == name {
+			return Event(e), nil
+		}
+	}
+	return 0, fmt.Errorf("bufcache: unknown event %q (valid: %s)", name, strings.Join(eventNames[:], ", "))
+}
+
+// Counters is a set of event counts, indexed by Event. It is a plain array: a
+// snapshot is a copy, and Sub gives the events of an interval.
+type Counters [NumEvents]uint64
+
+// Sub returns c − earlier, event by event.
+func (c Counters) Sub(earlier Counters) Counters {
+	for i := range c {
+		c[i] -= earlier[i]
+	}
+	return c
+}
+
+// Add returns c + other, event by event.
+func (c Counters) Add(other Counters) Counters {
+	for i := range c {
+		c[i] += other[i]
+	}
+	return c
+}
+
+// Total returns the sum of all counts.
+func (c Counters) Total() uint64 {
+	var t uint64
+	for _, v := range c {
+		t += v
+	}
+	return t
+}
+
+// String lists the non-zero counts as "name=count" in event order.
+func (c Counters) String() string {
+	var sb strings.Builder
+	for e, v := range c {
+		if v == 0 {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "%s=%d", Event(e), v)
+	}
+	return sb.String()
+}

@@ -1,0 +1,153 @@
+package bufcache
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// FolioFlag is a page flag (PG_*) of a Folio.
+type FolioFlag uint32
+
+// The folio flags the model uses.
+const (
+	// FolioLocked is PG_locked: held by folio_lock.
+	FolioLocked FolioFlag = 1 << iota
+	// FolioUptodate is PG_uptodate: every byte of the folio is valid.
+	FolioUptodate
+	// FolioDirty is PG_dirty: the folio holds data not yet written back.
+	FolioDirty
+	// FolioWriteback is PG_writeback: write I/O is in flight.
+	FolioWriteback
+	// FolioReferenced is PG_referenced (first step of folio_mark_accessed).
+	FolioReferenced
+	// FolioActive is PG_active (the folio is on the active LRU list).
+	FolioActive
+	// FolioPrivate is PG_private: a buffer ring is attached.
+	FolioPrivate
+	// FolioError is PG_error: an I/O error hit the folio.
+	FolioError
+)
+
+var folioFlagNames = []string{"locked", "uptodate", "dirty", "writeback", "referenced", "active", "private", "error"}
+
+// String lists the set flags, e.g. "uptodate|private".
+func (f FolioFlag) String() string { return flagString(uint32(f), folioFlagNames) }
+
+// flagString renders a bit set with one name per bit.
+func flagString(v uint32, names []string) string {
+	var parts []string
+	for i, n := range names {
+		if v&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, "|")
+}
+
+// Folio models struct folio (order 0: one page, as in the block-device mapping
+// from v5.x to v6.14): its flags, reference count, the buffer ring attached as
+// folio->private, and the page data (nil on metadata-only devices).
+//
+// References: the page cache holds one while the folio is in the index, the
+// attached buffer ring holds one (attach_page_private), and every lookup that
+// returns the folio takes one that the caller drops.
+type Folio struct {
+	index   uint64
+	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
+	flags   atomic.Uint32
+	ref     atomic.Int32
+	lock    sync.Mutex // PG_locked's sleeping lock
+	private *BufferHead
+	data    []byte
+}
+
+// Index returns the folio's page index in its mapping.
+func (f *Folio) Index() uint64 { return f.index }
+
+// Flags returns the folio's flags.
+func (f *Folio) Flags() FolioFlag { return FolioFlag(f.flags.Load()) }
+
+// Has reports whether flag fl is set.
+func (f *Folio) Has(fl FolioFlag) bool { return f.flags.Load()&uint32(fl) != 0 }
+
+// RefCount returns the folio's reference count (folio_ref_count).
+func (f *Folio) RefCount() int { return int(f.ref.Load()) }
+
+// Data returns the page's bytes, or nil on a metadata-only device.
+func (f *Folio) Data() []byte { return f.data }
+
+// Buffers returns the head of the attached buffer ring (folio_buffers), or nil.
+// The caller must hold the folio lock or a reference on a buffer of the ring.
+func (f *Folio) Buffers() *BufferHead { return f.private }
+
+func (f *Folio) set(fl FolioFlag)   { f.flags.Or(uint32(fl)) }
+func (f *Folio) clear(fl FolioFlag) { f.flags.And(^uint32(fl)) }
+
+// testSet sets fl and reports whether it was already set.
+func (f *Folio) testSet(fl FolioFlag) bool { return f.flags.Or(uint32(fl))&uint32(fl) != 0 }
+
+// testClear clears fl and reports whether it was set.
+func (f *Folio) testClear(fl FolioFlag) bool { return f.flags.And(^uint32(fl))&uint32(fl) != 0 }
+
+// tryGet models folio_try_get: take a reference unless the count is zero (the
+// folio is being freed). This is how lock-free lookups stay safe.
+func (f *Folio) tryGet(cpu *CPU) bool {
+	for {
+		r := f.ref.Load()
+		if r <= 0 {
+			return false
+		}
+		if f.ref.CompareAndSwap(r, r+1) {
+			cpu.count(EvFolioGet)
+			return true
+		}
+	}
+}
+
+// get models folio_get on a folio the caller already holds a reference to.
+func (f *Folio) get(cpu *CPU) {
+	cpu.count(EvFolioGet)
+	f.ref.Add(1)
+}
+
+// put models folio_put. The last reference frees the folio.
+func (f *Folio) put(cpu *CPU) {
+	cpu.count(EvFolioPut)
+	switch r := f.ref.Add(-1); {
+	case r == 0:
+		cpu.count(EvFolioFree)
+	case r < 0:
+		panic("bufcache: folio reference count below zero")
+	}
+}
+
+// lockFolio models folio_lock.
+func (f *Folio) lockFolio(cpu *CPU) {
+	cpu.count(EvFolioLock)
+	f.lock.Lock()
+	f.set(FolioLocked)
+}
+
+// unlockFolio models folio_unlock.
+func (f *Folio) unlockFolio() {
+	f.clear(FolioLocked)
+	f.lock.Unlock()
+}
+
+// markAccessed models folio_mark_accessed's two-step promotion: an unreferenced
+// folio becomes referenced; a referenced inactive one becomes active (and
+// unreferenced); an active referenced one is left alone.
+func (f *Folio) markAccessed(cpu *CPU) {
+	cpu.count(EvMarkAccessed)
+	switch v := FolioFlag(f.flags.Load()); {
+	case v&FolioReferenced == 0:
+		f.set(FolioReferenced)
+	case v&FolioActive == 0:
+		f.set(FolioActive)
+		f.clear(FolioReferenced)
+	}
+}

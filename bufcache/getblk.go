@@ -1,0 +1,134 @@
+package bufcache
+
+import (
+	"fmt"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// Getblk models __getblk_gfp / bdev_getblk followed by __getblk_slow: return the
+// buffer of block, creating its folio and buffer ring if needed. The buffer
+// comes back referenced and unlocked, mapped, and not necessarily uptodate.
+//
+// Errors: ErrInvalidBlockSize if size is not a power of two in [512, PAGE_SIZE]
+// or not a multiple of the logical block size; ErrOutOfRange if the block's
+// page index overflows; ErrBeyondDevice if block is at or past the device's end
+// (the folio and its buffers are still created, the tail ones unmapped, as in
+// the kernel); ErrSizeMismatch if size is not the device's block size (where the
+// kernel would loop forever).
+func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
+	if bh := d.FindGetBlock(cpu, block, size); bh != nil {
+		return bh, nil
+	}
+	return d.getblkSlow(cpu, block, size)
+}
+
+// getblkSlow models __getblk_slow: validate size, then alternate grow_buffers
+// and __find_get_block until the buffer is found.
+func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
+	if !blocksize.IsPowerOfTwo(size) || size < blocksize.SectorSize || size > d.m.cfg.PageSize || size%d.logical != 0 {
+		cpu.count(EvWarning)
+		return nil, fmt.Errorf("%w: getblk(%s, %d, %d): logical block size %d, PAGE_SIZE %d",
+			ErrInvalidBlockSize, d.Name(), block, size, d.logical, d.m.cfg.PageSize)
+	}
+	defer d.debugCheck()
+	for round := 0; ; round++ {
+		if err := d.growBuffers(cpu, block, size); err != nil {
+			return nil, err
+		}
+		if bh := d.FindGetBlock(cpu, block, size); bh != nil {
+			return bh, nil
+		}
+		if round > 0 && size != d.BlockSize() {
+			return nil, fmt.Errorf("%w: getblk(%s, %d, %d) with block size %d",
+				ErrSizeMismatch, d.Name(), block, size, d.BlockSize())
+		}
+	}
+}
+
+// growBuffers models grow_buffers (v5.x): compute the page index of block for
+// blocks of size bytes, refuse an index that overflows pgoff_t, and grow that
+// folio's buffers.
+func (d *BlockDevice) growBuffers(cpu *CPU, block uint64, size uint32) error {
+	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}
+	if !g.BlockInRange(block) {
+		cpu.count(EvWarning)
+		return fmt.Errorf("%w: block %d of size %d on %s", ErrOutOfRange, block, size, d.Name())
+	}
+	index := g.PageIndex(block)
+	return d.growDevFolio(cpu, block, index, g.FirstBlock(index), size)
+}
+
+// growDevFolio models grow_dev_page / grow_dev_folio: find or create the folio
+// at index, locked and marked accessed; if it has buffers of this size, map any
+// unmapped ones; if it has buffers of another size, free them (when they are
+// busy, return nil so the caller retries, as the kernel does); otherwise build a
+// ring (alloc_page_buffers), attach it and initialise it under private_lock
+// (link_dev_buffers + init_page_buffers). It returns ErrBeyondDevice if block is
+// past the device's end for this size.
+func (d *BlockDevice) growDevFolio(cpu *CPU, block, index, first uint64, size uint32) error {
+	m := &d.mapping
+	f := m.getFolio(cpu, index, fgpLock|fgpAccessed|fgpCreat)
+	defer func() {
+		f.unlockFolio()
+		f.put(cpu)
+	}()
+	var end uint64
+	if head := f.private; head != nil {
+		if head.size != size {
+			if d.tryToFreeBuffers(cpu, f) != nil {
+				return nil
+			}
+		} else {
+			cpu.count(EvPrivateLock)
+			m.privateLock.Lock()
+			end = d.initPageBuffers(cpu, f, head, first, size)
+			m.privateLock.Unlock()
+			return d.beyond(block, end, size)
+		}
+	}
+	head := cpu.allocPageBuffers(f, size, 0)
+	cpu.count(EvPrivateLock)
+	m.privateLock.Lock()
+	cpu.linkDevBuffers(f, head)
+	end = d.initPageBuffers(cpu, f, head, first, size)
+	m.privateLock.Unlock()
+	return d.beyond(block, end, size)
+}
+
+// beyond returns ErrBeyondDevice if block is at or past end.
+func (d *BlockDevice) beyond(block, end uint64, size uint32) error {
+	if block < end {
+		return nil
+	}
+	return fmt.Errorf("%w: block %d of size %d on %s (%d blocks)", ErrBeyondDevice, block, size, d.Name(), end)
+}
+
+// Bread models __bread_gfp: Getblk, then, unless the buffer is uptodate, lock
+// it, read it from the device synchronously (end_buffer_read_sync) and wait.
+// Errors: those of Getblk, or ErrIO (wrapping the device's error) if the read
+// failed; the reference is then dropped.
+func (d *BlockDevice) Bread(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
+	bh, err := d.Getblk(cpu, block, size)
+	if err != nil {
+		return nil, err
+	}
+	if bh.Has(BHUptodate) {
+		return bh, nil
+	}
+	LockBuffer(cpu, bh)
+	if bh.Has(BHUptodate) {
+		UnlockBuffer(cpu, bh)
+		return bh, nil
+	}
+	bh.get(cpu)
+	bh.endIO = endReadSync
+	submitBH(cpu, blk.OpRead, bh)
+	waitOnBuffer(bh)
+	if !bh.Has(BHUptodate) {
+		Brelse(cpu, bh)
+		return nil, fmt.Errorf("%w: read of block %d (size %d) on %s", ErrIO, block, size, d.Name())
+	}
+	return bh, nil
+}

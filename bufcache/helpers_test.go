@@ -1,0 +1,48 @@
+package bufcache
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// newDev opens a MemDisk of size bytes and the given logical block size on a
+// machine built from cfg.
+func newDev(t testing.TB, cfg Config, size uint64, logical uint32, opts DeviceOptions) (*Machine, *BlockDevice, *blk.MemDisk) {
+	t.Helper()
+	m, err := NewMachine(cfg)
+	require.NoError(t, err)
+	disk, err := blk.NewMemDisk("sda", size, logical)
+	require.NoError(t, err)
+	d, err := m.Open(disk, opts)
+	require.NoError(t, err)
+	return m, d, disk
+}
+
+// faultyDisk fails every bio of the selected operation (reads, writes).
+type faultyDisk struct {
+	*blk.MemDisk
+	failRead, failWrite bool
+}
+
+func (f *faultyDisk) Submit(b *blk.Bio) {
+	if (b.Op == blk.OpRead && f.failRead) || (b.Op == blk.OpWrite && f.failWrite) {
+		b.Complete(blk.ErrIO)
+		return
+	}
+	f.MemDisk.Submit(b)
+}
+
+// ring returns the buffers of bh's folio in ring order, starting at the head.
+func ring(bh *BufferHead) []*BufferHead {
+	head := bh.folio.private
+	var out []*BufferHead
+	for b := head; ; {
+		out = append(out, b)
+		if b = b.thisPage; b == head || b == nil || len(out) > 1024 {
+			return out
+		}
+	}
+}

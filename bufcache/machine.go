@@ -1,0 +1,234 @@
+package bufcache
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/pageindex"
+	"github.com/bhsim/bhsim/lru"
+)
+
+// AllocVariant selects how alloc_page_buffers builds a page's buffer ring.
+type AllocVariant uint8
+
+const (
+	// AllocLinear is mainline (every version from 2.6 to 6.15+): alloc_page_buffers
+	// returns a NULL-terminated list and its callers (link_dev_buffers,
+	// create_empty_buffers) walk it to the tail to close the ring, with a separate
+	// pass to set b_state.
+	AllocLinear AllocVariant = iota
+	// AllocCircular is Sean Fu's unmerged June 2017 patch ("fs: buffer: Modify
+	// alloc_page_buffers", seed 003): the ring is closed and b_state set while the
+	// list is built, so callers skip the tail walk.
+	AllocCircular
+)
+
+// String returns "linear" or "circular".
+func (v AllocVariant) String() string {
+	switch v {
+	case AllocLinear:
+		return "linear"
+	case AllocCircular:
+		return "circular"
+	}
+	return fmt.Sprintf("alloc(%d)", uint8(v))
+}
+
+// ParseAllocVariant returns the variant whose String is s.
+func ParseAllocVariant(s string) (AllocVariant, error) {
+	for _, v := range []AllocVariant{AllocLinear, AllocCircular} {
+		if v.String() == s {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("bufcache: unknown alloc variant %q (valid: linear, circular)", s)
+}
+
+// LRUMode selects the per-CPU buffer_head LRU variant in front of
+// __find_get_block_slow.
+type LRUMode uint8
+
+const (
+	// LRUOn is mainline: a per-CPU LRU of Config.LRUSize slots (BH_LRU_SIZE).
+	LRUOn LRUMode = iota
+	// LRURemoved is Marcelo Tosatti's June 2023 patch "fs/buffer.c: remove
+	// per-CPU buffer_head lookup cache": __find_get_block is the slow path alone.
+	LRURemoved
+)
+
+// String returns "on" or "removed".
+func (m LRUMode) String() string {
+	switch m {
+	case LRUOn:
+		return "on"
+	case LRURemoved:
+		return "removed"
+	}
+	return fmt.Sprintf("lru(%d)", uint8(m))
+}
+
+// Config is the simulated kernel and machine: the variants that differ between
+// the kernels the threads compare, and the number of CPUs. The zero value is a
+// one-CPU machine running current mainline with 4 KiB pages.
+type Config struct {
+	// CPUs is the number of simulated CPUs (0 means 1).
+	CPUs int
+	// PageSize is PAGE_SIZE in bytes (0 means 4096); 16 KiB and 64 KiB model arm64.
+	PageSize uint32
+	// Blocksize is the set_init_blocksize policy applied when a device is opened.
+	Blocksize blocksize.Policy
+	// Alloc is the alloc_page_buffers variant.
+	Alloc AllocVariant
+	// Index is the page-cache index structure of every mapping.
+	Index pageindex.Kind
+	// LRU selects the per-CPU bh LRU variant; LRUSize its slots per CPU (0 means
+	// lru.DefaultSize, 16; 8 models kernels before v3.18).
+	LRU     LRUMode
+	LRUSize int
+	// Check runs the invariant checker after every mutating operation and panics
+	// on a violation. Meant for single-goroutine tests and fuzzing: concurrent
+	// operations can show the checker transient states.
+	Check bool
+}
+
+// Machine is a simulated computer: CPUs, the kernel variants of its Config, the
+// per-CPU buffer_head LRU, and the block devices opened on it.
+type Machine struct {
+	cfg       Config
+	pageShift uint8
+	cpus      []*CPU
+	lru       *lru.Cache[lruKey, *BufferHead] // nil with LRURemoved
+
+	mu      sync.Mutex
+	devices []*BlockDevice
+}
+
+// lruKey is what lookup_bh_lru compares: (b_bdev, b_blocknr, b_size).
+type lruKey struct {
+	dev   *BlockDevice
+	block uint64
+	size  uint32
+}
+
+// NewMachine builds a machine from cfg. Errors: an invalid page size, an unknown
+// variant, a negative CPU count or LRU size.
+func NewMachine(cfg Config) (*Machine, error) {
+	if cfg.CPUs < 0 {
+		return nil, fmt.Errorf("bufcache: %d CPUs", cfg.CPUs)
+	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = 1
+	}
+	if cfg.PageSize == 0 {
+		cfg.PageSize = blocksize.DefaultPageSize
+	}
+	if err := blocksize.ValidatePageSize(cfg.PageSize); err != nil {
+		return nil, err
+	}
+	if _, err := blocksize.ParsePolicy(cfg.Blocksize.String()); err != nil {
+		return nil, err
+	}
+	if _, err := ParseAllocVariant(cfg.Alloc.String()); err != nil {
+		return nil, err
+	}
+	if _, err := pageindex.ParseKind(cfg.Index.String()); err != nil {
+		return nil, err
+	}
+	if cfg.LRUSize < 0 {
+		return nil, fmt.Errorf("bufcache: LRU size %d", cfg.LRUSize)
+	}
+	if cfg.LRUSize == 0 {
+		cfg.LRUSize = lru.DefaultSize
+	}
+	m := &Machine{cfg: cfg, pageShift: uint8(blocksize.Log2(cfg.PageSize))}
+	m.cpus = make([]*CPU, cfg.CPUs)
+	for i := range m.cpus {
+		m.cpus[i] = &CPU{id: i, m: m}
+	}
+	switch cfg.LRU {
+	case LRUOn:
+		c, err := lru.New[lruKey](cfg.CPUs, cfg.LRUSize, lru.Hooks[*BufferHead]{
+			Hold:    func(bh *BufferHead) { bh.count.Add(1) },
+			Release: func(bh *BufferHead) { bh.count.Add(-1) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		m.lru = c
+	case LRURemoved:
+	default:
+		return nil, fmt.Errorf("bufcache: unknown LRU mode %d (valid: on, removed)", cfg.LRU)
+	}
+	return m, nil
+}
+
+// Config returns the machine's configuration with defaults filled in.
+func (m *Machine) Config() Config { return m.cfg }
+
+// PageSize returns PAGE_SIZE.
+func (m *Machine) PageSize() uint32 { return m.cfg.PageSize }
+
+// NumCPU returns the number of simulated CPUs.
+func (m *Machine) NumCPU() int { return len(m.cpus) }
+
+// CPU returns simulated CPU i, 0 ≤ i < NumCPU (it panics otherwise: a CPU number
+// is the caller's own choice, not input).
+func (m *Machine) CPU(i int) *CPU { return m.cpus[i] }
+
+// Events returns the sum of every CPU's counters. Call it only while no
+// goroutine drives a CPU.
+func (m *Machine) Events() Counters {
+	var c Counters
+	for _, cpu := range m.cpus {
+		c = c.Add(cpu.ev)
+	}
+	return c
+}
+
+// SetIsolated marks CPU i isolated (nohz_full/isolcpus). From v6.6 ("fs/buffer.c:
+// disable per-CPU buffer_head cache for isolated CPUs") such a CPU neither
+// installs into nor looks up its bh LRU. Isolating empties the CPU's LRU. It is
+// a no-op with LRURemoved.
+func (m *Machine) SetIsolated(i int, isolated bool) {
+	if m.lru != nil {
+		m.lru.SetIsolated(i, isolated)
+	}
+}
+
+// InvalidateBhLRUs models invalidate_bh_lrus: every CPU whose LRU holds a buffer
+// is interrupted and drops its entries. It counts the interrupted CPUs as EvLRUIPI
+// on cpu (the sender) and returns their number.
+func (m *Machine) InvalidateBhLRUs(cpu *CPU) int {
+	if m.lru == nil {
+		return 0
+	}
+	n, released := m.lru.InvalidateAll()
+	cpu.countN(EvLRUIPI, n)
+	cpu.countN(EvBHPut, released)
+	return n
+}
+
+// Check runs the invariant checker on every device opened on m and on the LRU.
+// Call it only at a quiescent point.
+func (m *Machine) Check() error {
+	var errs []string
+	if m.lru != nil {
+		if err := m.lru.Check(); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	m.mu.Lock()
+	devs := append([]*BlockDevice(nil), m.devices...)
+	m.mu.Unlock()
+	for _, d := range devs {
+		if err := d.Check(); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("bufcache: invariants broken:\n%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package bufcache
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/pageindex"
+	"github.com/bhsim/bhsim/lru"
+)
+
+func TestNewMachineDefaultsAndErrors(t *testing.T) {
+	m, err := NewMachine(Config{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, m.NumCPU())
+	assert.Equal(t, uint32(4096), m.PageSize())
+	assert.Equal(t, lru.DefaultSize, m.Config().LRUSize)
+
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"negative CPUs", Config{CPUs: -1}},
+		{"page size not a power of two", Config{PageSize: 5000}},
+		{"page size too small", Config{PageSize: 2048}},
+		{"unknown policy", Config{Blocksize: blocksize.Policy(9)}},
+		{"unknown alloc", Config{Alloc: AllocVariant(9)}},
+		{"unknown index", Config{Index: pageindex.Kind(9)}},
+		{"unknown LRU mode", Config{LRU: LRUMode(9)}},
+		{"negative LRU size", Config{LRUSize: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewMachine(tc.cfg)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestOpenPicksBlocksizeByPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  blocksize.Policy
+		page    uint32
+		size    uint64
+		logical uint32
+		want    uint32
+	}{
+		{"grow, 1 GiB", blocksize.PolicyGrow, 4096, 1 << 30, 512, 4096},
+		{"logical, 1 GiB", blocksize.PolicyLogical, 4096, 1 << 30, 512, 512},
+		{"grow, odd KiB", blocksize.PolicyGrow, 4096, 1025 * 1024, 512, 1024},
+		{"grow, odd sectors", blocksize.PolicyGrow, 4096, 2049 * 512, 512, 512},
+		{"grow, 64K pages", blocksize.PolicyGrow, 65536, 1 << 30, 512, 65536},
+		{"4Kn disk", blocksize.PolicyLogical, 4096, 1 << 30, 4096, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, d, _ := newDev(t, Config{Blocksize: tc.policy, PageSize: tc.page}, tc.size, tc.logical, DeviceOptions{})
+			assert.Equal(t, tc.want, d.BlockSize())
+			assert.Equal(t, tc.size, d.Size())
+			assert.Equal(t, tc.logical, d.LogicalBlockSize())
+		})
+	}
+}
+
+func TestOpenRejectsLogicalAbovePage(t *testing.T) {
+	m, err := NewMachine(Config{})
+	require.NoError(t, err)
+	disk, err := blk.NewMemDisk("big", 1<<20, 8192)
+	require.NoError(t, err)
+	_, err = m.Open(disk, DeviceOptions{})
+	assert.Error(t, err)
+}
+
+func TestCountersArithmetic(t *testing.T) {
+	var a, b Counters
+	a[EvBHAlloc], a[EvRingWalk] = 5, 7
+	b[EvBHAlloc] = 2
+	d := a.Sub(b)
+	assert.Equal(t, uint64(3), d[EvBHAlloc])
+	assert.Equal(t, uint64(10), d.Total())
+	assert.Equal(t, "bh-allocs=3 ring-walks=7", d.String())
+	assert.Equal(t, a, d.Add(b))
+	for e := Event(0); e < NumEvents; e++ {
+		got, err := ParseEvent(e.String())
+		require.NoError(t, err)
+		assert.Equal(t, e, got)
+	}
+	_, err := ParseEvent("nope")
+	assert.Error(t, err)
+}

@@ -1,0 +1,128 @@
+package bufcache
+
+import (
+	"github.com/bhsim/bhsim/internal/pageindex"
+	"github.com/bhsim/bhsim/internal/spin"
+)
+
+// Mapping models the block device inode's struct address_space: the page-cache
+// index of its folios and private_lock, which guards the buffer rings attached
+// to them.
+type Mapping struct {
+	dev   *BlockDevice
+	index pageindex.Index[Folio]
+	// privateLock is mapping->private_lock (i_private_lock from 6.8): it excludes
+	// ring lookups (__find_get_block_slow) from attach and detach.
+	privateLock spin.Lock
+}
+
+// fgp flags select what filemapGetFolio does (FGP_*).
+type fgp uint8
+
+const (
+	fgpAccessed fgp = 1 << iota // FGP_ACCESSED: folio_mark_accessed on the result
+	fgpLock                     // FGP_LOCK: return the folio locked
+	fgpCreat                    // FGP_CREAT: create the folio when absent
+)
+
+// lookup models filemap_get_entry: a lock-free index load, a speculative
+// reference (folio_try_get) and a re-check that the slot still holds the folio.
+// It returns a referenced folio or nil.
+func (m *Mapping) lookup(cpu *CPU, index uint64) *Folio {
+	for {
+		cpu.count(EvIndexLookup)
+		f, levels := m.index.Load(index)
+		cpu.countN(EvIndexLevel, levels)
+		if f == nil {
+			return nil
+		}
+		if !f.tryGet(cpu) {
+			continue // being freed: look again
+		}
+		if f.mapping.Load() == m && f.index == index {
+			return f
+		}
+		f.put(cpu) // reused or removed under us: look again
+	}
+}
+
+// getFolio models __filemap_get_folio (pagecache_get_page before 6.x) with the
+// given FGP flags. It returns a referenced folio, locked with fgpLock, or nil if
+// absent and fgpCreat is not set. Creating never fails.
+func (m *Mapping) getFolio(cpu *CPU, index uint64, flags fgp) *Folio {
+	for {
+		f := m.lookup(cpu, index)
+		if f == nil {
+			if flags&fgpCreat == 0 {
+				return nil
+			}
+			if f = m.addFolio(cpu, index, flags); f == nil {
+				continue // lost a race to insert: look again
+			}
+			return f
+		}
+		if flags&fgpLock != 0 {
+			f.lockFolio(cpu)
+			if f.mapping.Load() != m {
+				f.unlockFolio() // truncated while we waited
+				f.put(cpu)
+				continue
+			}
+		}
+		if flags&fgpAccessed != 0 {
+			f.markAccessed(cpu)
+		}
+		return f
+	}
+}
+
+// addFolio creates a folio at index (locked if fgpLock, referenced if
+// fgpAccessed) and inserts it: filemap_alloc_folio + filemap_add_folio. It
+// returns the folio with the caller's reference, or nil if another folio got the
+// slot first.
+func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
+	f := &Folio{index: index}
+	if !m.dev.metaOnly {
+		f.data = make([]byte, m.dev.m.cfg.PageSize)
+	}
+	f.ref.Store(2) // the caller's and the page cache's
+	if flags&fgpAccessed != 0 {
+		f.set(FolioReferenced)
+	}
+	if flags&fgpLock != 0 {
+		f.lockFolio(cpu)
+	}
+	f.mapping.Store(m)
+	if !m.index.Insert(index, f) {
+		return nil
+	}
+	cpu.count(EvFolioAlloc)
+	cpu.count(EvIndexInsert)
+	return f
+}
+
+// setDirty marks a folio dirty and tags it in the index on a clean→dirty
+// transition (folio_mark_dirty / __folio_mark_dirty).
+func (m *Mapping) setDirty(f *Folio) {
+	if !f.testSet(FolioDirty) {
+		m.index.SetMark(f.index, pageindex.MarkDirty)
+	}
+}
+
+// cancelDirty models folio_cancel_dirty: drop a stale dirty bit and its tag.
+func (m *Mapping) cancelDirty(f *Folio) {
+	if f.testClear(FolioDirty) {
+		m.index.ClearMark(f.index, pageindex.MarkDirty)
+	}
+}
+
+// remove models filemap_remove_folio for a locked folio: take it out of the
+// index and drop the page cache's reference.
+func (m *Mapping) remove(cpu *CPU, f *Folio) {
+	if m.index.Delete(f.index, f) {
+		cpu.count(EvIndexDelete)
+		f.clear(FolioDirty)
+		f.mapping.Store(nil)
+		f.put(cpu)
+	}
+}
