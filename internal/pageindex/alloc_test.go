@@ -1,0 +1,54 @@
+package pageindex
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadAllocatesNothing(t *testing.T) {
+	probes := []struct {
+		name  string
+		index uint64
+	}{
+		{"hit lone 0", 0},
+		{"hit deep", 1 << 29},
+		{"miss in range", 1<<29 + 1},
+		{"miss beyond range", 1 << 40},
+	}
+	forEachKind(t, func(t *testing.T, idx Index[folio]) {
+		require.True(t, idx.Insert(1<<29, &folio{1 << 29}))
+		require.True(t, idx.Insert(0, &folio{0}))
+		for _, p := range probes {
+			allocs := testing.AllocsPerRun(1000, func() { idx.Load(p.index) })
+			assert.Zero(t, allocs, p.name)
+		}
+	})
+}
+
+func TestXArrayWritesInPlaceAllocateNothing(t *testing.T) {
+	x := NewXArray[folio]()
+	keep, f := &folio{1 << 29}, &folio{1<<29 + 1}
+	require.True(t, x.Insert(1<<29, keep)) // keeps the leaf alive
+	ops := []struct {
+		name string
+		fn   func()
+	}{
+		{"insert and delete in an existing leaf", func() {
+			x.Insert(1<<29+1, f)
+			x.Delete(1<<29+1, f)
+		}},
+		{"set and clear a mark", func() {
+			x.SetMark(1<<29, MarkDirty)
+			x.ClearMark(1<<29, MarkDirty)
+		}},
+		{"marked", func() { x.Marked(1<<29, MarkDirty) }},
+		{"next", func() { x.Next(1) }},
+		{"next marked", func() { x.NextMarked(1, MarkWriteback) }},
+		{"count marked", func() { x.CountMarked(MarkDirty) }},
+	}
+	for _, op := range ops {
+		assert.Zero(t, testing.AllocsPerRun(1000, op.fn), op.name)
+	}
+}

@@ -1,0 +1,244 @@
+package pageindex
+
+import (
+	"math"
+	"sync"
+
+	"github.com/google/btree"
+)
+
+// defaultBTreeDegree is the degree NewBTree uses when asked for one of 1 or
+// less: nodes of 31 to 63 items, a fan-out close to the xarray's 64 slots.
+const defaultBTreeDegree = 32
+
+// BTree is the alternative page-cache index: a github.com/google/btree
+// B-tree of (index, item) entries ordered by index, guarded by a
+// sync.RWMutex. It models no kernel structure; it exists so benchmarks can set
+// a lookup whose cost grows with the number of cached pages (O(log n)) against
+// the xarray's, which grows with the index. Marks are kept as one ordered set
+// of indices per mark, so NextMarked and CountMarked do not scan.
+// The zero value is not ready; use NewBTree.
+type BTree[T any] struct {
+	mu     sync.RWMutex
+	items  *btree.BTreeG[btreeEntry[T]]
+	marks  [NumMarks]*btree.BTreeG[uint64]
+	degree int
+	height int // btreeHeightBound(items.Len(), degree), kept current by writers
+}
+
+// btreeEntry is one stored item and its page index, the tree's key.
+type btreeEntry[T any] struct {
+	index uint64
+	item  *T
+}
+
+// Compile-time check that BTree implements Index.
+var _ Index[int] = (*BTree[int])(nil)
+
+// NewBTree returns an empty BTree whose nodes have minimum degree degree
+// (google/btree's meaning: each node but the root holds degree−1 to
+// 2·degree−1 items). A degree of 1 or less selects the default, 32 (nodes of
+// 31 to 63 items, a fan-out close to the xarray's 64 slots). O(1).
+func NewBTree[T any](degree int) *BTree[T] {
+	if degree <= 1 {
+		degree = defaultBTreeDegree
+	}
+	t := &BTree[T]{
+		items:  btree.NewG(degree, func(a, b btreeEntry[T]) bool { return a.index < b.index }),
+		degree: degree,
+	}
+	for m := range t.marks {
+		t.marks[m] = btree.NewOrderedG[uint64](degree)
+	}
+	return t
+}
+
+// Kind returns KindBTree.
+func (t *BTree[T]) Kind() Kind { return KindBTree }
+
+// Load returns the item at index under the read lock: O(log n) in the number
+// n of items, no allocation. google/btree does not report the path it took,
+// so levels is Height(), the upper bound on the nodes any lookup visits (0 for
+// an empty tree).
+func (t *BTree[T]) Load(index uint64) (*T, int) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	e, _ := t.items.Get(btreeEntry[T]{index: index})
+	return e.item, t.height
+}
+
+// Insert stores item at index if the slot is empty and reports whether it
+// did; false (nothing changed) if occupied or item is nil. O(log n); may
+// allocate B-tree nodes.
+func (t *BTree[T]) Insert(index uint64, item *T) bool {
+	if item == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := btreeEntry[T]{index: index, item: item}
+	if t.items.Has(key) {
+		return false
+	}
+	t.items.ReplaceOrInsert(key)
+	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	return true
+}
+
+// Delete removes item from index if and only if the slot holds exactly item,
+// removes index from every mark set, and reports whether it did. O(log n).
+func (t *BTree[T]) Delete(index uint64, item *T) bool {
+	if item == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.items.Get(btreeEntry[T]{index: index})
+	if !ok || e.item != item {
+		return false
+	}
+	t.items.Delete(e)
+	for _, set := range t.marks {
+		set.Delete(index)
+	}
+	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	return true
+}
+
+// SetMark adds index to mark m's set if an item is stored there; no-op for an
+// empty slot or an invalid mark. O(log n).
+func (t *BTree[T]) SetMark(index uint64, m Mark) {
+	if !m.valid() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.items.Has(btreeEntry[T]{index: index}) {
+		t.marks[m].ReplaceOrInsert(index)
+	}
+}
+
+// ClearMark removes index from mark m's set; no-op for an invalid mark.
+// O(log n).
+func (t *BTree[T]) ClearMark(index uint64, m Mark) {
+	if !m.valid() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.marks[m].Delete(index)
+}
+
+// Marked reports whether the item at index carries mark m. O(log n).
+func (t *BTree[T]) Marked(index uint64, m Mark) bool {
+	if !m.valid() {
+		return false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.marks[m].Has(index)
+}
+
+// Next returns the first item at an index >= start. O(log n).
+func (t *BTree[T]) Next(start uint64) (index uint64, item *T, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	t.items.AscendGreaterOrEqual(btreeEntry[T]{index: start}, func(e btreeEntry[T]) bool {
+		index, item, ok = e.index, e.item, true
+		return false
+	})
+	return index, item, ok
+}
+
+// NextMarked returns the first item at an index >= start that carries mark m:
+// the first index in m's set at or after start, then its item. O(log n).
+func (t *BTree[T]) NextMarked(start uint64, m Mark) (index uint64, item *T, ok bool) {
+	if !m.valid() {
+		return 0, nil, false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	t.marks[m].AscendGreaterOrEqual(start, func(i uint64) bool {
+		index, ok = i, true
+		return false
+	})
+	if ok {
+		e, _ := t.items.Get(btreeEntry[T]{index: index})
+		item = e.item
+	}
+	return index, item, ok
+}
+
+// CountMarked returns the size of mark m's set (0 for an invalid mark). O(1).
+func (t *BTree[T]) CountMarked(m Mark) int {
+	if !m.valid() {
+		return 0
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.marks[m].Len()
+}
+
+// Len returns the number of items stored. O(1).
+func (t *BTree[T]) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.items.Len()
+}
+
+// Height returns an upper bound on the depth of the item tree (google/btree
+// does not expose its depth): the number of node levels of the deepest B-tree
+// of this degree that can hold Len() items, 1 + ⌊log_d((n+1)/2)⌋, and 0 when
+// empty. Ascending insertion, the page cache's usual fill order, splits full
+// nodes in the middle and leaves all but the rightmost nodes at minimum fill,
+// so the real depth is at or near this bound. O(1).
+func (t *BTree[T]) Height() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.height
+}
+
+// Nodes returns an upper-bound estimate of the B-tree nodes held by the item
+// tree and the mark sets together: a tree of n items has at most
+// 1 + (n−1)/(d−1) nodes, since every node but the root holds at least d−1
+// items. O(1).
+func (t *BTree[T]) Nodes() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	nodes := btreeNodesBound(t.items.Len(), t.degree)
+	for _, set := range t.marks {
+		nodes += btreeNodesBound(set.Len(), t.degree)
+	}
+	return nodes
+}
+
+// btreeHeightBound returns the number of levels of the deepest B-tree of
+// minimum degree d (>= 2) holding n items. A tree of L levels holds at least
+// 2·d^(L−1) − 1 items (a root with one item, every other node d−1), so the
+// bound is the largest L with that minimum <= n. O(log n).
+func btreeHeightBound(n, d int) int {
+	if n == 0 {
+		return 0
+	}
+	levels := 1
+	// least is the fewest items a tree of levels+1 levels holds.
+	for least := 1; ; levels++ {
+		if least+1 > math.MaxInt/d {
+			return levels
+		}
+		least = (least+1)*d - 1
+		if least > n {
+			return levels
+		}
+	}
+}
+
+// btreeNodesBound returns the most nodes a B-tree of minimum degree d (>= 2)
+// holding n items can have: the root holds at least one item, every other
+// node at least d−1.
+func btreeNodesBound(n, d int) int {
+	if n == 0 {
+		return 0
+	}
+	return 1 + (n-1)/(d-1)
+}

@@ -1,0 +1,64 @@
+package pageindex
+
+import (
+	"math"
+	"testing"
+)
+
+// decodeOps turns fuzz bytes into operations. Each operation takes two bytes
+// and sometimes a third: the first picks the operation and the mark
+// (including the invalid NumMarks), the second the index class and its low
+// bits:
+//
+//	00vvvvvv  index v (0..63)
+//	01vvvvvv  index v<<8 | next byte (0..16383: the 64 and 4096 boundaries)
+//	10vvvvvv  index 1<<v + next byte − 128 (powers of two up to 2^63, e.g. 2^29)
+//	11vvvvvv  index MaxUint64 − v (the top of the index space)
+func decodeOps(data []byte) []op {
+	var ops []op
+	for len(data) >= 2 {
+		code, sel := data[0], data[1]
+		data = data[2:]
+		v := uint64(sel & 0x3f)
+		var index uint64
+		switch sel >> 6 {
+		case 0:
+			index = v
+		case 1, 2:
+			var b uint64
+			if len(data) > 0 {
+				b, data = uint64(data[0]), data[1:]
+			}
+			if sel>>6 == 1 {
+				index = v<<8 | b
+			} else {
+				index = 1<<v + b - 128
+			}
+		case 3:
+			index = math.MaxUint64 - v
+		}
+		ops = append(ops, op{
+			code:  opCode(code % uint8(numOps)),
+			index: index,
+			mark:  Mark(code / uint8(numOps) % (uint8(NumMarks) + 1)),
+		})
+	}
+	return ops
+}
+
+// FuzzIndex checks decoded operation sequences against the map oracle for
+// every index configuration.
+func FuzzIndex(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 0})                             // insert 0, load 0
+	f.Add([]byte{0, 0, 0, 0x9d, 128, 1, 0})               // 0 and 2^29, delete 0
+	f.Add([]byte{0, 0xff, 0, 0x80 | 63, 128, 6, 0x40, 1}) // max, 2^63, next
+	f.Add([]byte{0, 0x41, 0, 3, 0x41, 0, 12, 0x41, 0, 16, 0x00, 25, 0x00, 7, 0x00})
+	f.Add([]byte{0, 0x10, 0, 0x50, 0, 0, 0x20, 0, 3, 0x10, 30, 0x10, 1, 0x10, 2, 0x10})
+	f.Add([]byte{0, 0, 3, 0, 0, 0x9d, 128, 16, 0, 1, 0x9d, 128, 34, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ops := decodeOps(data)
+		for _, c := range constructors {
+			newOracle().run(t, c.make(), ops)
+		}
+	})
+}

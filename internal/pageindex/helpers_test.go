@@ -1,0 +1,69 @@
+package pageindex
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// folio is the test item: it records the index it was stored under, so a
+// reader can tell whether it was handed an item of another index.
+type folio struct{ index uint64 }
+
+// kinds lists every implementation the shared suites run against.
+var kinds = []Kind{KindXArray, KindBTree}
+
+// forEachKind runs fn as a subtest per implementation, on a fresh index.
+func forEachKind(t *testing.T, fn func(t *testing.T, idx Index[folio])) {
+	t.Helper()
+	for _, k := range kinds {
+		t.Run("kind="+k.String(), func(t *testing.T) { fn(t, New[folio](k)) })
+	}
+}
+
+// nextAfter returns the start for the search after one that found index, and
+// false when index is the last possible one.
+func nextAfter(index uint64) (uint64, bool) {
+	if index == math.MaxUint64 {
+		return 0, false
+	}
+	return index + 1, true
+}
+
+// collect returns the indices Next (or NextMarked when marked) finds walking
+// from 0, checking that each item records its own index.
+func collect(t *testing.T, idx Index[folio], m Mark, marked bool) []uint64 {
+	t.Helper()
+	var got []uint64
+	for start, more := uint64(0), true; more; {
+		var (
+			i  uint64
+			f  *folio
+			ok bool
+		)
+		if marked {
+			i, f, ok = idx.NextMarked(start, m)
+		} else {
+			i, f, ok = idx.Next(start)
+		}
+		if !ok {
+			break
+		}
+		require.GreaterOrEqual(t, i, start)
+		require.NotNil(t, f)
+		require.Equal(t, i, f.index)
+		got = append(got, i)
+		start, more = nextAfter(i)
+	}
+	return got
+}
+
+// checkInvariants runs the structural checker of the xarray (a no-op for
+// other kinds) and fails the test on the first broken invariant.
+func checkInvariants(t *testing.T, idx Index[folio]) {
+	t.Helper()
+	if x, ok := idx.(*XArray[folio]); ok {
+		require.NoError(t, x.check())
+	}
+}

@@ -1,0 +1,229 @@
+package pageindex
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// opCode names one Index operation the oracle-checked sequences perform.
+type opCode uint8
+
+const (
+	opInsert      opCode = iota // Insert a fresh item
+	opDelete                    // Delete the stored item (or a fresh one if empty)
+	opDeleteWrong               // Delete a fresh item that is never the stored one
+	opSetMark
+	opClearMark
+	opMarked
+	opNext
+	opNextMarked
+	opLoad
+	numOps
+)
+
+// op is one step of a checked sequence. mark may be NumMarks, an invalid
+// mark, to check that it is ignored.
+type op struct {
+	code  opCode
+	index uint64
+	mark  Mark
+}
+
+func (o op) String() string {
+	return fmt.Sprintf("op%d(%#x, mark %d)", o.code, o.index, o.mark)
+}
+
+// oracle is the reference model: a map of items, their sorted indices, and
+// one set per mark.
+type oracle struct {
+	items map[uint64]*folio
+	keys  []uint64
+	marks [NumMarks]map[uint64]bool
+}
+
+func newOracle() *oracle {
+	o := &oracle{items: map[uint64]*folio{}}
+	for m := range o.marks {
+		o.marks[m] = map[uint64]bool{}
+	}
+	return o
+}
+
+// next returns the first stored index >= start, carrying m if marked.
+func (o *oracle) next(start uint64, m Mark, marked bool) (uint64, bool) {
+	if marked && !m.valid() {
+		return 0, false
+	}
+	i, _ := slices.BinarySearch(o.keys, start)
+	for _, k := range o.keys[i:] {
+		if !marked || o.marks[m][k] {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// apply performs op on idx and on the oracle and fails the test if their
+// answers differ.
+func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
+	t.Helper()
+	stored := o.items[p.index]
+	switch p.code {
+	case opInsert:
+		f := &folio{p.index}
+		require.Equal(t, stored == nil, idx.Insert(p.index, f), "%v", p)
+		if stored == nil {
+			o.items[p.index] = f
+			i, _ := slices.BinarySearch(o.keys, p.index)
+			o.keys = slices.Insert(o.keys, i, p.index)
+		}
+	case opDelete:
+		if stored == nil {
+			require.False(t, idx.Delete(p.index, &folio{p.index}), "%v", p)
+			return
+		}
+		require.True(t, idx.Delete(p.index, stored), "%v", p)
+		delete(o.items, p.index)
+		i, _ := slices.BinarySearch(o.keys, p.index)
+		o.keys = slices.Delete(o.keys, i, i+1)
+		for m := range o.marks {
+			delete(o.marks[m], p.index)
+		}
+	case opDeleteWrong:
+		require.False(t, idx.Delete(p.index, &folio{p.index}), "%v", p)
+	case opSetMark:
+		idx.SetMark(p.index, p.mark)
+		if stored != nil && p.mark.valid() {
+			o.marks[p.mark][p.index] = true
+		}
+	case opClearMark:
+		idx.ClearMark(p.index, p.mark)
+		if p.mark.valid() {
+			delete(o.marks[p.mark], p.index)
+		}
+	case opMarked:
+		require.Equal(t, p.mark.valid() && o.marks[p.mark][p.index], idx.Marked(p.index, p.mark), "%v", p)
+	case opNext, opNextMarked:
+		marked := p.code == opNextMarked
+		want, wantOK := o.next(p.index, p.mark, marked)
+		var (
+			got   uint64
+			item  *folio
+			gotOK bool
+		)
+		if marked {
+			got, item, gotOK = idx.NextMarked(p.index, p.mark)
+		} else {
+			got, item, gotOK = idx.Next(p.index)
+		}
+		require.Equal(t, wantOK, gotOK, "%v", p)
+		if wantOK {
+			require.Equal(t, want, got, "%v", p)
+			require.Same(t, o.items[want], item, "%v", p)
+		}
+	case opLoad:
+		item, _ := idx.Load(p.index)
+		require.Same(t, stored, item, "%v", p)
+	}
+}
+
+// verify checks the counters after an operation and, every so often, the
+// whole content and the xarray's structure.
+func (o *oracle) verify(t *testing.T, idx Index[folio], full bool) {
+	t.Helper()
+	require.Equal(t, len(o.items), idx.Len())
+	for m := range NumMarks {
+		require.Equal(t, len(o.marks[m]), idx.CountMarked(m), "mark %d", m)
+	}
+	if !full {
+		return
+	}
+	checkInvariants(t, idx)
+	requireIndices(t, o.keys, collect(t, idx, 0, false), "all items")
+	for m := range NumMarks {
+		want := slices.Sorted(func(yield func(uint64) bool) {
+			for k := range o.marks[m] {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		requireIndices(t, want, collect(t, idx, m, true), "mark %d", m)
+	}
+	if len(o.items) == 0 {
+		assert.Zero(t, idx.Height())
+		assert.Zero(t, idx.Nodes())
+	}
+}
+
+// requireIndices fails the test unless got lists the same indices as want
+// (an empty and a nil list are the same).
+func requireIndices(t *testing.T, want, got []uint64, msg string, args ...any) {
+	t.Helper()
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	require.Equal(t, want, got, append([]any{msg}, args...)...)
+}
+
+// run applies ops in order, verifying after each and fully every 16 steps
+// and at the end.
+func (o *oracle) run(t *testing.T, idx Index[folio], ops []op) {
+	t.Helper()
+	for n, p := range ops {
+		o.apply(t, idx, p)
+		o.verify(t, idx, n%16 == 15)
+	}
+	o.verify(t, idx, true)
+}
+
+// constructors are the index configurations the oracle and fuzz tests check;
+// degree 2 makes the B-tree deep with few items.
+var constructors = []struct {
+	name string
+	make func() Index[folio]
+}{
+	{"kind=xarray", func() Index[folio] { return NewXArray[folio]() }},
+	{"kind=btree", func() Index[folio] { return NewBTree[folio](0) }},
+	{"kind=btree/degree=2", func() Index[folio] { return NewBTree[folio](2) }},
+}
+
+// randomOps draws n operations over a pool of indices small enough that
+// inserts collide and deletes hit, with an occasional fresh index.
+func randomOps(rng *rand.Rand, n int) []op {
+	pool := make([]uint64, 48)
+	for i := range pool {
+		pool[i] = randomIndex(rng)
+	}
+	ops := make([]op, n)
+	for i := range ops {
+		index := pool[rng.IntN(len(pool))]
+		if rng.IntN(20) == 0 {
+			index = randomIndex(rng)
+		}
+		code := opCode(rng.UintN(uint(numOps)))
+		if rng.IntN(3) == 0 {
+			code = opInsert // keep the index populated
+		}
+		ops[i] = op{code: code, index: index, mark: Mark(rng.UintN(uint(NumMarks) + 1))}
+	}
+	return ops
+}
+
+func TestOracleRandomSequences(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 20210127, 20240517, math.MaxUint64} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("seed %d", seed)
+			ops := randomOps(rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), 3000)
+			for _, c := range constructors {
+				t.Run(c.name, func(t *testing.T) { newOracle().run(t, c.make(), ops) })
+			}
+		})
+	}
+}

@@ -1,0 +1,315 @@
+package pageindex
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// XArray is an xarray-style radix tree of 64-slot nodes mapping page indices
+// to items: the page cache's i_pages (lib/xarray.c, v4.20+, which replaced
+// the radix tree of lib/radix-tree.c). The zero value is an empty XArray;
+// NewXArray returns one too.
+//
+// Readers (Load) take no lock: they load an immutable head record and follow
+// atomic slot pointers. Writers (Insert, Delete, the mark methods) serialise
+// on a mutex, the analogue of xa_lock. Memory: one 576-byte node per
+// occupied 64-slot range per level, as in the kernel; Nodes reports the count.
+type XArray[T any] struct {
+	// head is the current shape of the tree; nil when the array is empty. It
+	// is replaced (never modified) when the shape changes, so a reader always
+	// sees a root, height and range that belong together.
+	head atomic.Pointer[xaHead[T]]
+
+	mu sync.Mutex // serialises writers; guards everything below
+	// loneMarks holds the marks of the lone item in the head, bit m for mark
+	// m (the kernel keeps them in xa_flags).
+	loneMarks uint8
+	count     int           // items stored
+	nodes     int           // nodes allocated and linked into the tree
+	marked    [NumMarks]int // items carrying each mark
+}
+
+// xaHead is an immutable snapshot of the tree's shape (the kernel's xa_head
+// plus the root node's shift).
+type xaHead[T any] struct {
+	root     *xaNode[T] // top node; nil when the only item is lone at index 0
+	lone     *T         // the item at index 0 when root is nil (never nil then)
+	maxIndex uint64     // largest index the tree covers: 64^height − 1, or 0 for lone
+	shift    uint       // index bits below the root's slot number: 6·(height−1)
+	height   int        // number of node levels; 0 for lone
+}
+
+// Compile-time check that XArray implements Index.
+var _ Index[int] = (*XArray[int])(nil)
+
+// NewXArray returns an empty XArray (xa_init / mapping_init, v4.20+).
+// O(1).
+func NewXArray[T any]() *XArray[T] { return &XArray[T]{} }
+
+// newTreeHead returns the head record for a tree of the given height.
+func newTreeHead[T any](root *xaNode[T], height int) *xaHead[T] {
+	return &xaHead[T]{
+		root:     root,
+		maxIndex: maxIndexFor(height),
+		shift:    chunkShift * uint(height-1),
+		height:   height,
+	}
+}
+
+// Kind returns KindXArray.
+func (x *XArray[T]) Kind() Kind { return KindXArray }
+
+// Load returns the item at index and the number of nodes visited. It models
+// xa_load (lib/xarray.c, v4.20–v6.x) as used by filemap_get_entry (v6.3+):
+// lock-free, O(height) = O(log64 index), no allocation. An index above the
+// range of the current height, an empty array and the lone item at index 0
+// are answered from the head after 0 levels. Safe concurrently with writers
+// (see Index.Load for what a racing reader may see).
+func (x *XArray[T]) Load(index uint64) (*T, int) {
+	h := x.head.Load()
+	if h == nil || index > h.maxIndex {
+		return nil, 0
+	}
+	if h.root == nil {
+		return h.lone, 0
+	}
+	leaf, levels := descend(h, index)
+	if leaf == nil {
+		return nil, levels
+	}
+	return leaf.items[index&chunkMask].Load(), levels
+}
+
+// descend walks from h's root towards index and returns the leaf that would
+// hold it (nil if a node on the way is missing) and the nodes visited.
+// Precondition: h.root != nil and index <= h.maxIndex. Lock-free.
+func descend[T any](h *xaHead[T], index uint64) (*xaNode[T], int) {
+	n, levels := h.root, 1
+	for shift := h.shift; shift > 0; shift -= chunkShift {
+		n = n.children[(index>>shift)&chunkMask].Load()
+		if n == nil {
+			return nil, levels
+		}
+		levels++
+	}
+	return n, levels
+}
+
+// leafFor returns the leaf holding index and the index's slot in it, or a nil
+// leaf if the array is empty, index is out of range, the path is missing, or
+// the item is lone in the head (check lone first). Caller holds x.mu.
+func (x *XArray[T]) leafFor(index uint64) (*xaNode[T], uint64) {
+	h := x.head.Load()
+	if h == nil || h.root == nil || index > h.maxIndex {
+		return nil, 0
+	}
+	leaf, _ := descend(h, index)
+	return leaf, index & chunkMask
+}
+
+// lone returns the item held lone in the head if index is 0 and the array is
+// in that shape, else nil. Caller holds x.mu.
+func (x *XArray[T]) lone(index uint64) *T {
+	if h := x.head.Load(); h != nil && h.root == nil && index == 0 {
+		return h.lone
+	}
+	return nil
+}
+
+// Insert stores item at index if the slot is empty, growing the tree as
+// needed, and reports whether it did; false (nothing changed) if the slot is
+// occupied or item is nil. Models xa_insert (-EEXIST) as called by
+// __filemap_add_folio (v5.17+). A lone insert at index 0 into an empty array
+// is kept in the head without a node. O(height); allocates only the nodes
+// (and head record) a new shape needs.
+func (x *XArray[T]) Insert(index uint64, item *T) bool {
+	if item == nil {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if cur, _ := x.Load(index); cur != nil {
+		return false
+	}
+	h := x.head.Load()
+	if h == nil && index == 0 {
+		x.head.Store(&xaHead[T]{lone: item})
+		x.count++
+		return true
+	}
+	root, height := x.grow(h, heightFor(index))
+	leaf := x.pathTo(root, height, index)
+	off := index & chunkMask
+	leaf.items[off].Store(item)
+	setBit(leaf, off, present)
+	if h == nil || h.root != root {
+		x.head.Store(newTreeHead(root, height))
+	}
+	x.count++
+	return true
+}
+
+// grow returns a root of at least height need for the tree in h, in the
+// manner of xas_expand (v4.20+): a lone item moves into a new leaf at slot 0,
+// and new top nodes are stacked above the old root, each holding it at slot 0
+// with its marks. An empty tree gets a fresh root of height need. The new
+// nodes are not yet visible to readers; the caller publishes a head for
+// them. Caller holds x.mu.
+func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
+	if h == nil {
+		return x.newNode(nil, 0, chunkShift*uint(need-1)), need
+	}
+	root, height := h.root, h.height
+	if root == nil {
+		root, height = x.newNode(nil, 0, 0), 1
+		root.items[0].Store(h.lone)
+		root.bits[present] = 1
+		for m := range NumMarks {
+			root.bits[m] = uint64(x.loneMarks>>m) & 1
+		}
+		x.loneMarks = 0
+	}
+	for ; height < need; height++ {
+		top := x.newNode(nil, 0, chunkShift*uint(height))
+		top.children[0].Store(root)
+		for b, word := range root.bits {
+			if word != 0 {
+				top.bits[b] = 1
+			}
+		}
+		root.parent = top
+		root = top
+	}
+	return root, height
+}
+
+// pathTo returns the leaf for index under root (of the given height),
+// creating missing nodes on the way (xas_create). A new node is fully built
+// before it is stored in its parent's slot. Caller holds x.mu.
+func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T] {
+	n := root
+	for shift := chunkShift * uint(height-1); shift > 0; shift -= chunkShift {
+		off := (index >> shift) & chunkMask
+		child := n.children[off].Load()
+		if child == nil {
+			child = x.newNode(n, off, shift-chunkShift)
+			n.children[off].Store(child)
+			n.bits[present] |= 1 << off
+		}
+		n = child
+	}
+	return n
+}
+
+// Delete removes item from index if and only if the slot holds exactly item,
+// clears its marks, frees nodes left empty and shrinks the tree, and reports
+// whether it did. Models page_cache_delete (xas_store(NULL) and
+// xas_init_marks, v5.x–v6.x) with xas_delete_node / xas_shrink: a tree whose
+// top node only uses slot 0 loses that level, and a tree holding only index 0
+// keeps that item lone in the head. Detached nodes are left intact so that
+// a reader still inside them sees either nil or the item of its own index.
+// O(height); allocates a head record only when the shape changes.
+func (x *XArray[T]) Delete(index uint64, item *T) bool {
+	if item == nil {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if cur := x.lone(index); cur != nil {
+		if cur != item {
+			return false
+		}
+		for m := range NumMarks {
+			x.marked[m] -= int(x.loneMarks>>m) & 1
+		}
+		x.loneMarks = 0
+		x.head.Store(nil)
+		x.count--
+		return true
+	}
+	leaf, off := x.leafFor(index)
+	if leaf == nil || leaf.items[off].Load() != item {
+		return false
+	}
+	for m := range NumMarks {
+		if leaf.bits[m]&(1<<off) != 0 {
+			clearBit(leaf, off, int(m))
+			x.marked[m]--
+		}
+	}
+	leaf.items[off].Store(nil)
+	x.count--
+	x.prune(leaf, off)
+	return true
+}
+
+// prune marks slot off of leaf empty, unlinks every node that this leaves
+// without occupied slots (bottom up), then shrinks the tree. Caller holds
+// x.mu.
+func (x *XArray[T]) prune(leaf *xaNode[T], off uint64) {
+	n := leaf
+	n.bits[present] &^= 1 << off
+	for n.bits[present] == 0 {
+		x.nodes--
+		p := n.parent
+		if p == nil {
+			x.head.Store(nil)
+			return
+		}
+		p.children[n.offset].Store(nil)
+		p.bits[present] &^= 1 << n.offset
+		n = p
+	}
+	x.shrink()
+}
+
+// shrink removes top levels while the root uses only slot 0, and moves the
+// item at index 0 into the head when it is the only one left (xas_shrink,
+// v4.20+). The detached root keeps its slot 0 pointer, so a reader that
+// started from the old head still reaches the same subtree. Caller holds
+// x.mu; the tree is not empty.
+func (x *XArray[T]) shrink() {
+	h := x.head.Load()
+	root, height := h.root, h.height
+	for root.bits[present] == 1 {
+		x.nodes--
+		if height == 1 {
+			for m := range NumMarks {
+				x.loneMarks |= uint8(root.bits[m]&1) << m
+			}
+			x.head.Store(&xaHead[T]{lone: root.items[0].Load()})
+			return
+		}
+		root = root.children[0].Load()
+		root.parent = nil
+		height--
+	}
+	if root != h.root {
+		x.head.Store(newTreeHead(root, height))
+	}
+}
+
+// Len returns the number of items stored. O(1).
+func (x *XArray[T]) Len() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.count
+}
+
+// Height returns the current tree height: 0 when the array is empty or holds
+// only a lone item at index 0, else the number of node levels (height h
+// covers indices below 64^h). Lock-free, O(1).
+func (x *XArray[T]) Height() int {
+	if h := x.head.Load(); h != nil {
+		return h.height
+	}
+	return 0
+}
+
+// Nodes returns the number of nodes linked into the tree (each 576 bytes on
+// 64-bit, like the kernel's xa_node slab objects). O(1).
+func (x *XArray[T]) Nodes() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.nodes
+}

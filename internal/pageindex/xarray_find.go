@@ -1,0 +1,72 @@
+package pageindex
+
+import "math/bits"
+
+// Next returns the first item at an index >= start (xa_find, v4.20+, as in
+// find_get_entries). Empty subtrees are skipped through the per-node
+// occupancy bitmaps, so the cost is O(height) node steps per call whatever the
+// gap to the next item. Takes the writer mutex. No allocation.
+func (x *XArray[T]) Next(start uint64) (uint64, *T, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.find(start, present)
+}
+
+// NextMarked returns the first item at an index >= start that carries mark m
+// (xa_find with a mark, v4.20+: the walk behind filemap_get_folios_tag and
+// writeback_iter). Subtrees without the mark are skipped through the
+// propagated mark bitmaps: O(height) node steps per call. ok is false if no
+// such item exists or m is invalid. Takes the writer mutex. No allocation.
+func (x *XArray[T]) NextMarked(start uint64, m Mark) (uint64, *T, bool) {
+	if !m.valid() {
+		return 0, nil, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.find(start, int(m))
+}
+
+// find returns the first item at an index >= start whose leaf bit in bitmap b
+// is set (present for any item, or a mark). It descends through set bits,
+// and when a node has none at or after the current slot it climbs to the
+// parent and resumes at the slot after the one it came from. Caller holds
+// x.mu.
+func (x *XArray[T]) find(start uint64, b int) (uint64, *T, bool) {
+	h := x.head.Load()
+	if h == nil || start > h.maxIndex {
+		return 0, nil, false
+	}
+	if h.root == nil { // lone item: start is 0 here
+		if b == present || x.loneMarks&(1<<b) != 0 {
+			return 0, h.lone, true
+		}
+		return 0, nil, false
+	}
+	n, shift, index := h.root, h.shift, start
+	off := (index >> shift) & chunkMask
+	for {
+		word := uint64(0)
+		if off < chunkSize {
+			word = n.bits[b] &^ (1<<off - 1)
+		}
+		if word == 0 {
+			if n.parent == nil {
+				return 0, nil, false
+			}
+			off = uint64(n.offset) + 1
+			n, shift = n.parent, shift+chunkShift
+			continue
+		}
+		next := uint64(bits.TrailingZeros64(word))
+		if next != (index>>shift)&chunkMask {
+			// Moved past the slot holding start's path: restart at the
+			// first index of slot next.
+			index = ((index>>shift)&^chunkMask | next) << shift
+		}
+		if shift == 0 {
+			return index, n.items[next].Load(), true
+		}
+		n, shift = n.children[next].Load(), shift-chunkShift
+		off = (index >> shift) & chunkMask
+	}
+}
