@@ -107,7 +107,10 @@ func (o *opsModel) step(op, a, b byte) {
 		newSize := uint32(512) << (a % 4)
 		require.NoError(t, d.SetBlocksize(cpu, newSize))
 		require.Equal(t, newSize, d.BlockSize())
-		o.checkDisk()
+		if newSize != size { // a change syncs everything first, then drops the cache
+			o.checkDisk()
+			require.Zero(t, d.NrPages())
+		}
 	case 8:
 		require.NoError(t, d.SyncBlockdev(cpu))
 		o.checkDisk()
