@@ -30,15 +30,19 @@ func (c Cell) RelError() float64 { return (c.Simulated - c.Published) / c.Publis
 
 // Text renders the table, one cell a line.
 func (t *Table) Text() string {
+	rw, cw := len("row"), len("column")
+	for _, c := range t.Cells {
+		rw, cw = max(rw, len(c.Row)), max(cw, len(c.Column))
+	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (%s)\nsource: %s\n", t.Title, t.Unit, t.Source)
-	fmt.Fprintf(&sb, "  %-34s %-12s %10s %10s %8s  %s\n", "row", "column", "published", "simulated", "error", "")
+	fmt.Fprintf(&sb, "  %-*s  %-*s %10s %10s %8s\n", rw, "row", cw, "column", "published", "simulated", "error")
 	for _, c := range t.Cells {
 		kind := "predicted"
 		if c.Fitted {
 			kind = "fitted"
 		}
-		fmt.Fprintf(&sb, "  %-34s %-12s %10.1f %10.1f %+7.1f%%  %s\n", c.Row, c.Column, c.Published, c.Simulated, 100*c.RelError(), kind)
+		fmt.Fprintf(&sb, "  %-*s  %-*s %10.1f %10.1f %+7.1f%%  %s\n", rw, c.Row, cw, c.Column, c.Published, c.Simulated, 100*c.RelError(), kind)
 	}
 	return sb.String()
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench"
+)
+
+// thread is one reproducible LKML thread.
+type thread struct {
+	run func(p *bench.Profile) (text string, tables []bench.Table, err error)
+}
+
+// threads are the reproductions available, by name.
+var threads = map[string]thread{
+	"lru": {run: func(p *bench.Profile) (string, []bench.Table, error) {
+		t, err := bench.ReproduceLRU(p)
+		if err != nil {
+			return "", nil, err
+		}
+		return t.Text(), []bench.Table{t.Table}, nil
+	}},
+}
+
+func threadNames() []string {
+	names := make([]string, 0, len(threads))
+	for n := range threads {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// reproduce implements `bhsim reproduce`.
+func reproduce(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "output format: text or json")
+	profile := fs.String("profile", "x86-server", "hardware profile")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "bhsim reproduce: %v (flags: --format text|json, --profile NAME)\n", err)
+		return 2
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "bhsim reproduce: unknown format %q (valid: text, json)\n", *format)
+		return 2
+	}
+	p, err := bench.ProfileByName(*profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "bhsim reproduce: %v\n", err)
+		return 2
+	}
+	names := fs.Args()
+	if len(names) == 0 {
+		names = threadNames()
+	}
+	for _, n := range names {
+		if _, ok := threads[n]; !ok {
+			fmt.Fprintf(stderr, "bhsim reproduce: unknown thread %q (valid: %s)\n", n, strings.Join(threadNames(), ", "))
+			return 2
+		}
+	}
+	var texts []string
+	var tables []bench.Table
+	for _, n := range slices.Compact(names) {
+		text, tt, err := threads[n].run(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "bhsim reproduce %s: %v\n", n, err)
+			return 1
+		}
+		texts = append(texts, fmt.Sprintf("== %s (profile %s)\n%s", n, p.Name, text))
+		tables = append(tables, tt...)
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Tables []bench.Table `json:"tables"`
+		}{tables}); err != nil {
+			fmt.Fprintf(stderr, "bhsim reproduce: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprint(stdout, strings.Join(texts, "\n"))
+	return 0
+}
