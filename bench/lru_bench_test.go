@@ -152,10 +152,11 @@ func BenchmarkFindGetBlockCycle(b *testing.B) {
 
 // BenchmarkInvalidateBhLrus measures one round of invalidate_bh_lrus on
 // machines whose CPUs each hold one buffer in their LRU: every CPU looks the
-// block up (an LRU hit that refills its slot), then CPU 0 invalidates, and every
-// CPU is interrupted. The refill is part of the op so that the run stays short;
-// lru-ipis/op counts the interrupts and sim-ns/op prices the whole round, which
-// the IPIs dominate.
+// block up (an LRU miss after the last invalidation: the slow path, then an
+// install that refills its slot), then CPU 0 invalidates: it flushes its own LRU
+// and interrupts every other CPU. The refill is part of the op so that the run
+// stays short; lru-ipis/op counts the interrupts (cpus−1) and sim-ns/op prices
+// the whole round, which the IPIs dominate.
 func BenchmarkInvalidateBhLrus(b *testing.B) {
 	for _, cpus := range []int{2, 8, 64, 256} {
 		b.Run(fmt.Sprintf("cpus=%d", cpus), func(b *testing.B) {

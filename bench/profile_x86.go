@@ -9,7 +9,7 @@ import "github.com/bhsim/bhsim/bufcache"
 // marks a figure built from such counts by reading what the kernel function
 // does, not a measurement.
 const (
-	srcLocked  = "Agner Fog: a LOCK-prefixed read-modify-write (XADD, CMPXCHG) ≈ 18–20 cycles uncontended ≈ 6.5 ns; measured here 7 ns a Go atomic.Add"
+	srcLocked  = "Agner Fog: a LOCK-prefixed read-modify-write (XADD, CMPXCHG) ≈ 18–20 cycles uncontended ≈ 6.5 ns"
 	srcL1Step  = "estimate: one dependent L1-hit load (4–5 cycles) plus a compare and branch ≈ 6 cycles"
 	srcIrqPair = "estimate: check_irqs_on (PUSHF), CLI, STI and the per-CPU base ≈ 20 cycles (Agner Fog lists PUSHF/CLI/STI as microcoded, several cycles each)"
 )

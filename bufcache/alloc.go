@@ -24,8 +24,8 @@ func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead
 		bh.size = size
 		bh.folio = f
 		bh.offset = uint32(off)
-		if circular {
-			bh.state.Store(uint32(state))
+		if circular && state != 0 {
+			bh.set(state)
 		}
 		if tail == nil {
 			tail = bh
@@ -83,7 +83,7 @@ func (c *CPU) linkDevBuffers(f *Folio, head *BufferHead) {
 // numbers first, first+1, ...; make it Uptodate if the folio is; and map it only
 // if its block lies before the device's end for this size (blkdev_max_block).
 // Buffers already mapped are left alone. It returns that end block. The caller
-// holds private_lock.
+// holds the folio lock (and private_lock when the ring is new).
 func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, first uint64, size uint32) uint64 {
 	end := d.endBlock(size)
 	uptodate := f.Has(FolioUptodate)
@@ -94,7 +94,7 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, firs
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
-			bh.bdev = d
+			bh.bdev.Store(d)
 			bh.blocknr = block
 			if uptodate {
 				bh.set(BHUptodate)

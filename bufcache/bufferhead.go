@@ -81,7 +81,7 @@ type BufferHead struct {
 	blocknr  uint64
 	size     uint32
 	offset   uint32
-	bdev     *BlockDevice
+	bdev     atomic.Pointer[BlockDevice] // read without locks by LRU hits
 	endIO    endIO
 }
 
@@ -103,8 +103,8 @@ func (bh *BufferHead) Offset() uint32 { return bh.offset }
 // Count returns b_count: holders plus the CPUs whose LRU holds the buffer.
 func (bh *BufferHead) Count() int { return int(bh.count.Load()) }
 
-// Device returns b_bdev (nil until mapped).
-func (bh *BufferHead) Device() *BlockDevice { return bh.bdev }
+// Device returns b_bdev (nil until mapped, and again once discarded).
+func (bh *BufferHead) Device() *BlockDevice { return bh.bdev.Load() }
 
 // Folio returns the folio the buffer belongs to (b_folio).
 func (bh *BufferHead) Folio() *Folio { return bh.folio }

@@ -77,7 +77,7 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 		}
 		block := f.index*uint64(want) + uint64(n)
 		st := bh.State()
-		if st&BHMapped != 0 && (bh.blocknr != block || block >= end || bh.bdev != d) {
+		if st&BHMapped != 0 && (bh.blocknr != block || block >= end || bh.bdev.Load() != d) {
 			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.blocknr, block, end)
 		}
 		if c := bh.count.Load(); c < 0 {

@@ -20,7 +20,7 @@ func TestConcurrentCPUs(t *testing.T) {
 	m, d, disk := newDev(t, Config{CPUs: cpus}, 1<<20, 512, DeviceOptions{})
 	require.NoError(t, d.SetBlocksize(m.CPU(0), 1024)) // 4 buffers per page: owners share pages
 
-	last := make([][]byte, cpus*perCPU) // block = id*perCPU... interleaved below
+	last := make([][]byte, cpus*perCPU) // what each block's owner last wrote
 	var wg sync.WaitGroup
 	for id := range cpus {
 		wg.Add(1)
@@ -85,4 +85,46 @@ func TestConcurrentCPUs(t *testing.T) {
 		Brelse(cpu, bh)
 	}
 	require.NoError(t, m.Check())
+}
+
+// TestMarkDirtyDuringSync: one CPU keeps dirtying the buffers of a page while
+// another writes the device back. A buffer dirtied after the writer passed it
+// must leave its folio dirty (writeback clears the folio's bit before writing,
+// as folio_clear_dirty_for_io does), so at the end nothing is dirty without its
+// folio being dirty, and a last sync leaves no dirty buffer.
+func TestMarkDirtyDuringSync(t *testing.T) {
+	m, d, _ := newDev(t, Config{CPUs: 2}, 1<<20, 512, DeviceOptions{})
+	require.NoError(t, d.SetBlocksize(m.CPU(0), 1024))
+	var bhs []*BufferHead
+	for b := range uint64(4) {
+		bh, err := d.Bread(m.CPU(0), b, 1024)
+		require.NoError(t, err)
+		bhs = append(bhs, bh)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		cpu := m.CPU(0)
+		for i := range 3000 {
+			bh := bhs[i%len(bhs)]
+			LockBuffer(cpu, bh)
+			bh.Data()[0] = byte(i)
+			MarkBufferDirty(cpu, bh)
+			UnlockBuffer(cpu, bh)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 300 {
+			assert.NoError(t, d.SyncBlockdev(m.CPU(1)))
+		}
+	}()
+	wg.Wait()
+	require.NoError(t, d.Check(), "a dirty buffer on a clean folio would be lost")
+	require.NoError(t, d.SyncBlockdev(m.CPU(0)))
+	for _, bh := range bhs {
+		assert.False(t, bh.Has(BHDirty))
+		Brelse(m.CPU(0), bh)
+	}
 }

@@ -83,7 +83,9 @@ func (d *BlockDevice) Geometry() blocksize.Geometry {
 // ReadOnly reports bdev_read_only.
 func (d *BlockDevice) ReadOnly() bool { return d.readOnly.Load() }
 
-// SetReadOnly models set_disk_ro / BLKROSET.
+// SetReadOnly models set_disk_ro / BLKROSET. The flag is for the block-device
+// write entry (blkdev_write_iter, with the write path); buffer-level I/O does not
+// consult it, as in the kernel, where bio_check_ro only warns.
 func (d *BlockDevice) SetReadOnly(ro bool) { d.readOnly.Store(ro) }
 
 // MetadataOnly reports whether the device keeps no page data.
@@ -94,14 +96,6 @@ func (d *BlockDevice) NrPages() int { return d.mapping.index.Len() }
 
 // IndexHeight returns the height of the page-cache index tree.
 func (d *BlockDevice) IndexHeight() int { return d.mapping.index.Height() }
-
-// Folio returns the cached folio at page index with a reference the caller must
-// drop with PutFolio, or nil. It counts like a page-cache lookup without
-// FGP_ACCESSED.
-func (d *BlockDevice) Folio(cpu *CPU, index uint64) *Folio { return d.mapping.lookup(cpu, index) }
-
-// PutFolio drops a reference returned by Folio.
-func PutFolio(cpu *CPU, f *Folio) { f.put(cpu) }
 
 // SetBlocksize models set_blocksize (v5.x form): validate size, do nothing if it
 // equals the current block size, else write back all dirty buffers
@@ -165,7 +159,8 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 }
 
 // invalidateFolio models block_invalidate_folio over the whole folio: discard
-// every buffer (lock, clear Dirty, Mapped, Req, New, Delay, Unwritten, unlock),
+// every buffer (lock, clear Dirty, Mapped, Req, New, Delay, Unwritten and
+// b_bdev, unlock),
 // then try to free the ring. The folio is locked.
 func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
 	head := f.private
@@ -177,6 +172,7 @@ func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
 		cpu.count(EvRingWalk)
 		LockBuffer(cpu, bh)
 		bh.clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+		bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
 		UnlockBuffer(cpu, bh)
 		if bh = bh.thisPage; bh == head {
 			break

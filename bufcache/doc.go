@@ -76,5 +76,6 @@
 // size, block beyond the device, out-of-range index, size mismatch, I/O
 // error, busy buffers); kernel WARNs are counted as [EvWarning]. Panics are
 // reserved for broken internal invariants; [Config].Check runs the invariant
-// checker ([BlockDevice.Check]) after every mutating operation.
+// checker ([BlockDevice.Check]) after the operations that change the page
+// cache's structure or dirty state.
 package bufcache

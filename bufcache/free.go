@@ -33,9 +33,7 @@ func (d *BlockDevice) tryToFreeBuffers(cpu *CPU, f *Folio) error {
 	}
 	f.private = nil
 	f.clear(FolioPrivate)
-	if f.mapping.Load() == m {
-		m.cancelDirty(f)
-	}
+	m.cancelDirty(f)
 	m.privateLock.Unlock()
 	f.put(cpu)
 	for bh = head; ; {

@@ -12,11 +12,18 @@ import (
 // comes back referenced and unlocked, mapped, and not necessarily uptodate.
 //
 // Errors: ErrInvalidBlockSize if size is not a power of two in [512, PAGE_SIZE]
-// or not a multiple of the logical block size; ErrOutOfRange if the block's
-// page index overflows; ErrBeyondDevice if block is at or past the device's end
-// (the folio and its buffers are still created, the tail ones unmapped, as in
-// the kernel); ErrSizeMismatch if size is not the device's block size (where the
-// kernel would loop forever).
+// or not a multiple of the logical block size (the kernel checks only the
+// multiple and the range, and would admit e.g. 1536, which grow_buffers then
+// mis-sizes; the model refuses it); ErrOutOfRange if the block's page index
+// overflows; ErrBeyondDevice if block is at or past the device's end (the folio
+// and its buffers are still created, the tail ones unmapped, as in the kernel).
+//
+// size should be the device's block size. When it is not, the result depends on
+// where the two geometries put the block, as in the kernel: the lookup (by
+// i_blkbits) may find a buffer of the device's size carrying that number, or —
+// where the kernel's __getblk_slow would loop forever between growing one page
+// and searching another — the model returns ErrSizeMismatch after one futile
+// round. Growing may also free a page's buffers of the other size.
 func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
 	if bh := d.FindGetBlock(cpu, block, size); bh != nil {
 		return bh, nil
@@ -81,10 +88,9 @@ func (d *BlockDevice) growDevFolio(cpu *CPU, block, index, first uint64, size ui
 				return nil
 			}
 		} else {
-			cpu.count(EvPrivateLock)
-			m.privateLock.Lock()
+			// As in the kernel, without private_lock: the folio lock excludes
+			// other growers, and lookups read only mapped buffers' numbers.
 			end = d.initPageBuffers(cpu, f, head, first, size)
-			m.privateLock.Unlock()
 			return d.beyond(block, end, size)
 		}
 	}

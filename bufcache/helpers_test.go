@@ -35,6 +35,20 @@ func (f *faultyDisk) Submit(b *blk.Bio) {
 	f.MemDisk.Submit(b)
 }
 
+// newFaultyDev opens a 1 MiB faultyDisk (nothing failing yet) on a machine
+// built from cfg.
+func newFaultyDev(t testing.TB, cfg Config) (*Machine, *BlockDevice, *faultyDisk) {
+	t.Helper()
+	m, err := NewMachine(cfg)
+	require.NoError(t, err)
+	mem, err := blk.NewMemDisk("bad", 1<<20, 512)
+	require.NoError(t, err)
+	disk := &faultyDisk{MemDisk: mem}
+	d, err := m.Open(disk, DeviceOptions{})
+	require.NoError(t, err)
+	return m, d, disk
+}
+
 // ring returns the buffers of bh's folio in ring order, starting at the head.
 func ring(bh *BufferHead) []*BufferHead {
 	head := bh.folio.private

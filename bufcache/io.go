@@ -33,7 +33,11 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	bb.bio.EndIO = endBioBH
 	bb.bio.Private = bb
 	cpu.count(EvBioSubmit)
-	bh.bdev.disk.Submit(&bb.bio)
+	d := bh.bdev.Load()
+	if d == nil {
+		panic(fmt.Sprintf("bufcache: submit_bh of %v without a device", bh))
+	}
+	d.disk.Submit(&bb.bio)
 }
 
 // endBioBH models end_bio_bh_io_sync: hand the bio's status to the buffer's
@@ -96,8 +100,10 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	cpu.count(EvMarkDirty)
 	if m := bh.folio.mapping.Load(); m != nil {
 		m.setDirty(bh.folio)
+	} else {
+		bh.folio.set(FolioDirty) // an orphaned folio: no index to tag
 	}
-	if d := bh.bdev; d != nil {
+	if d := bh.bdev.Load(); d != nil {
 		d.debugCheck()
 	}
 }
@@ -113,7 +119,8 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 		UnlockBuffer(cpu, bh)
 		return nil
 	}
-	if !bh.Has(BHMapped) {
+	d := bh.bdev.Load()
+	if !bh.Has(BHMapped) || d == nil {
 		UnlockBuffer(cpu, bh)
 		return fmt.Errorf("%w: sync write of %v", ErrUnmapped, bh)
 	}
@@ -122,7 +129,7 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	submitBH(cpu, blk.OpWrite, bh)
 	waitOnBuffer(bh)
 	if !bh.Has(BHUptodate) {
-		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr, bh.size, bh.bdev.Name())
+		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr, bh.size, d.Name())
 	}
 	return nil
 }
@@ -158,11 +165,13 @@ func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
 	return errors.Join(errs...)
 }
 
-// writeFolioBuffers writes every dirty buffer of a locked folio and cleans the
-// folio when none is left dirty.
+// writeFolioBuffers writes every dirty buffer of a locked folio. As writeback
+// does (folio_clear_dirty_for_io), the folio's dirty bit is cleared before the
+// buffers are written, so a buffer dirtied meanwhile by another CPU dirties the
+// folio again instead of being lost.
 func (d *BlockDevice) writeFolioBuffers(cpu *CPU, f *Folio) []error {
 	var errs []error
-	clean := true
+	d.mapping.cancelDirty(f)
 	if head := f.private; head != nil {
 		for bh := head; ; {
 			cpu.count(EvRingWalk)
@@ -170,15 +179,11 @@ func (d *BlockDevice) writeFolioBuffers(cpu *CPU, f *Folio) []error {
 				if err := SyncDirtyBuffer(cpu, bh); err != nil {
 					errs = append(errs, err)
 				}
-				clean = clean && !bh.Has(BHDirty)
 			}
 			if bh = bh.thisPage; bh == head {
 				break
 			}
 		}
-	}
-	if clean {
-		d.mapping.cancelDirty(f)
 	}
 	return errs
 }

@@ -55,6 +55,11 @@ func (d *BlockDevice) FindGetBlockSlow(cpu *CPU, block uint64) *BufferHead {
 // LRURemoved it is FindGetBlockSlow alone (Tosatti's patch). On a CPU isolated
 // with Machine.SetIsolated (6.6+), the LRU is neither searched nor filled.
 //
+// The LRU compares (device, block, size) as the kernel does, with the device
+// read from the buffer at lookup time: a buffer discarded by a truncate that
+// raced with an install (b_bdev cleared) stays pinned in that LRU until the next
+// invalidation but no longer matches.
+//
 // Note, as in the kernel, that the LRU matches size but the slow path does not:
 // asking for a size other than the device's block size misses the LRU every
 // time and still returns a buffer of the device's block size.
@@ -67,10 +72,13 @@ func (d *BlockDevice) FindGetBlock(cpu *CPU, block uint64, size uint32) *BufferH
 	bh, hit, scanned := c.Lookup(cpu.id, lruKey{d, block, size})
 	cpu.countN(EvLRUSlot, scanned)
 	if hit {
-		cpu.count(EvLRUHit)
 		cpu.count(EvBHGet)
-		bh.folio.markAccessed(cpu)
-		return bh
+		if bh.bdev.Load() == d { // a discarded buffer (b_bdev cleared) no longer matches
+			cpu.count(EvLRUHit)
+			bh.folio.markAccessed(cpu)
+			return bh
+		}
+		Brelse(cpu, bh)
 	}
 	bh = d.FindGetBlockSlow(cpu, block)
 	if bh != nil {

@@ -120,3 +120,28 @@ func TestIsolatedCPUSkipsLRU(t *testing.T) {
 	assert.Zero(t, m.CPU(1).Events()[EvLRUSlot], "an isolated CPU does not scan")
 	assert.NoError(t, m.Check())
 }
+
+// TestDiscardedBufferInLRUDoesNotMatch: a buffer installed into an LRU after
+// kill_bdev invalidated the LRUs, but before truncate discarded it, stays pinned
+// there; once discarded (b_bdev cleared) it must not be returned.
+func TestDiscardedBufferInLRUDoesNotMatch(t *testing.T) {
+	m, d, _ := newDev(t, Config{CPUs: 2}, 1<<20, 512, DeviceOptions{})
+	cpu0, cpu1 := m.CPU(0), m.CPU(1)
+	bh, err := d.Bread(cpu0, 1, 4096)
+	require.NoError(t, err)
+	Brelse(cpu0, bh)
+	held := d.FindGetBlockSlow(cpu1, 1) // CPU 1 is between the slow path and its install
+	require.Same(t, bh, held)
+	require.NoError(t, d.SetBlocksize(cpu0, 1024)) // invalidate LRUs, then truncate: held is discarded
+	d.lruInstall(cpu1, held)                       // the late install
+	Brelse(cpu1, held)
+	assert.Nil(t, held.Device())
+	require.NoError(t, d.SetBlocksize(cpu0, 4096)) // empty page cache: no invalidation
+
+	got, err := d.Getblk(cpu1, 1, 4096)
+	require.NoError(t, err)
+	assert.NotSame(t, held, got, "the stale entry matched")
+	assert.True(t, got.Has(BHMapped))
+	Brelse(cpu1, got)
+	assert.NoError(t, m.Check())
+}

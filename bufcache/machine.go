@@ -83,12 +83,15 @@ type Config struct {
 	Alloc AllocVariant
 	// Index is the page-cache index structure of every mapping.
 	Index pageindex.Kind
-	// LRU selects the per-CPU bh LRU variant; LRUSize its slots per CPU (0 means
+	// LRU selects the per-CPU bh LRU variant.
+	LRU LRUMode
+	// LRUSize is the number of LRU slots per CPU, BH_LRU_SIZE (0 means
 	// lru.DefaultSize, 16; 8 models kernels before v3.18).
-	LRU     LRUMode
 	LRUSize int
-	// Check runs the invariant checker after every mutating operation and panics
-	// on a violation. Meant for single-goroutine tests and fuzzing: concurrent
+	// Check runs the invariant checker after the operations that change the page
+	// cache's structure or dirty state (getblk's growth, set_blocksize,
+	// try_to_free_buffers, sync_blockdev, mark_buffer_dirty) and panics on a
+	// violation. Meant for single-goroutine tests and fuzzing: concurrent
 	// operations can show the checker transient states.
 	Check bool
 }
@@ -198,13 +201,18 @@ func (m *Machine) SetIsolated(i int, isolated bool) {
 }
 
 // InvalidateBhLRUs models invalidate_bh_lrus: every CPU whose LRU holds a buffer
-// is interrupted and drops its entries. It counts the interrupted CPUs as EvLRUIPI
-// on cpu (the sender) and returns their number.
+// drops its entries. on_each_cpu_cond runs the handler directly on the calling
+// CPU and interrupts the others, so the IPIs are the other CPUs that held
+// entries; they are counted as EvLRUIPI on cpu (the sender) and returned.
 func (m *Machine) InvalidateBhLRUs(cpu *CPU) int {
 	if m.lru == nil {
 		return 0
 	}
+	local := m.lru.Len(cpu.id) > 0 // cpu's own LRU changes only under our hand
 	n, released := m.lru.InvalidateAll()
+	if local {
+		n--
+	}
 	cpu.countN(EvLRUIPI, n)
 	cpu.countN(EvBHPut, released)
 	return n

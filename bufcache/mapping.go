@@ -14,6 +14,10 @@ type Mapping struct {
 	// privateLock is mapping->private_lock (i_private_lock from 6.8): it excludes
 	// ring lookups (__find_get_block_slow) from attach and detach.
 	privateLock spin.Lock
+	// tagLock stands for xa_lock around the dirty tag: a folio's dirty flag,
+	// its tag in the index and its membership change together under it, so a
+	// folio removed and replaced at the same index never leaves its tag behind.
+	tagLock spin.Lock
 }
 
 // fgp flags select what filemapGetFolio does (FGP_*).
@@ -76,10 +80,11 @@ func (m *Mapping) getFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	}
 }
 
-// addFolio creates a folio at index (locked if fgpLock, referenced if
-// fgpAccessed) and inserts it: filemap_alloc_folio + filemap_add_folio. It
-// returns the folio with the caller's reference, or nil if another folio got the
-// slot first.
+// addFolio creates a folio at index and inserts it, locked if fgpLock (the
+// kernel inserts new folios locked) and with PG_referenced if fgpAccessed:
+// filemap_alloc_folio + filemap_add_folio. It returns the folio with the
+// caller's reference (the page cache holds another), or nil if another folio got
+// the slot first.
 func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	f := &Folio{index: index}
 	if !m.dev.metaOnly {
@@ -94,6 +99,9 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	}
 	f.mapping.Store(m)
 	if !m.index.Insert(index, f) {
+		if flags&fgpLock != 0 {
+			f.unlockFolio()
+		}
 		return nil
 	}
 	cpu.count(EvFolioAlloc)
@@ -101,28 +109,39 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	return f
 }
 
-// setDirty marks a folio dirty and tags it in the index on a clean→dirty
-// transition (folio_mark_dirty / __folio_mark_dirty).
+// setDirty marks a folio dirty and, on a clean→dirty transition of a folio
+// still in this mapping, tags it in the index (__folio_mark_dirty re-checks
+// folio->mapping under xa_lock).
 func (m *Mapping) setDirty(f *Folio) {
-	if !f.testSet(FolioDirty) {
+	m.tagLock.Lock()
+	if !f.testSet(FolioDirty) && f.mapping.Load() == m {
 		m.index.SetMark(f.index, pageindex.MarkDirty)
 	}
+	m.tagLock.Unlock()
 }
 
-// cancelDirty models folio_cancel_dirty: drop a stale dirty bit and its tag.
+// cancelDirty clears a folio's dirty bit and tag: folio_cancel_dirty for a stale
+// bit, folio_clear_dirty_for_io before writeback.
 func (m *Mapping) cancelDirty(f *Folio) {
-	if f.testClear(FolioDirty) {
+	m.tagLock.Lock()
+	if f.testClear(FolioDirty) && f.mapping.Load() == m {
 		m.index.ClearMark(f.index, pageindex.MarkDirty)
 	}
+	m.tagLock.Unlock()
 }
 
 // remove models filemap_remove_folio for a locked folio: take it out of the
 // index and drop the page cache's reference.
 func (m *Mapping) remove(cpu *CPU, f *Folio) {
-	if m.index.Delete(f.index, f) {
-		cpu.count(EvIndexDelete)
+	m.tagLock.Lock()
+	removed := m.index.Delete(f.index, f)
+	if removed {
 		f.clear(FolioDirty)
 		f.mapping.Store(nil)
+	}
+	m.tagLock.Unlock()
+	if removed {
+		cpu.count(EvIndexDelete)
 		f.put(cpu)
 	}
 }

@@ -2,6 +2,7 @@ package lru
 
 import (
 	"flag"
+	"github.com/bhsim/bhsim/internal/race"
 	"math"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // load from other processes, which only ever adds time, hits both alike.
 // Skipped with -short and under the race detector.
 func TestHitCostVsMutex(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("timing test: skipped with -short and with -race")
 	}
 	const (

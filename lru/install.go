@@ -59,12 +59,14 @@ func (r InstallResult) String() string {
 //     interrupts-off region); steps = Size(), as the kernel's loop visits every
 //     slot.
 //
-// Precondition: key is e's key, and no other entry with the same key is in this
-// CPU's LRU. The kernel derives the key from the buffer_head, installs only
-// after a miss, and flushes every LRU before a block can get a new
-// buffer_head (kill_bdev, migration), so it never stores a key twice; a caller
-// that breaks this is caught by Check. Precondition: 0 <= cpu < CPUs(), else it
-// panics. O(Size()); allocates nothing.
+// Precondition: key is e's key at install time. The cache keeps that key, while
+// the kernel reads (b_bdev, b_blocknr, b_size) from the buffer at every lookup:
+// a buffer discarded by a truncate that raced with its install keeps its slot
+// with b_bdev cleared and stops matching. So a key may appear twice on a CPU —
+// the stale entry and, in front of it, the block's new entry — and Lookup
+// returns the front-most match; a caller whose keys can go stale validates the
+// entry it gets back. Precondition: 0 <= cpu < CPUs(), else it panics.
+// O(Size()); allocates nothing.
 func (c *Cache[K, E]) Install(cpu int, key K, e E) (r InstallResult, steps int) {
 	r, steps, evicted := c.cascade(&c.cpus[cpu], key, e)
 	if r == InstallInsertedEvicted {

@@ -9,8 +9,11 @@ import (
 const SectorShift = 9
 
 // Device is a block device queue as the buffer cache sees it: a size, a logical
-// block size and a submit_bio entry. Submit must complete b exactly once, by calling
-// b.Complete, either before it returns or later from any goroutine.
+// block size and a submit_bio entry. Submit must complete b exactly once, by
+// calling b.Complete. For now bufcache needs the completion before Submit
+// returns or on the submitting goroutine, because it counts completion events
+// on the submitting CPU's plain counters; asynchronous completion comes with the
+// write path's device models and their own clock.
 type Device interface {
 	// Name identifies the device in messages ("loop0", "sda").
 	Name() string

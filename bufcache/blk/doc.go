@@ -15,6 +15,5 @@
 // devices of many TiB) are accepted and counted but store nothing.
 //
 // Plugging, merging, request queues, md RAID personalities and device timing
-// models are built on this interface by the write-path work (issue 4); nothing
-// here assumes a bio completes synchronously, although MemDisk does.
+// models are built on this interface by the write-path work (issue 4).
 package blk

@@ -24,6 +24,7 @@ func TestReproduceCommand(t *testing.T) {
 		{"unknown profile", []string{"reproduce", "--profile", "vax"}, 2, "", "x86-server"},
 		{"bad flag", []string{"reproduce", "--nope"}, 2, "", "flags"},
 		{"text", []string{"reproduce", "lru"}, 0, "__find_get_block_slow", ""},
+		{"flags after names, repeated name", []string{"reproduce", "lru", "--profile", "x86-server", "lru"}, 0, "== lru", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -43,9 +43,19 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "text", "output format: text or json")
 	profile := fs.String("profile", "x86-server", "hardware profile")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "bhsim reproduce: %v (flags: --format text|json, --profile NAME)\n", err)
-		return 2
+	var names []string
+	for { // flags may come before or after thread names
+		if err := fs.Parse(args); err != nil {
+			fmt.Fprintf(stderr, "bhsim reproduce: %v (flags: --format text|json, --profile NAME)\n", err)
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if n := fs.Arg(0); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+		args = fs.Args()[1:]
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "bhsim reproduce: unknown format %q (valid: text, json)\n", *format)
@@ -56,7 +66,6 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bhsim reproduce: %v\n", err)
 		return 2
 	}
-	names := fs.Args()
 	if len(names) == 0 {
 		names = threadNames()
 	}
@@ -68,7 +77,7 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	var texts []string
 	var tables []bench.Table
-	for _, n := range slices.Compact(names) {
+	for _, n := range names {
 		text, tt, err := threads[n].run(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "bhsim reproduce %s: %v\n", n, err)

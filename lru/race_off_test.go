@@ -1,6 +1,0 @@
-//go:build !race
-
-package lru
-
-// raceEnabled reports whether the race detector is on; timing tests skip then.
-const raceEnabled = false
