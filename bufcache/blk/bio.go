@@ -23,19 +23,34 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
 
-// Vec is one bio segment (struct bio_vec): Len bytes of a page. Data is the memory
-// moved and is nil in metadata-only mode, where only the length matters.
+// Vec is one bio segment (struct bio_vec): Len bytes of memory starting Offset
+// bytes into page frame PFN. Data is the memory moved and is nil in
+// metadata-only mode, where only the length matters.
+//
+// PFN and Offset are the simulated physical location of the memory (bv_page and
+// bv_offset). The request layer uses them to count DMA segments: two vectors
+// are physically contiguous when the second starts at the byte the first ends
+// on, that is on the same frame at the first one's Offset+Len, or on the next
+// frame at offset 0 when the first ends at the page end. A vector whose PFN is
+// [NoPFN] is contiguous with nothing.
 type Vec struct {
-	Data []byte
-	Len  uint32
+	Data   []byte
+	Len    uint32
+	PFN    uint64
+	Offset uint32
 }
+
+// NoPFN is the page frame of memory whose physical location is unknown: a
+// vector on NoPFN is never physically contiguous with another one. AddVec
+// gives its vectors NoPFN.
+const NoPFN = ^uint64(0)
 
 // MaxInlineVecs is the number of segments a Bio holds without allocating
 // (the kernel's BIO_INLINE_VECS is 4; submit_bh needs one).
 const MaxInlineVecs = 4
 
 // Bio models struct bio: one I/O of contiguous sectors. Build it with Reset and
-// AddVec, submit it with [Device.Submit]. The device calls EndIO exactly once,
+// AddVec or AddPage, submit it with [Device.Submit] or [SubmitBio]. The device calls EndIO exactly once,
 // after setting Err (nil on success). Private belongs to the submitter (submit_bh
 // keeps the buffer_head there, as bi_private).
 //
@@ -62,17 +77,37 @@ func (b *Bio) Reset(op Op, sector uint64) {
 	b.size = 0
 }
 
-// AddVec appends a segment of n bytes. data is the memory (len(data) must equal n)
-// or nil for metadata-only I/O. It allocates only past MaxInlineVecs segments.
+// AddVec appends a segment of n bytes whose physical location is unknown (its
+// PFN is NoPFN, so it never coalesces with a neighbour into one DMA segment).
+// data is the memory (len(data) must equal n; it panics otherwise, as the
+// submitter builds both from one buffer) or nil for metadata-only I/O. It
+// allocates only past MaxInlineVecs segments. O(1) amortised.
 func (b *Bio) AddVec(data []byte, n uint32) {
-	if data != nil && uint32(len(data)) != n {
-		panic(fmt.Sprintf("blk: AddVec with %d bytes of data for a %d-byte segment", len(data), n))
+	b.add(Vec{Data: data, Len: n, PFN: NoPFN})
+}
+
+// AddPage appends a segment of n bytes that starts offset bytes into page frame
+// pfn: bio_add_page (v5.10) with the page named by its frame number. data is
+// the memory (len(data) must equal n; it panics otherwise) or nil for
+// metadata-only I/O. Unlike the kernel, AddPage does not fold a physically
+// contiguous page into the previous vector; the request layer finds contiguity
+// when it counts segments, which gives the same count. It allocates only past
+// MaxInlineVecs segments. O(1) amortised.
+func (b *Bio) AddPage(data []byte, n uint32, pfn uint64, offset uint32) {
+	b.add(Vec{Data: data, Len: n, PFN: pfn, Offset: offset})
+}
+
+// add appends v. A data slice whose length differs from the segment's is a
+// programming error of the submitter (bufcache builds both from one buffer).
+func (b *Bio) add(v Vec) {
+	if v.Data != nil && uint32(len(v.Data)) != v.Len {
+		panic(fmt.Sprintf("blk: a %d-byte segment with %d bytes of data", v.Len, len(v.Data)))
 	}
 	if b.vecs == nil {
 		b.vecs = b.inline[:0]
 	}
-	b.vecs = append(b.vecs, Vec{Data: data, Len: n})
-	b.size += n
+	b.vecs = append(b.vecs, v)
+	b.size += v.Len
 }
 
 // Vecs returns the bio's segments in order.
@@ -88,4 +123,46 @@ func (b *Bio) Sectors() uint64 { return uint64(b.size) >> SectorShift }
 func (b *Bio) Complete(err error) {
 	b.Err = err
 	b.EndIO(b)
+}
+
+// span is bytes [d, d+n) of the vector v.
+type span struct {
+	v    *Vec
+	d, n uint32
+}
+
+// spanIter walks the vector spans that cover a byte range of a bio, skipping
+// empty vectors. The current span is valid after next returns true.
+type spanIter struct {
+	span
+	vecs []Vec
+	i    int
+	skip uint32 // bytes of vecs[i] before the range
+	left uint32 // bytes of the range not yet returned
+}
+
+// spans returns an iterator over bytes [off, off+n) of b, which must lie
+// within the bio. O(number of vectors before off).
+func (b *Bio) spans(off, n uint32) spanIter {
+	it := spanIter{vecs: b.vecs, left: n}
+	for it.i < len(it.vecs) && off >= it.vecs[it.i].Len {
+		off -= it.vecs[it.i].Len
+		it.i++
+	}
+	it.skip = off
+	return it
+}
+
+// next moves to the next non-empty span of the range.
+func (it *spanIter) next() bool {
+	for it.left > 0 && it.i < len(it.vecs) {
+		v := &it.vecs[it.i]
+		n := min(v.Len-it.skip, it.left)
+		it.span = span{v: v, d: it.skip, n: n}
+		it.i, it.skip, it.left = it.i+1, 0, it.left-n
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }

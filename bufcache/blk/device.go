@@ -1,19 +1,17 @@
 package blk
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // SectorShift is log2 of the 512-byte sector every block-layer address counts in.
 const SectorShift = 9
 
 // Device is a block device queue as the buffer cache sees it: a size, a logical
 // block size and a submit_bio entry. Submit must complete b exactly once, by
-// calling b.Complete. For now bufcache needs the completion before Submit
-// returns or on the submitting goroutine, because it counts completion events
-// on the submitting CPU's plain counters; asynchronous completion comes with the
-// write path's device models and their own clock.
+// calling b.Complete. bufcache needs the completion before Submit returns or
+// on the submitting goroutine, because it counts completion events on the
+// submitting CPU's plain counters. Device time is therefore simulated, not
+// waited for: a [Queue] completes synchronously and adds each request's
+// modelled service time to its busy time.
 type Device interface {
 	// Name identifies the device in messages ("loop0", "sda").
 	Name() string
@@ -26,22 +24,14 @@ type Device interface {
 	Submit(b *Bio)
 }
 
-// Errors a device completes bios with.
-var (
-	// ErrIO is the generic I/O error (BLK_STS_IOERR, -EIO).
-	ErrIO = errors.New("blk: I/O error")
-	// ErrBeyondEnd is returned for a bio that reaches past the device's last sector
-	// (the kernel's "attempt to access beyond end of device").
-	ErrBeyondEnd = errors.New("blk: access beyond end of device")
-	// ErrMisaligned is returned for a bio whose start or length is not a multiple
-	// of the logical block size.
-	ErrMisaligned = errors.New("blk: bio not aligned to the logical block size")
-)
-
-// CheckBio validates b against d's geometry: the checks submit_bio_noacct makes
-// before a driver sees a bio. It returns nil or an error wrapping ErrBeyondEnd or
-// ErrMisaligned.
+// CheckBio validates b against d's geometry: the checks submit_bio_noacct
+// (v5.10) makes before a driver sees a bio. It returns nil or an error wrapping
+// ErrNotSupported (an operation other than OpRead and OpWrite), ErrMisaligned or
+// ErrBeyondEnd. It allocates only when it returns an error. O(1).
 func CheckBio(d Device, b *Bio) error {
+	if b.Op != OpRead && b.Op != OpWrite {
+		return fmt.Errorf("%w: %s at sector %d on %s", ErrNotSupported, b.Op, b.Sector, d.Name())
+	}
 	lbs := uint64(d.LogicalBlockSize())
 	start := b.Sector << SectorShift
 	if start%lbs != 0 || uint64(b.size)%lbs != 0 || b.size == 0 {

@@ -1,0 +1,66 @@
+package blk
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkSubmitBio measures SubmitBio through a plug on a Null-model queue,
+// metadata-only: merge=back submits a sequential stream (every bio but the
+// first of a request back-merges), merge=new leaves a gap after each bio (every
+// bio is a new request, and every 16th flushes the plug).
+func BenchmarkSubmitBio(b *testing.B) {
+	for _, merge := range []string{"back", "new"} {
+		for _, bsize := range []uint32{512, 4096} {
+			b.Run(fmt.Sprintf("merge=%s/bsize=%d", merge, bsize), func(b *testing.B) {
+				q := newQueue(b, "sda", 1<<40, Null{}, DefaultLimits(512, 4096))
+				step := uint64(bsize >> SectorShift)
+				if merge == "new" {
+					step *= 2
+				}
+				bios := make([]Bio, 8192) // more than a full plug holds
+				for i := range bios {
+					bios[i].Reset(OpWrite, 0)
+					pos := uint64(i) * uint64(bsize)
+					bios[i].AddPage(nil, bsize, pos/4096, uint32(pos%4096))
+					bios[i].EndIO = func(*Bio) {}
+				}
+				var p Plug
+				p.Start()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					bio := &bios[i%len(bios)]
+					bio.Sector = uint64(i) * step % (1 << 30)
+					SubmitBio(&p, q, bio)
+				}
+				if err := p.Finish(); err != nil {
+					b.Fatal(err)
+				}
+				st := q.Stats().Write
+				b.ReportMetric(float64(st.Requests)/float64(b.N), "requests/op")
+			})
+		}
+	}
+}
+
+// BenchmarkHDDModel measures one Service call of the WD8003FFBX model.
+func BenchmarkHDDModel(b *testing.B) {
+	for _, pattern := range []string{"seq", "random"} {
+		b.Run("pattern="+pattern, func(b *testing.B) {
+			var m Model = WD8003FFBX()
+			var prev uint64
+			var sum float64
+			b.ReportAllocs()
+			for i := range b.N {
+				sector := prev
+				if pattern == "random" {
+					sector = uint64(i) * 7919 % (1 << 34)
+				}
+				sum += m.Service(prev, true, OpWrite, sector, 1024)
+				prev = sector + 1024
+			}
+			b.ReportMetric(sum/float64(b.N), "sim-ns/op")
+		})
+	}
+}

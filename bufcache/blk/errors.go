@@ -1,0 +1,30 @@
+package blk
+
+import "errors"
+
+// Errors a device completes bios with.
+var (
+	// ErrIO is the generic I/O error (BLK_STS_IOERR, -EIO).
+	ErrIO = errors.New("blk: I/O error")
+	// ErrBeyondEnd is returned for a bio that reaches past the device's last sector
+	// (the kernel's "attempt to access beyond end of device").
+	ErrBeyondEnd = errors.New("blk: access beyond end of device")
+	// ErrMisaligned is returned for a bio whose start or length is not a multiple
+	// of the logical block size, or whose memory cannot be cut into requests
+	// within the queue limits at logical-block boundaries.
+	ErrMisaligned = errors.New("blk: bio not aligned to the logical block size")
+	// ErrNotSupported is returned for a bio whose operation the device does not
+	// know (BLK_STS_NOTSUPP, -EOPNOTSUPP).
+	ErrNotSupported = errors.New("blk: operation not supported")
+)
+
+// Errors of the request layer's configuration and use.
+var (
+	// ErrInvalidConfig is returned by NewQueue, Limits.Validate and the timing
+	// models' Validate methods for a configuration the kernel would refuse or
+	// that cannot be priced.
+	ErrInvalidConfig = errors.New("blk: invalid queue configuration")
+	// ErrPlugNotStarted is returned by Plug.Finish on a plug that is not
+	// started.
+	ErrPlugNotStarted = errors.New("blk: plug finished without a matching start")
+)

@@ -1,0 +1,146 @@
+package blk
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Block-layer defaults (include/linux/blkdev.h, v5.10).
+const (
+	// DefMaxSectors is the default max_sectors cap, 2560 sectors = 1280 KiB
+	// (BLK_DEF_MAX_SECTORS; raised to 4 MiB only in 2025 by 9b8b84879d4a,
+	// "block: Increase BLK_DEF_MAX_SECTORS_CAP").
+	DefMaxSectors = 2560
+	// DefMaxSegments is BLK_MAX_SEGMENTS, the default max_segments.
+	DefMaxSegments = 128
+	// DefMaxSegmentSize is BLK_MAX_SEGMENT_SIZE, the default max_segment_size.
+	DefMaxSegmentSize = 65536
+	// DefPageSize is PAGE_SIZE on x86-64, arm64 with 4 KiB pages and ARMv7
+	// (the Helios4).
+	DefPageSize = 4096
+)
+
+// SegmentAccounting says how a request counts its segments when a bio is
+// merged into it. The two counts differ most for small bios: eight 512-byte
+// bios of one page are eight segments for the kernel's merge check and one
+// scatter-gather entry for the DMA, so with 512-byte buffers the kernel's
+// requests stop at MaxSegments bios (64 KiB) where the coalesced count lets
+// them grow to MaxSegments pages.
+type SegmentAccounting uint8
+
+const (
+	// SegmentsPerBio is the kernel's accounting in v5.10 and every kernel since
+	// at least 2.6 for bio merges: a request's nr_phys_segments is the sum of
+	// its bios' segment counts (ll_back_merge_fn → ll_new_hw_segment). Inside one
+	// bio physically contiguous memory is one segment (bio_add_page folds it into
+	// a multi-page bio_vec, and blk_bio_segment_split cuts that at
+	// max_segment_size); across a bio boundary nothing coalesces, so eight
+	// 512-byte bios of one page count eight segments. Request-to-request merges
+	// coalesced across the boundary until eded341c085b ("block: don't decrement
+	// nr_phys_segments for physically contigous segments", v5.2); this package
+	// does not model request-to-request merges.
+	SegmentsPerBio SegmentAccounting = iota
+	// SegmentsCoalesced counts the maximal physically contiguous runs of the
+	// whole request, each cut at MaxSegmentSize, across bio boundaries too: the
+	// number of scatter-gather entries blk_rq_map_sg builds for the DMA. No
+	// kernel limits bio merges by this count; it answers "how large would
+	// requests be if the merge check saw what the DMA sees".
+	SegmentsCoalesced
+)
+
+// String returns "per-bio" or "coalesced".
+func (a SegmentAccounting) String() string {
+	switch a {
+	case SegmentsPerBio:
+		return "per-bio"
+	case SegmentsCoalesced:
+		return "coalesced"
+	}
+	return fmt.Sprintf("accounting(%d)", uint8(a))
+}
+
+// Limits models the parts of struct queue_limits (v5.10) that decide how bios
+// become requests. Build it with DefaultLimits and adjust fields; NewQueue
+// validates it.
+type Limits struct {
+	// MaxSectors is max_sectors: the largest request, in 512-byte sectors.
+	MaxSectors uint32
+	// MaxSegments is max_segments: the most DMA segments in one request.
+	MaxSegments uint32
+	// MaxSegmentSize is max_segment_size: the longest DMA segment, in bytes.
+	MaxSegmentSize uint32
+	// LogicalBlockSize is logical_block_size; it must equal the store's.
+	LogicalBlockSize uint32
+	// PhysicalBlockSize is physical_block_size. A bio cut at MaxSectors is cut
+	// at a physical-block boundary (get_max_io_size, v5.10).
+	PhysicalBlockSize uint32
+	// PageSize is PAGE_SIZE, which places a vector's PFN and Offset in memory.
+	PageSize uint32
+	// SegmentAccounting selects how merges count segments.
+	SegmentAccounting SegmentAccounting
+}
+
+// DefaultLimits returns the block layer's default limits in v5.10
+// (blk_set_default_limits with the default max_sectors cap: 2560 sectors, 128
+// segments of at most 64 KiB), 4 KiB pages and per-bio segment accounting, with
+// the given logical and physical block sizes. A real driver lowers or raises
+// some of them: a SATA disk behind an AHCI host, like the Helios4's, gets
+// max_segments 168 (AHCI_MAX_SG, from memory, not verified here). It does not
+// validate the result; NewQueue does. O(1).
+func DefaultLimits(logical, physical uint32) Limits {
+	return Limits{
+		MaxSectors:        DefMaxSectors,
+		MaxSegments:       DefMaxSegments,
+		MaxSegmentSize:    DefMaxSegmentSize,
+		LogicalBlockSize:  logical,
+		PhysicalBlockSize: physical,
+		PageSize:          DefPageSize,
+		SegmentAccounting: SegmentsPerBio,
+	}
+}
+
+// Validate reports whether the limits are ones the kernel would accept (the
+// checks of blk_queue_max_hw_sectors, blk_queue_max_segments,
+// blk_queue_max_segment_size and blk_queue_logical_block_size, which clamp or
+// warn where this refuses). It returns nil or an error wrapping
+// ErrInvalidConfig: a logical block size that is not a power of two in
+// [512, 65536]; a physical block size that is not a power of two in
+// [logical, 65536]; a page size that is not a power of two in [4096, 65536];
+// no segments; a maximum segment shorter than a page; a MaxSectors below a page
+// or a physical block, or not a multiple of the logical block; an unknown
+// SegmentAccounting. O(1).
+func (l Limits) Validate() error {
+	pow2 := func(v, lo, hi uint32) bool { return v >= lo && v <= hi && v&(v-1) == 0 }
+	switch {
+	case !pow2(l.LogicalBlockSize, 512, 65536):
+		return fmt.Errorf("%w: logical block size %d is not a power of two in [512, 65536]", ErrInvalidConfig, l.LogicalBlockSize)
+	case !pow2(l.PhysicalBlockSize, l.LogicalBlockSize, 65536):
+		return fmt.Errorf("%w: physical block size %d is not a power of two in [%d, 65536]", ErrInvalidConfig, l.PhysicalBlockSize, l.LogicalBlockSize)
+	case !pow2(l.PageSize, 4096, 65536):
+		return fmt.Errorf("%w: page size %d is not a power of two in [4096, 65536]", ErrInvalidConfig, l.PageSize)
+	case l.MaxSegments == 0:
+		return fmt.Errorf("%w: max_segments is 0", ErrInvalidConfig)
+	case l.MaxSegmentSize < l.PageSize:
+		return fmt.Errorf("%w: max_segment_size %d is below the page size %d", ErrInvalidConfig, l.MaxSegmentSize, l.PageSize)
+	case uint64(l.MaxSectors)<<SectorShift < uint64(max(l.PageSize, l.PhysicalBlockSize)):
+		return fmt.Errorf("%w: max_sectors %d is below a page (%d) or a physical block (%d)", ErrInvalidConfig, l.MaxSectors, l.PageSize, l.PhysicalBlockSize)
+	case uint64(l.MaxSectors)<<SectorShift%uint64(l.LogicalBlockSize) != 0:
+		return fmt.Errorf("%w: max_sectors %d is not a multiple of the logical block size %d", ErrInvalidConfig, l.MaxSectors, l.LogicalBlockSize)
+	case l.SegmentAccounting > SegmentsCoalesced:
+		return fmt.Errorf("%w: unknown segment accounting %d", ErrInvalidConfig, l.SegmentAccounting)
+	}
+	return nil
+}
+
+// maxIOSectors is how many sectors a request starting at sector may hold
+// before a bio must be split: MaxSectors, shortened so that the request ends on
+// a physical-block boundary (get_max_io_size, v5.10). Validate guarantees that
+// MaxSectors covers at least one physical block, so the result is positive.
+func (l *Limits) maxIOSectors(sector uint64) uint64 {
+	pbs := uint64(l.PhysicalBlockSize >> SectorShift)
+	lead := sector & (pbs - 1)
+	return (uint64(l.MaxSectors)+lead)&^(pbs-1) - lead
+}
+
+// pageShift is log2 of the page size.
+func (l *Limits) pageShift() uint { return uint(bits.TrailingZeros32(l.PageSize)) }

@@ -1,0 +1,156 @@
+package md
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// DefaultChunkSize is the chunk size New uses when Config.ChunkSize is 0:
+// 512 KiB, mdadm's default since mdadm 3.1 (2010).
+const DefaultChunkSize = 512 << 10
+
+// pageShift and pageSize give PAGE_SIZE, the width of a RAID6 stripe unit
+// (STRIPE_SIZE in raid5.c) and the smallest chunk md accepts.
+const (
+	pageShift = 12
+	pageSize  = 1 << pageShift
+)
+
+// maxRaid6Members is the largest raid6: 255 data members (one per power of the
+// generator) plus P and Q.
+const maxRaid6Members = 255 + 2
+
+// Config describes an array to New (mdadm --create's options).
+type Config struct {
+	// Level is the personality and layout.
+	Level Level
+	// ChunkSize is the chunk in bytes: a power of two, at least 4096 and at least
+	// the members' logical block size. 0 means DefaultChunkSize.
+	ChunkSize uint32
+	// Name identifies the array in messages ("md0"); empty means "md".
+	Name string
+}
+
+// Array is an md RAID array: a bio-based block device (it implements
+// [blk.Device]) whose Submit runs the personality's make_request and sends
+// member bios to the member devices. Each member contributes the same number of
+// whole chunks; the array's capacity follows the level: raid0 n×member, raid10
+// n×member/2, raid6 (n−2)×member (each rounded down to whole chunks).
+//
+// An Array is safe for concurrent use: Submit may be called from several
+// goroutines, each driving the members it needs from its own goroutine. RAID6
+// writes are serialised per array (see Submit).
+type Array struct {
+	name    string
+	level   Level
+	members []blk.Device
+	lbs     uint32
+	sectors uint64
+
+	chunkShift uint   // log2 of the chunk size in bytes
+	rowChunks  uint64 // chunks per member in one copy (f2: per half)
+
+	// stripeMu serialises RAID6 writes from their pre-reads to their parity
+	// writes: the part of handle_stripe that raid5d runs for one stripe at a time.
+	stripeMu sync.Mutex
+
+	mu    sync.Mutex // guards free and stats
+	free  []*request
+	stats Stats
+}
+
+// New assembles an array of cfg.Level over members, in member order (mdadm
+// --create /dev/md0 --raid-devices=n members...), as md_run and the
+// personality's run function do (v5.10). All members must have the same size
+// and logical block size.
+//
+// Errors: ErrBadLevel; ErrBadChunk; ErrTooFewMembers (raid0 and raid10 fewer
+// than 2, raid6 fewer than 4); ErrTooManyMembers (raid6 more than 257);
+// ErrMemberMismatch (sizes or logical block sizes differ); ErrBadMember (a nil
+// member, members too small to hold a chunk per copy, raid6 members with a
+// logical block size above 4096). Complexity O(n).
+func New(cfg Config, members []blk.Device) (*Array, error) {
+	if !cfg.Level.valid() {
+		return nil, fmt.Errorf("%w: %s", ErrBadLevel, cfg.Level)
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "md"
+	}
+	chunk := cfg.ChunkSize
+	if chunk == 0 {
+		chunk = DefaultChunkSize
+	}
+	if chunk < pageSize || chunk&(chunk-1) != 0 {
+		return nil, fmt.Errorf("%w: %s: %d bytes is not a power of two >= %d", ErrBadChunk, name, chunk, pageSize)
+	}
+	if n, want := len(members), cfg.Level.minMembers(); n < want {
+		return nil, fmt.Errorf("%w: %s: %s needs at least %d, got %d", ErrTooFewMembers, name, cfg.Level, want, n)
+	}
+	if n := len(members); cfg.Level == Raid6 && n > maxRaid6Members {
+		return nil, fmt.Errorf("%w: %s: raid6 takes at most %d, got %d", ErrTooManyMembers, name, maxRaid6Members, n)
+	}
+	for i, m := range members {
+		if m == nil {
+			return nil, fmt.Errorf("%w: %s: member %d is nil", ErrBadMember, name, i)
+		}
+		if m.Sectors() != members[0].Sectors() || m.LogicalBlockSize() != members[0].LogicalBlockSize() {
+			return nil, fmt.Errorf("%w: %s: %s has %d sectors of logical block %d, %s has %d of %d",
+				ErrMemberMismatch, name, m.Name(), m.Sectors(), m.LogicalBlockSize(),
+				members[0].Name(), members[0].Sectors(), members[0].LogicalBlockSize())
+		}
+	}
+	lbs := members[0].LogicalBlockSize()
+	if chunk < lbs {
+		return nil, fmt.Errorf("%w: %s: %d bytes is below the members' logical block size %d", ErrBadChunk, name, chunk, lbs)
+	}
+	if cfg.Level == Raid6 && lbs > pageSize {
+		return nil, fmt.Errorf("%w: %s: logical block size %d exceeds the %d-byte stripe unit", ErrBadMember, name, lbs, pageSize)
+	}
+	a := &Array{
+		name:       name,
+		level:      cfg.Level,
+		members:    append([]blk.Device(nil), members...),
+		lbs:        lbs,
+		chunkShift: uint(bits.TrailingZeros32(chunk)),
+	}
+	memberChunks := members[0].Sectors() << blk.SectorShift >> a.chunkShift
+	n := uint64(len(members))
+	var chunks uint64 // data chunks the array holds
+	switch a.level {
+	case Raid0:
+		a.rowChunks, chunks = memberChunks, n*memberChunks
+	case Raid10Near2:
+		a.rowChunks, chunks = memberChunks, n*memberChunks/2
+	case Raid10Far2:
+		a.rowChunks = memberChunks / 2
+		chunks = n * a.rowChunks
+	case Raid6:
+		a.rowChunks, chunks = memberChunks, (n-2)*memberChunks
+	}
+	if chunks == 0 {
+		return nil, fmt.Errorf("%w: %s: %d-sector members hold no whole %s copy of a %d-byte chunk",
+			ErrBadMember, name, members[0].Sectors(), a.level, chunk)
+	}
+	a.sectors = chunks << a.chunkShift >> blk.SectorShift
+	return a, nil
+}
+
+// Name implements blk.Device: the Config's Name.
+func (a *Array) Name() string { return a.name }
+
+// Sectors implements blk.Device: the array's capacity in 512-byte sectors.
+func (a *Array) Sectors() uint64 { return a.sectors }
+
+// LogicalBlockSize implements blk.Device: the members' logical block size, which
+// md stacks unchanged (blk_stack_limits).
+func (a *Array) LogicalBlockSize() uint32 { return a.lbs }
+
+// Level returns the array's personality and layout.
+func (a *Array) Level() Level { return a.level }
+
+// ChunkSize returns the chunk size in bytes.
+func (a *Array) ChunkSize() uint32 { return 1 << a.chunkShift }

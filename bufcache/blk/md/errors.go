@@ -1,0 +1,30 @@
+package md
+
+import "errors"
+
+// Errors New and Submit return. Each is wrapped with the details of the call;
+// test with errors.Is. Errors of member devices are passed to the parent bio
+// unchanged, so errors.Is(err, blk.ErrIO) works through an array.
+var (
+	// ErrBadLevel: a Level outside Raid0..Raid6, or a name ParseLevel does not
+	// know (mdadm: "invalid raid level").
+	ErrBadLevel = errors.New("md: unknown RAID level")
+	// ErrBadChunk: a chunk size that is not a power of two, is below 4096 bytes or
+	// is below the members' logical block size (mdadm rejects such a --chunk).
+	ErrBadChunk = errors.New("md: invalid chunk size")
+	// ErrTooFewMembers: fewer members than the level needs (raid0 and raid10 two,
+	// raid6 four).
+	ErrTooFewMembers = errors.New("md: too few member devices")
+	// ErrTooManyMembers: a raid6 of more than 257 members. Q gives each data
+	// member its own coefficient g^k, and g = 2 has only 255 distinct powers.
+	ErrTooManyMembers = errors.New("md: too many member devices")
+	// ErrMemberMismatch: members that differ in size or logical block size. md
+	// itself would use the smallest size; the model asks for equal members.
+	ErrMemberMismatch = errors.New("md: member devices differ")
+	// ErrBadMember: a nil member, a member too small to hold one chunk per copy,
+	// or (raid6) a logical block size larger than the 4096-byte stripe unit.
+	ErrBadMember = errors.New("md: unusable member device")
+	// ErrMixedData: a bio whose vectors mix data and metadata-only (nil) segments.
+	// The array either moves and checks every byte or none.
+	ErrMixedData = errors.New("md: bio mixes data and metadata-only vectors")
+)

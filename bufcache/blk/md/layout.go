@@ -1,0 +1,64 @@
+package md
+
+import "github.com/bhsim/bhsim/bufcache/blk"
+
+// location is one copy of a chunk: a member's index and the member sector where
+// the chunk begins.
+type location struct {
+	dev    int
+	sector uint64
+}
+
+// chunkCopies returns where array data chunk c lives: n copies, copies[0] being
+// the one reads use. It models the personalities' address mapping in v5.10:
+// raid0's map_sector over a single zone (members of equal size), raid10's
+// raid10_find_phys for layouts n2 and f2, and for raid6 the data part of
+// raid5_compute_sector. c must be below the array's chunk count. O(1).
+func (a *Array) chunkCopies(c uint64) (copies [2]location, n int) {
+	switch a.level {
+	case Raid0:
+		return [2]location{a.slot(c)}, 1
+	case Raid10Near2:
+		// Copy k of chunk c fills slot 2c+k of a raid0-like striping, so the
+		// two copies sit side by side, wrapping to the next row when n is odd.
+		return [2]location{a.slot(2 * c), a.slot(2*c + 1)}, 2
+	case Raid10Far2:
+		// The far copy lives in the second half of the next member (the copy of
+		// the last member's chunk wraps to member 0).
+		near := a.slot(c)
+		far := location{dev: (near.dev + 1) % len(a.members), sector: near.sector + a.rowSector(a.rowChunks)}
+		return [2]location{near, far}, 2
+	default: // Raid6
+		row, k := c/a.dataDisks(), c%a.dataDisks()
+		return [2]location{{a.dataDev(row, int(k)), a.rowSector(row)}}, 1
+	}
+}
+
+// slot maps chunk slot s of a plain raid0 striping: member s mod n, row s / n.
+func (a *Array) slot(s uint64) location {
+	n := uint64(len(a.members))
+	return location{dev: int(s % n), sector: a.rowSector(s / n)}
+}
+
+// rowSector is the member sector where chunk row row begins.
+func (a *Array) rowSector(row uint64) uint64 { return row << (a.chunkShift - blk.SectorShift) }
+
+// dataDisks is the number of data chunks in a RAID6 stripe row (n − 2).
+func (a *Array) dataDisks() uint64 { return uint64(len(a.members)) - 2 }
+
+// parityDevs returns the members holding P and Q in RAID6 stripe row row. The
+// left-symmetric layout (ALGORITHM_LEFT_SYMMETRIC, mdadm's default) puts P on the
+// last member in row 0 and moves it one member left per row; Q follows P.
+func (a *Array) parityDevs(row uint64) (pd, qd int) {
+	n := len(a.members)
+	pd = n - 1 - int(row%uint64(n))
+	return pd, (pd + 1) % n
+}
+
+// dataDev returns the member holding data chunk k (0 ≤ k < n−2) of RAID6 stripe
+// row row: left-symmetric data starts just after Q and wraps around, so
+// consecutive chunks land on consecutive members across row boundaries.
+func (a *Array) dataDev(row uint64, k int) int {
+	pd, _ := a.parityDevs(row)
+	return (pd + 2 + k) % len(a.members)
+}

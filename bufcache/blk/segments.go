@@ -1,0 +1,129 @@
+package blk
+
+import "math/bits"
+
+// physPos is a simulated physical memory position: byte off of page frame pfn,
+// normalised so that off is below the page size.
+type physPos struct {
+	pfn uint64
+	off uint64
+}
+
+// runs summarises a sequence of memory extents for segment counting: how many
+// DMA segments they make, and the first and last physically contiguous runs,
+// which are all a neighbour needs to know to join them. The zero value is the
+// empty sequence.
+type runs struct {
+	bytes   uint64  // total length
+	segs    uint64  // segments: each run cut into pieces of at most MaxSegmentSize
+	head    physPos // start of the first run
+	headLen uint64  // length of the first run
+	headOK  bool    // the first run's start is known (not on NoPFN)
+	tail    physPos // position just past the last run
+	tailLen uint64  // length of the last run
+	tailOK  bool    // the last run's end is known
+	single  bool    // one run only: the first run is the last
+}
+
+// segsOf is the number of segments a run of n bytes makes.
+func segsOf(n, maxSeg uint64) uint64 { return (n + maxSeg - 1) / maxSeg }
+
+// extent returns the runs of bytes [d, d+n) of v, n > 0: one run whose ends are
+// known unless v is on NoPFN or the position overflows the frame numbers.
+func (l *Limits) extent(v *Vec, d, n uint32) runs {
+	r := runs{bytes: uint64(n), segs: segsOf(uint64(n), uint64(l.MaxSegmentSize)),
+		headLen: uint64(n), tailLen: uint64(n), single: true}
+	if v.PFN == NoPFN {
+		return r
+	}
+	shift := l.pageShift()
+	mask := uint64(l.PageSize) - 1
+	start := uint64(v.Offset) + uint64(d)
+	end := start + uint64(n)
+	hp, c1 := bits.Add64(v.PFN, start>>shift, 0)
+	tp, c2 := bits.Add64(v.PFN, end>>shift, 0)
+	r.head, r.headOK = physPos{hp, start & mask}, c1 == 0 && hp != NoPFN
+	r.tail, r.tailOK = physPos{tp, end & mask}, r.headOK && c2 == 0 && tp != NoPFN
+	return r
+}
+
+// joins reports whether b's first run continues a's last run in memory.
+func (a *runs) joins(b *runs) bool {
+	return a.bytes > 0 && b.bytes > 0 && a.tailOK && b.headOK && a.tail == b.head
+}
+
+// append adds b after a. With coalesce, b's first run joins a's last run when
+// they are physically contiguous (inside a bio, or across bios under
+// SegmentsCoalesced); otherwise they stay separate segments. O(1).
+func (a *runs) append(b runs, coalesce bool, maxSeg uint64) {
+	switch {
+	case b.bytes == 0:
+		return
+	case a.bytes == 0:
+		*a = b
+		return
+	case coalesce && a.joins(&b):
+		merged := a.tailLen + b.headLen
+		a.segs += b.segs + segsOf(merged, maxSeg) - segsOf(a.tailLen, maxSeg) - segsOf(b.headLen, maxSeg)
+		if a.single {
+			a.headLen = merged
+		}
+		if b.single {
+			a.tailLen = merged
+		} else {
+			a.tailLen = b.tailLen
+		}
+		a.single = a.single && b.single
+	default:
+		a.segs += b.segs
+		a.tailLen = b.tailLen
+		a.single = false
+	}
+	a.bytes += b.bytes
+	a.tail, a.tailOK = b.tail, b.tailOK
+}
+
+// bioRuns returns the runs of bytes [off, off+n) of b, coalescing contiguous
+// vectors as bio_add_page and blk_bio_segment_split do. O(vectors).
+func (l *Limits) bioRuns(b *Bio, off, n uint32) runs {
+	var r runs
+	for it := b.spans(off, n); it.next(); {
+		r.append(l.extent(it.v, it.d, it.n), true, uint64(l.MaxSegmentSize))
+	}
+	return r
+}
+
+// room is how many bytes of the extent e fit after r before r holds more than
+// MaxSegments segments.
+func (l *Limits) room(r *runs, e *runs) uint64 {
+	maxSeg := uint64(l.MaxSegmentSize)
+	free := uint64(l.MaxSegments) - r.segs
+	if r.joins(e) {
+		return (segsOf(r.tailLen, maxSeg)+free)*maxSeg - r.tailLen
+	}
+	return free * maxSeg
+}
+
+// cut returns the length of the longest part of b starting at byte off that
+// one request can carry, and that part's runs: all of the rest of the bio when
+// it fits, else a prefix that ends where MaxSectors runs out (on a physical
+// block boundary, get_max_io_size) or where one more byte would need segment
+// MaxSegments+1, rounded down to the logical block size (blk_bio_segment_split,
+// v5.10; the rounding is v6.x's, and keeps every part aligned). A length of 0
+// means the memory is too fragmented to carry even one logical block within
+// the limits. off must be a multiple of the logical block size. O(vectors).
+func (l *Limits) cut(b *Bio, off uint32) (uint32, runs) {
+	rest := b.size - off
+	maxBytes := l.maxIOSectors(b.Sector+uint64(off>>SectorShift)) << SectorShift
+	var r runs
+	for it := b.spans(off, rest); it.next(); {
+		e := l.extent(it.v, it.d, it.n)
+		fit := min(uint64(it.n), maxBytes-r.bytes, l.room(&r, &e))
+		if fit < uint64(it.n) {
+			n := uint32((r.bytes + fit) &^ (uint64(l.LogicalBlockSize) - 1))
+			return n, l.bioRuns(b, off, n)
+		}
+		r.append(e, true, uint64(l.MaxSegmentSize))
+	}
+	return rest, r
+}
