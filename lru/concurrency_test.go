@@ -84,9 +84,10 @@ func TestConcurrentInvalidation(t *testing.T) {
 			close(stop)
 			disturbers.Wait()
 
+			// How often each path ran depends on the scheduler (the disturber may
+			// keep the cache disabled for a whole run): logged, not asserted. What
+			// must hold whatever the interleaving is checked below.
 			t.Logf("hits=%d installs=%d", hits.Load(), installs.Load())
-			assert.Positive(t, hits.Load())
-			assert.Positive(t, installs.Load())
 			require.NoError(t, c.Check())
 			for i, b := range p.bhs {
 				assert.Equal(t, int64(c.Holds(b)), b.refs.Load(), "entry %d", i)
