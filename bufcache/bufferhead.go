@@ -63,6 +63,7 @@ const (
 	endNone endIO = iota
 	endReadSync
 	endWriteSync
+	endAsyncWrite
 )
 
 // BufferHead models struct buffer_head: the state of one block-sized piece of a

@@ -1,6 +1,10 @@
 package bufcache
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
 
 // CPU is one simulated CPU. Every operation of the model runs on a CPU passed
 // explicitly, and the CPU owns what the kernel keeps per CPU: the event counters,
@@ -15,7 +19,13 @@ type CPU struct {
 	m  *Machine
 	ev Counters
 
-	bhFree []*BufferHead
+	bhFree    []*BufferHead
+	folioFree []*Folio
+	// plug is this CPU's block plug (current->plug of the task running here).
+	plug blk.Plug
+	// scratch is reused by writeback to list a folio's buffers without
+	// allocating.
+	scratch []*BufferHead
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
@@ -52,6 +62,45 @@ func (c *CPU) allocBH() *BufferHead {
 		return bh
 	}
 	return new(BufferHead)
+}
+
+// folioCacheMax bounds a CPU's free folio cache.
+const folioCacheMax = 1024
+
+// allocFolio returns an unused folio, recycled from the CPU's free cache when
+// possible (a page frame with its memory when data is wanted), or a new one
+// with a new page frame number.
+func (c *CPU) allocFolio(data bool) *Folio {
+	var f *Folio
+	for n := len(c.folioFree); n > 0 && f == nil; n-- {
+		f = c.folioFree[n-1]
+		c.folioFree = c.folioFree[:n-1]
+		if data && f.data == nil {
+			f = nil // a metadata-only frame: leave it to the collector
+		}
+	}
+	if f == nil {
+		f = &Folio{pfn: c.m.allocPFN()}
+		if data {
+			f.data = make([]byte, c.m.cfg.PageSize)
+		}
+	} else if !data {
+		f.data = nil
+	}
+	return f
+}
+
+// freeFolio models freeing a page: the folio, whose last reference is gone,
+// is reset (keeping its frame and memory) and kept for reuse. A lock-free
+// reader that still holds the pointer cannot take a reference while the count
+// is zero, and re-checks mapping and index after taking one.
+func (c *CPU) freeFolio(f *Folio) {
+	c.count(EvFolioFree)
+	f.flags.Store(0)
+	f.private = nil
+	if len(c.folioFree) < folioCacheMax {
+		c.folioFree = append(c.folioFree, f)
+	}
 }
 
 // freeBH models free_buffer_head: bh is zeroed and kept for reuse.

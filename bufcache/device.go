@@ -32,6 +32,9 @@ type BlockDevice struct {
 	readOnly atomic.Bool
 	metaOnly bool
 	mapping  Mapping
+	// wbErr counts asynchronous write errors (the mapping's errseq_t);
+	// wbErrSeen is the count the last SyncBlockdev reported up to.
+	wbErr, wbErrSeen atomic.Uint64
 }
 
 // Open models the first open of a block device (blkdev_get_whole with

@@ -35,6 +35,21 @@
 //     only if no buffer is referenced (a CPU's LRU counts), dirty or locked.
 //   - [BlockDevice.SetBlocksize] — set_blocksize: sync, set i_blkbits, kill_bdev
 //     (invalidate every CPU's LRU, then truncate the page cache).
+//   - [BlockDevice.Write] — blkdev_write_iter → generic_perform_write: one page
+//     per iteration; pre-fault the user bytes of that page ([IovIter] over a
+//     [UserBuf], which really touches its pages and counts them); write_begin
+//     (create_empty_buffers, identity get_block, read a partly covered block
+//     first); copy; write_end (mark_buffer_dirty per buffer); a simplified
+//     balance_dirty_pages ([Config].DirtyLimit).
+//   - Writeback ([BlockDevice.SyncBlockdev], the dirty limit, reclaim):
+//     writepages over dirty folios in index order inside the CPU's block plug;
+//     block_write_full_folio submits one bio per dirty buffer; the last
+//     end_buffer_async_write of a folio ends its writeback; a write error is
+//     reported to the next sync, once.
+//   - Memory: [Config].PageCacheLimit bounds the page cache; creating a folio
+//     beyond it reclaims clean, unused folios oldest first, freeing their
+//     buffers through try_to_free_buffers. Folios and buffer heads are recycled
+//     through per-CPU free lists.
 //
 // # Kernel variants
 //

@@ -76,6 +76,21 @@ const (
 	EvLRUEvict
 	// EvLRUIPI counts CPUs interrupted by invalidate_bh_lrus.
 	EvLRUIPI
+	// EvFaultInPage counts user pages touched by fault_in_iov_iter_readable
+	// (iov_iter_fault_in_readable before 5.16): one byte read per page.
+	EvFaultInPage
+	// EvCopyByte counts bytes copied from the user buffer into the page cache
+	// (copy_page_from_iter_atomic).
+	EvCopyByte
+	// EvWriteIter counts iterations of the buffered write loop (one
+	// write_begin/copy/write_end round, generic_perform_write or
+	// iomap_write_iter).
+	EvWriteIter
+	// EvGetBlock counts get_block calls that map a buffer (blkdev_get_block,
+	// iomap_to_bh).
+	EvGetBlock
+	// EvWritepage counts folios written back (block_write_full_folio).
+	EvWritepage
 	// EvWarning counts kernel WARN()s and error messages the model would print
 	// (brelse of a free buffer, mark_buffer_dirty of a non-uptodate buffer, ...).
 	EvWarning
@@ -114,6 +129,11 @@ var eventNames = [NumEvents]string{
 	EvLRUStep:        "lru-install-steps",
 	EvLRUEvict:       "lru-evictions",
 	EvLRUIPI:         "lru-ipis",
+	EvFaultInPage:    "faultin-pages",
+	EvCopyByte:       "bytes-copied",
+	EvWriteIter:      "write-iters",
+	EvGetBlock:       "get-blocks",
+	EvWritepage:      "writepages",
 	EvWarning:        "warnings",
 }
 

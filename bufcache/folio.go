@@ -63,6 +63,7 @@ type Folio struct {
 	lock    sync.Mutex // PG_locked's sleeping lock
 	private *BufferHead
 	data    []byte
+	pfn     uint64 // simulated page frame number: physical contiguity for bio segments
 }
 
 // Index returns the folio's page index in its mapping.
@@ -119,7 +120,7 @@ func (f *Folio) put(cpu *CPU) {
 	cpu.count(EvFolioPut)
 	switch r := f.ref.Add(-1); {
 	case r == 0:
-		cpu.count(EvFolioFree)
+		cpu.freeFolio(f)
 	case r < 0:
 		panic("bufcache: folio reference count below zero")
 	}

@@ -33,7 +33,7 @@ func (o *opsModel) blocks() uint64 { return fuzzDevSize / uint64(o.d.BlockSize()
 func (o *opsModel) step(op, a, b byte) {
 	t, d, cpu := o.t, o.d, o.cpu
 	size := d.BlockSize()
-	switch op % 10 {
+	switch op % 12 {
 	case 0, 1: // getblk or bread a block, and hold it
 		if len(o.held) >= 8 {
 			o.release(int(a))
@@ -116,6 +116,23 @@ func (o *opsModel) step(op, a, b byte) {
 		o.checkDisk()
 	case 9:
 		o.m.InvalidateBhLRUs(cpu)
+	case 10, 11: // a buffered write(2) through the device node
+		pos := (uint64(a)<<8 | uint64(b)) * 61 % (fuzzDevSize + 512)
+		n := uint64(b)*37 + uint64(op)
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = a + byte(i)
+		}
+		it, err := NewUserBuf(data, 0, 4096).Iter(0, n)
+		require.NoError(t, err)
+		got, err := d.Write(cpu, pos, it)
+		if pos >= fuzzDevSize {
+			require.ErrorIs(t, err, ErrNoSpace)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, min(n, fuzzDevSize-pos), got)
+		copy(o.want[pos:], data[:got])
 	}
 }
 
@@ -148,7 +165,7 @@ func (o *opsModel) checkDisk() {
 }
 
 // FuzzOps runs random sequences of getblk / bread / modify / mark dirty / sync
-// / brelse / try_to_free / set_blocksize / invalidate on a small device with the
+// / brelse / try_to_free / set_blocksize / invalidate / write(2) on a small device with the
 // invariant checker on, against a flat byte-array oracle: after every sync the
 // disk holds exactly what was written, and every uptodate buffer read holds the
 // latest data.
@@ -157,7 +174,7 @@ func FuzzOps(f *testing.F) {
 	f.Add([]byte{7, 0, 0, 1, 9, 0, 2, 1, 3, 5, 0, 0, 6, 2, 0, 8, 0, 0, 7, 3, 0, 1, 9, 0}, true, true)
 	f.Add([]byte{0, 15, 0, 2, 0, 0, 3, 0, 0, 6, 3, 0, 9, 0, 0, 6, 3, 0, 8, 0, 0}, true, false)
 	f.Fuzz(func(t *testing.T, ops []byte, circular, btree bool) {
-		cfg := Config{CPUs: 1, Check: true}
+		cfg := Config{CPUs: 1, Check: true, DirtyLimit: 4}
 		if circular {
 			cfg.Alloc = AllocCircular
 		}

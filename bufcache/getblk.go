@@ -120,21 +120,32 @@ func (d *BlockDevice) Bread(cpu *CPU, block uint64, size uint32) (*BufferHead, e
 	if err != nil {
 		return nil, err
 	}
+	if err := readBufferSync(cpu, bh); err != nil {
+		Brelse(cpu, bh)
+		return nil, err
+	}
+	return bh, nil
+}
+
+// readBufferSync makes a held buffer uptodate: unless it already is, lock it,
+// read it from the device (end_buffer_read_sync) and wait — the core of
+// __bread_slow, also used by write_begin for partially written blocks. It
+// returns ErrIO if the read failed.
+func readBufferSync(cpu *CPU, bh *BufferHead) error {
 	if bh.Has(BHUptodate) {
-		return bh, nil
+		return nil
 	}
 	LockBuffer(cpu, bh)
 	if bh.Has(BHUptodate) {
 		UnlockBuffer(cpu, bh)
-		return bh, nil
+		return nil
 	}
 	bh.get(cpu)
 	bh.endIO = endReadSync
 	submitBH(cpu, blk.OpRead, bh)
 	waitOnBuffer(bh)
 	if !bh.Has(BHUptodate) {
-		Brelse(cpu, bh)
-		return nil, fmt.Errorf("%w: read of block %d (size %d) on %s", ErrIO, block, size, d.Name())
+		return fmt.Errorf("%w: read of block %d (size %d)", ErrIO, bh.blocknr, bh.size)
 	}
-	return bh, nil
+	return nil
 }

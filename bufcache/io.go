@@ -1,11 +1,9 @@
 package bufcache
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
-	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
 // bhBio is the bio submit_bh builds for one buffer, with the CPU that submitted
@@ -18,7 +16,8 @@ type bhBio struct {
 
 // submitBH models submit_bh_wbc: one bio of one segment for a locked, mapped
 // buffer with its b_end_io set. It sets BH_Req (a rewrite clears BH_Write_EIO)
-// and starts the bio at sector b_blocknr × (b_size / 512).
+// and submits the bio at sector b_blocknr × (b_size / 512) through the CPU's
+// plug (which dispatches at once when no plug is started).
 func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
@@ -29,7 +28,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	bb := bioPool.Get().(*bhBio)
 	bb.bh, bb.cpu = bh, cpu
 	bb.bio.Reset(op, bh.blocknr*uint64(bh.size>>blk.SectorShift))
-	bb.bio.AddVec(bh.Data(), bh.size)
+	bb.bio.AddPage(bh.Data(), bh.size, bh.folio.pfn, bh.offset)
 	bb.bio.EndIO = endBioBH
 	bb.bio.Private = bb
 	cpu.count(EvBioSubmit)
@@ -37,7 +36,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if d == nil {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v without a device", bh))
 	}
-	d.disk.Submit(&bb.bio)
+	blk.SubmitBio(&cpu.plug, d.disk, &bb.bio)
 }
 
 // endBioBH models end_bio_bh_io_sync: hand the bio's status to the buffer's
@@ -54,6 +53,8 @@ func endBioBH(b *blk.Bio) {
 		endBufferReadSync(cpu, bh, ok)
 	case endWriteSync:
 		endBufferWriteSync(cpu, bh, ok)
+	case endAsyncWrite:
+		endBufferAsyncWrite(cpu, bh, ok)
 	default:
 		panic(fmt.Sprintf("bufcache: bio completion for %v without b_end_io", bh))
 	}
@@ -132,58 +133,4 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr, bh.size, d.Name())
 	}
 	return nil
-}
-
-// SyncBlockdev models sync_blockdev: write back every dirty buffer of the
-// device, folio by folio in index order, and wait. Here each dirty mapped buffer
-// is written synchronously (the plugged, per-buffer async writeback of
-// block_write_full_folio comes with the write path); a folio whose buffers are
-// all clean afterwards is cleaned. It returns the write errors met, joined
-// (errors.Is ErrIO), after trying every buffer.
-func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
-	m := &d.mapping
-	var errs []error
-	for start := uint64(0); ; {
-		index, f, ok := m.index.NextMarked(start, pageindex.MarkDirty)
-		if !ok {
-			break
-		}
-		if f.tryGet(cpu) {
-			f.lockFolio(cpu)
-			if f.mapping.Load() == m {
-				errs = append(errs, d.writeFolioBuffers(cpu, f)...)
-			}
-			f.unlockFolio()
-			f.put(cpu)
-		}
-		if index == ^uint64(0) {
-			break
-		}
-		start = index + 1
-	}
-	d.debugCheck()
-	return errors.Join(errs...)
-}
-
-// writeFolioBuffers writes every dirty buffer of a locked folio. As writeback
-// does (folio_clear_dirty_for_io), the folio's dirty bit is cleared before the
-// buffers are written, so a buffer dirtied meanwhile by another CPU dirties the
-// folio again instead of being lost.
-func (d *BlockDevice) writeFolioBuffers(cpu *CPU, f *Folio) []error {
-	var errs []error
-	d.mapping.cancelDirty(f)
-	if head := f.private; head != nil {
-		for bh := head; ; {
-			cpu.count(EvRingWalk)
-			if bh.Has(BHDirty) {
-				if err := SyncDirtyBuffer(cpu, bh); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			if bh = bh.thisPage; bh == head {
-				break
-			}
-		}
-	}
-	return errs
 }

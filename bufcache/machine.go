@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/internal/pageindex"
@@ -88,6 +89,24 @@ type Config struct {
 	// LRUSize is the number of LRU slots per CPU, BH_LRU_SIZE (0 means
 	// lru.DefaultSize, 16; 8 models kernels before v3.18).
 	LRUSize int
+	// DirtyLimit is the number of dirty folios a device may hold before a
+	// writer starts writeback (a simplified balance_dirty_pages); 0 means no
+	// limit: data stays dirty until SyncBlockdev.
+	DirtyLimit int
+	// SeparateFlusher makes background writeback run on CPU FlusherCPU (the
+	// kernel's flusher thread) instead of the writer's CPU. The writer's
+	// goroutine drives that CPU while it writes back: no other goroutine may
+	// drive it meanwhile.
+	SeparateFlusher bool
+	FlusherCPU      int
+	// PageCacheLimit is the number of folios the page cache may hold (0: no
+	// limit); creating one more first reclaims clean, unused folios, oldest
+	// first (2 GiB on the Helios4 is 524288 folios of 4 KiB).
+	PageCacheLimit int
+	// ContiguousPages gives consecutively created folios consecutive page frame
+	// numbers, so that the block layer can coalesce them into one segment; by
+	// default every folio is its own segment.
+	ContiguousPages bool
 	// Check runs the invariant checker after the operations that change the page
 	// cache's structure or dirty state (getblk's growth, set_blocksize,
 	// try_to_free_buffers, sync_blockdev, mark_buffer_dirty) and panics on a
@@ -106,6 +125,26 @@ type Machine struct {
 
 	mu      sync.Mutex
 	devices []*BlockDevice
+	pfns    atomic.Uint64 // page frame numbers handed out
+	cached  atomic.Int64  // folios in all page caches
+	folios  folioLRU      // reclaim order
+}
+
+// allocPFN returns a page frame number for a new folio: consecutive ones only
+// with Config.ContiguousPages.
+func (m *Machine) allocPFN() uint64 {
+	if m.cfg.ContiguousPages {
+		return m.pfns.Add(1)
+	}
+	return m.pfns.Add(2)
+}
+
+// flusher returns the CPU that does background writeback for a writer on cpu.
+func (m *Machine) flusher(cpu *CPU) *CPU {
+	if m.cfg.SeparateFlusher {
+		return m.cpus[m.cfg.FlusherCPU]
+	}
+	return cpu
 }
 
 // lruKey is what lookup_bh_lru compares: (b_bdev, b_blocknr, b_size).
@@ -138,6 +177,15 @@ func NewMachine(cfg Config) (*Machine, error) {
 	}
 	if _, err := pageindex.ParseKind(cfg.Index.String()); err != nil {
 		return nil, err
+	}
+	if cfg.SeparateFlusher && (cfg.FlusherCPU < 0 || cfg.FlusherCPU >= cfg.CPUs) {
+		return nil, fmt.Errorf("bufcache: flusher CPU %d of %d", cfg.FlusherCPU, cfg.CPUs)
+	}
+	if cfg.PageCacheLimit < 0 {
+		return nil, fmt.Errorf("bufcache: page cache limit %d", cfg.PageCacheLimit)
+	}
+	if cfg.DirtyLimit < 0 {
+		return nil, fmt.Errorf("bufcache: dirty limit %d", cfg.DirtyLimit)
 	}
 	if cfg.LRUSize < 0 {
 		return nil, fmt.Errorf("bufcache: LRU size %d", cfg.LRUSize)

@@ -86,10 +86,12 @@ func (m *Mapping) getFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 // caller's reference (the page cache holds another), or nil if another folio got
 // the slot first.
 func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
-	f := &Folio{index: index}
-	if !m.dev.metaOnly {
-		f.data = make([]byte, m.dev.m.cfg.PageSize)
+	mc := m.dev.m
+	if limit := mc.cfg.PageCacheLimit; limit > 0 && int(mc.cached.Load()) >= limit {
+		mc.reclaim(cpu, reclaimBatch)
 	}
+	f := cpu.allocFolio(!m.dev.metaOnly)
+	f.index = index
 	f.ref.Store(2) // the caller's and the page cache's
 	if flags&fgpAccessed != 0 {
 		f.set(FolioReferenced)
@@ -106,6 +108,8 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	}
 	cpu.count(EvFolioAlloc)
 	cpu.count(EvIndexInsert)
+	mc.cached.Add(1)
+	mc.folios.push(f)
 	return f
 }
 
@@ -120,14 +124,17 @@ func (m *Mapping) setDirty(f *Folio) {
 	m.tagLock.Unlock()
 }
 
-// cancelDirty clears a folio's dirty bit and tag: folio_cancel_dirty for a stale
-// bit, folio_clear_dirty_for_io before writeback.
-func (m *Mapping) cancelDirty(f *Folio) {
+// cancelDirty clears a folio's dirty bit and tag and reports whether it was
+// dirty: folio_cancel_dirty for a stale bit, folio_clear_dirty_for_io before
+// writeback.
+func (m *Mapping) cancelDirty(f *Folio) bool {
 	m.tagLock.Lock()
-	if f.testClear(FolioDirty) && f.mapping.Load() == m {
+	was := f.testClear(FolioDirty)
+	if was && f.mapping.Load() == m {
 		m.index.ClearMark(f.index, pageindex.MarkDirty)
 	}
 	m.tagLock.Unlock()
+	return was
 }
 
 // remove models filemap_remove_folio for a locked folio: take it out of the
@@ -142,6 +149,7 @@ func (m *Mapping) remove(cpu *CPU, f *Folio) {
 	m.tagLock.Unlock()
 	if removed {
 		cpu.count(EvIndexDelete)
+		m.dev.m.cached.Add(-1)
 		f.put(cpu)
 	}
 }

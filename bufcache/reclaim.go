@@ -1,0 +1,123 @@
+package bufcache
+
+import "sync"
+
+// reclaimBatch is how many folios one reclaim pass tries to free
+// (SWAP_CLUSTER_MAX).
+const reclaimBatch = 32
+
+// folioLRU is the machine's list of cached folios in the order they were
+// created: a simplified inactive LRU list. Folios leave it when reclaim looks at
+// them after they left the page cache.
+type folioLRU struct {
+	mu   sync.Mutex
+	q    []*Folio
+	head int
+}
+
+func (l *folioLRU) push(f *Folio) {
+	l.mu.Lock()
+	if l.head > 1024 && l.head > len(l.q)/2 { // compact
+		n := copy(l.q, l.q[l.head:])
+		clear(l.q[n:])
+		l.q, l.head = l.q[:n], 0
+	}
+	l.q = append(l.q, f)
+	l.mu.Unlock()
+}
+
+func (l *folioLRU) pop() *Folio {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.head == len(l.q) {
+		return nil
+	}
+	f := l.q[l.head]
+	l.q[l.head] = nil
+	l.head++
+	return f
+}
+
+func (l *folioLRU) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.q) - l.head
+}
+
+// reclaim models direct reclaim of the page cache (shrink_folio_list on the
+// inactive list, simplified): walk the folios oldest first, give referenced
+// ones a second chance, skip locked, dirty, under-writeback or otherwise
+// referenced ones, and free the rest — their buffers through
+// try_to_free_buffers, then the folio. When only dirty folios stood in the way,
+// start writeback of their devices (the kernel wakes the flusher) and try once
+// more. It runs on cpu, the allocating CPU, and returns the folios freed.
+func (m *Machine) reclaim(cpu *CPU, want int) int {
+	freed := 0
+	for pass := 0; pass < 2 && freed < want; pass++ {
+		var dirty []*BlockDevice
+		for scan := m.folios.len(); scan > 0 && freed < want; scan-- {
+			f := m.folios.pop()
+			if f == nil {
+				break
+			}
+			mp := f.mapping.Load()
+			if mp == nil || !f.tryGet(cpu) {
+				continue // left the page cache: drop it from the list
+			}
+			switch d := mp.dev; {
+			case f.mapping.Load() != mp:
+				f.put(cpu)
+				continue
+			case f.testClear(FolioReferenced):
+				m.folios.push(f) // second chance
+			case f.Has(FolioDirty | FolioWriteback):
+				if f.Has(FolioDirty) && !containsDev(dirty, d) {
+					dirty = append(dirty, d)
+				}
+				m.folios.push(f)
+			case !f.lock.TryLock():
+				m.folios.push(f)
+			default:
+				f.set(FolioLocked)
+				if d.freeFolio(cpu, f) {
+					freed++
+				} else {
+					m.folios.push(f)
+				}
+				f.unlockFolio()
+			}
+			f.put(cpu)
+		}
+		for _, d := range dirty {
+			d.writepages(cpu, wbSyncNone)
+		}
+	}
+	return freed
+}
+
+func containsDev(ds []*BlockDevice, d *BlockDevice) bool {
+	for _, x := range ds {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// freeFolio removes a locked, clean folio that the caller holds one reference
+// to from the page cache if nobody else uses it: its buffers must be freeable
+// and its only other references the page cache's and the ring's.
+func (d *BlockDevice) freeFolio(cpu *CPU, f *Folio) bool {
+	want := int32(2) // the page cache's and ours
+	if f.private != nil {
+		want++
+	}
+	if f.Has(FolioDirty|FolioWriteback) || f.ref.Load() != want || f.mapping.Load() != &d.mapping {
+		return false
+	}
+	if d.tryToFreeBuffers(cpu, f) != nil {
+		return false
+	}
+	d.mapping.remove(cpu, f)
+	return true
+}

@@ -1,0 +1,231 @@
+package bufcache
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/pageindex"
+)
+
+// userIter returns an iterator over all of data.
+func userIter(t testing.TB, data []byte) *IovIter {
+	it, err := NewUserBuf(data, 0, 4096).Iter(0, uint64(len(data)))
+	require.NoError(t, err)
+	return it
+}
+
+func TestWriteEntryChecks(t *testing.T) {
+	const size = 1 << 20
+	for _, tc := range []struct {
+		name    string
+		pos     uint64
+		n       int
+		ro      bool
+		want    uint64
+		wantErr error
+	}{
+		{"empty write", 0, 0, false, 0, nil},
+		{"read-only device", 0, 10, true, 0, ErrReadOnly},
+		{"at the end", size, 10, false, 0, ErrNoSpace},
+		{"past the end", size + 4096, 10, false, 0, ErrNoSpace},
+		{"crossing the end is shortened", size - 100, 300, false, 100, nil},
+		{"inside", 4096, 8192, false, 8192, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, d, _ := newDev(t, Config{Check: true}, size, 512, DeviceOptions{ReadOnly: tc.ro})
+			got, err := d.Write(m.CPU(0), tc.pos, userIter(t, make([]byte, tc.n)))
+			assert.Equal(t, tc.want, got)
+			if tc.wantErr != nil {
+				assert.ErrorIs(t, err, tc.wantErr)
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+// TestWriteRoundTrip writes random ranges of random bytes through the
+// buffered write path and checks the disk after sync against a flat array, for
+// every block size and both ring variants.
+func TestWriteRoundTrip(t *testing.T) {
+	const size = 256 << 10
+	for _, variant := range []AllocVariant{AllocLinear, AllocCircular} {
+		for _, bsize := range []uint32{512, 1024, 4096} {
+			t.Run(fmt.Sprintf("variant=%s/bsize=%d", variant, bsize), func(t *testing.T) {
+				seed := uint64(bsize) * 7919
+				t.Logf("seed %d", seed)
+				rng := rand.New(rand.NewPCG(seed, 1))
+				m, d, disk := newDev(t, Config{Alloc: variant, Blocksize: blocksize.PolicyLogical, DirtyLimit: 16, Check: true}, size, 512, DeviceOptions{})
+				cpu := m.CPU(0)
+				require.NoError(t, d.SetBlocksize(cpu, bsize))
+				want := make([]byte, size)
+				for range 60 {
+					pos := rng.Uint64N(size)
+					n := 1 + rng.IntN(20000)
+					data := make([]byte, n)
+					for i := range data {
+						data[i] = byte(rng.Uint32())
+					}
+					got, err := d.Write(cpu, pos, userIter(t, data))
+					require.NoError(t, err)
+					copy(want[pos:], data[:got])
+					require.Equal(t, min(uint64(n), size-pos), got)
+				}
+				require.NoError(t, d.SyncBlockdev(cpu))
+				onDisk := make([]byte, size)
+				_, err := disk.ReadAt(onDisk, 0)
+				require.NoError(t, err)
+				require.True(t, bytes.Equal(want, onDisk), "disk differs from the oracle")
+			})
+		}
+	}
+}
+
+// TestWritePartialBlockReadsFirst: a write covering part of a 4 KiB block reads
+// the block first, so the rest of it survives.
+func TestWritePartialBlockReadsFirst(t *testing.T) {
+	m, d, disk := newDev(t, Config{Check: true}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	old := bytes.Repeat([]byte{0xee}, 4096)
+	_, err := d.Write(cpu, 3*4096, userIter(t, old))
+	require.NoError(t, err)
+	require.NoError(t, d.SyncBlockdev(cpu))
+	require.NoError(t, d.SetBlocksize(cpu, 1024)) // drop the cache
+	require.NoError(t, d.SetBlocksize(cpu, 4096))
+	reads := disk.Stats().Reads
+	_, err = d.Write(cpu, 3*4096+10, userIter(t, []byte("hello")))
+	require.NoError(t, err)
+	assert.Equal(t, reads+1, disk.Stats().Reads, "the partially covered block was read")
+	require.NoError(t, d.SyncBlockdev(cpu))
+	got := make([]byte, 4096)
+	_, err = disk.ReadAt(got, 3*4096)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(got[10:15]))
+	assert.Equal(t, byte(0xee), got[9])
+	assert.Equal(t, byte(0xee), got[15])
+
+	reads = disk.Stats().Reads
+	_, err = d.Write(cpu, 5*4096, userIter(t, make([]byte, 4096)))
+	require.NoError(t, err)
+	assert.Equal(t, reads, disk.Stats().Reads, "a whole-block write reads nothing")
+}
+
+func TestWriteUnreadableUserBuffer(t *testing.T) {
+	m, d, disk := newDev(t, Config{Check: true}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	data := bytes.Repeat([]byte{7}, 3*4096)
+	u := NewUserBuf(data, 0, 4096)
+
+	u.SetUnreadable(0, 100)
+	it, err := u.Iter(0, uint64(len(data)))
+	require.NoError(t, err)
+	n, err := d.Write(cpu, 0, it)
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, ErrFault)
+
+	u.SetUnreadable(5000, 100) // in the second page: the write stops there
+	it, err = u.Iter(0, uint64(len(data)))
+	require.NoError(t, err)
+	n, err = d.Write(cpu, 0, it)
+	assert.NoError(t, err)
+	assert.Equal(t, uint64(5000), n)
+	require.NoError(t, d.SyncBlockdev(cpu))
+	got := make([]byte, 5001)
+	_, err = disk.ReadAt(got, 0)
+	require.NoError(t, err)
+	assert.Equal(t, byte(7), got[4999])
+	assert.Equal(t, byte(0), got[5000], "nothing past the unreadable byte")
+}
+
+// TestWritebackOneBioPerBuffer: writeback submits one bio per dirty buffer —
+// 8 per page with 512-byte blocks, 1 with 4 KiB — and the buffered write
+// pre-faults at most the one or two user pages of each page written.
+func TestWritebackOneBioPerBuffer(t *testing.T) {
+	for _, tc := range []struct {
+		bsize uint32
+		bios  uint64
+	}{{512, 2048}, {1024, 1024}, {4096, 256}} {
+		t.Run(fmt.Sprintf("bsize=%d", tc.bsize), func(t *testing.T) {
+			m, d, _ := newDev(t, Config{Blocksize: blocksize.PolicyLogical}, 16<<20, 512, DeviceOptions{})
+			cpu := m.CPU(0)
+			require.NoError(t, d.SetBlocksize(cpu, tc.bsize))
+			before := cpu.Events()
+			_, err := d.Write(cpu, 0, userIter(t, make([]byte, 1<<20)))
+			require.NoError(t, err)
+			require.NoError(t, d.SyncBlockdev(cpu))
+			ev := cpu.Events().Sub(before)
+			assert.Equal(t, tc.bios, ev[EvBioSubmit])
+			assert.Equal(t, uint64(256), ev[EvWriteIter])
+			assert.Equal(t, uint64(256), ev[EvFaultInPage], "one user page per page-aligned iteration")
+			assert.Equal(t, uint64(256), ev[EvWritepage])
+			assert.Equal(t, uint64(1<<20), ev[EvCopyByte])
+		})
+	}
+}
+
+func TestAsyncWriteErrorReportedOnce(t *testing.T) {
+	m, d, disk := newFaultyDev(t, Config{Check: true})
+	cpu := m.CPU(0)
+	_, err := d.Write(cpu, 0, userIter(t, make([]byte, 8192)))
+	require.NoError(t, err)
+	disk.failWrite = true
+	assert.ErrorIs(t, d.SyncBlockdev(cpu), ErrIO)
+	assert.NoError(t, d.SyncBlockdev(cpu), "reported once")
+	bh := d.FindGetBlock(cpu, 0, 4096)
+	require.NotNil(t, bh)
+	assert.True(t, bh.Has(BHWriteEIO))
+	assert.False(t, bh.Has(BHUptodate))
+	assert.False(t, bh.Folio().Has(FolioWriteback))
+	Brelse(cpu, bh)
+}
+
+func TestDirtyLimitStartsWriteback(t *testing.T) {
+	m, d, disk := newDev(t, Config{DirtyLimit: 8, CPUs: 2, SeparateFlusher: true, FlusherCPU: 1}, 1<<20, 512, DeviceOptions{})
+	_, err := d.Write(m.CPU(0), 0, userIter(t, make([]byte, 64<<10)))
+	require.NoError(t, err)
+	assert.NotZero(t, disk.Stats().Writes, "the writer crossed the limit")
+	assert.Zero(t, m.CPU(0).Events()[EvBioSubmit], "writeback ran on the flusher's CPU")
+	assert.NotZero(t, m.CPU(1).Events()[EvBioSubmit])
+	assert.LessOrEqual(t, d.mapping.index.CountMarked(pageindex.MarkDirty), 9)
+}
+
+// TestPageCacheLimitReclaims: with a page-cache limit, a long write keeps the
+// cache bounded by reclaiming clean folios (writeback cleans them first), frees
+// their buffer heads into the per-CPU cache for reuse, and loses no data.
+func TestPageCacheLimitReclaims(t *testing.T) {
+	const size = 4 << 20
+	m, d, disk := newDev(t, Config{PageCacheLimit: 64, DirtyLimit: 16, Blocksize: blocksize.PolicyLogical, Check: false}, size, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i * 7 / 4096)
+	}
+	n, err := d.Write(cpu, 0, userIter(t, data))
+	require.NoError(t, err)
+	require.Equal(t, uint64(size), n)
+	assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
+	ev := cpu.Events()
+	assert.Greater(t, ev[EvFolioFree], uint64(800), "folios were reclaimed")
+	assert.Greater(t, ev[EvBHFree], uint64(800*8), "their 8 buffer heads each were freed")
+	require.NoError(t, d.SyncBlockdev(cpu))
+	got := make([]byte, size)
+	_, err = disk.ReadAt(got, 0)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got))
+	require.NoError(t, m.Check())
+
+	// Reading it all back through bread stays bounded too, and sees the data.
+	for b := uint64(0); b < size/512; b += 37 {
+		bh, err := d.Bread(cpu, b, 512)
+		require.NoError(t, err)
+		require.Equal(t, data[b*512:(b+1)*512], bh.Data())
+		Brelse(cpu, bh)
+	}
+	assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
+}

@@ -1,0 +1,239 @@
+package bufcache
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/pageindex"
+)
+
+// syncMode is writeback_control's sync_mode.
+type syncMode uint8
+
+const (
+	wbSyncNone syncMode = iota // background writeback: skip what is busy
+	wbSyncAll                  // data integrity: wait for locks and earlier writeback
+)
+
+// writepages models blkdev_writepages (generic_writepages over write_cache_pages
+// in 5.10; writeback_iter + block_write_full_folio in 6.x): inside a block plug,
+// for every folio tagged dirty, in index order, lock it, clear its dirty bit for
+// I/O (folio_clear_dirty_for_io) and write it (block_write_full_folio). The plug
+// is finished at the end, which dispatches the merged requests.
+func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
+	m := &d.mapping
+	cpu.plug.Start()
+	for start := uint64(0); ; {
+		index, f, ok := m.index.NextMarked(start, pageindex.MarkDirty)
+		if !ok {
+			break
+		}
+		if f.tryGet(cpu) {
+			f.lockFolio(cpu)
+			if f.mapping.Load() == m {
+				if f.Has(FolioWriteback) && mode == wbSyncAll {
+					cpu.plug.Flush() // the earlier writeback may sit in our own plug
+					waitOnWriteback(f)
+				}
+				if !f.Has(FolioWriteback) && m.cancelDirty(f) {
+					d.writeFolio(cpu, f, mode) // unlocks f
+				} else {
+					f.unlockFolio()
+				}
+			} else {
+				f.unlockFolio()
+			}
+			f.put(cpu)
+		}
+		if index == ^uint64(0) {
+			break
+		}
+		start = index + 1
+	}
+	cpu.plug.Finish()
+}
+
+// writeFolio models __block_write_full_folio (__block_write_full_page in 5.10)
+// for a locked folio whose dirty bit was just cleared for I/O: buffers past the
+// end of the device are cleaned, unmapped dirty buffers mapped; every dirty
+// mapped buffer is locked, marked Async_Write and submitted as its own bio (one
+// bio per buffer); the folio is under writeback until the last completes. It
+// unlocks the folio.
+func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
+	cpu.count(EvWritepage)
+	head := f.private
+	if head == nil { // dirtied without buffers: all of it is dirty and uptodate
+		head = d.createEmptyBuffers(cpu, f, d.BlockSize(), BHDirty|BHUptodate)
+	}
+	size := head.size
+	first := f.index << (uint(d.m.pageShift) - blocksize.Log2(size))
+	last := (d.size - 1) / uint64(size)
+	block := first
+	for bh := head; ; block++ { // pass 1: past the end, or not yet mapped
+		cpu.count(EvRingWalk)
+		if block > last {
+			bh.clear(BHDirty)
+			bh.set(BHUptodate)
+		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
+			d.getBlock(cpu, bh, block)
+		}
+		if bh = bh.thisPage; bh == head {
+			break
+		}
+	}
+	for bh := head; ; { // pass 2: lock and mark what will be written
+		cpu.count(EvRingWalk)
+		if bh.Has(BHMapped) {
+			if mode == wbSyncAll {
+				LockBuffer(cpu, bh)
+			} else if !tryLockBuffer(cpu, bh) {
+				d.mapping.setDirty(f) // redirty_page_for_writepage
+				bh = bh.thisPage
+				if bh == head {
+					break
+				}
+				continue
+			}
+			if bh.testClear(BHDirty) {
+				bh.endIO = endAsyncWrite
+				bh.set(BHAsyncWrite)
+			} else {
+				UnlockBuffer(cpu, bh)
+			}
+		}
+		if bh = bh.thisPage; bh == head {
+			break
+		}
+	}
+	d.setWriteback(f)
+	// Collect first: a plug flush inside a submission may complete buffers of
+	// this folio, and the ring must still show the others as Async_Write.
+	async := cpu.scratch[:0]
+	for bh := head; ; {
+		cpu.count(EvRingWalk)
+		if bh.Has(BHAsyncWrite) {
+			async = append(async, bh)
+		}
+		if bh = bh.thisPage; bh == head {
+			break
+		}
+	}
+	for _, bh := range async {
+		submitBH(cpu, blk.OpWrite, bh)
+	}
+	f.unlockFolio()
+	if len(async) == 0 {
+		d.endWriteback(f)
+	}
+	clear(async)
+	cpu.scratch = async[:0]
+}
+
+// setWriteback models folio_start_writeback: PG_writeback and its index tag.
+func (d *BlockDevice) setWriteback(f *Folio) {
+	m := &d.mapping
+	m.tagLock.Lock()
+	if !f.testSet(FolioWriteback) && f.mapping.Load() == m {
+		m.index.SetMark(f.index, pageindex.MarkWriteback)
+	}
+	m.tagLock.Unlock()
+}
+
+// endWriteback models folio_end_writeback.
+func (d *BlockDevice) endWriteback(f *Folio) {
+	m := &d.mapping
+	m.tagLock.Lock()
+	if f.testClear(FolioWriteback) && f.mapping.Load() == m {
+		m.index.ClearMark(f.index, pageindex.MarkWriteback)
+	}
+	m.tagLock.Unlock()
+}
+
+// waitOnWriteback models folio_wait_writeback.
+func waitOnWriteback(f *Folio) {
+	for f.Has(FolioWriteback) {
+		runtime.Gosched()
+	}
+}
+
+// endBufferAsyncWrite models end_buffer_async_write: on success the buffer is
+// uptodate; on failure it gets BH_Write_EIO, loses BH_Uptodate, and the error
+// is recorded for the device's next sync ("lost async page write"). Then the
+// buffer is unlocked, and the last Async_Write buffer of the folio ends the
+// folio's writeback. All buffers of a folio complete on the CPU that submitted
+// them, so the ring scan needs no b_uptodate_lock here.
+func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
+	f := bh.folio
+	if ok {
+		bh.set(BHUptodate)
+	} else {
+		cpu.count(EvWarning)
+		bh.set(BHWriteEIO)
+		bh.clear(BHUptodate)
+		f.set(FolioError)
+		if d := bh.bdev.Load(); d != nil {
+			d.wbErr.Add(1)
+		}
+	}
+	bh.clear(BHAsyncWrite)
+	UnlockBuffer(cpu, bh)
+	for b := bh.thisPage; b != bh; b = b.thisPage {
+		if b.Has(BHAsyncWrite) {
+			return
+		}
+	}
+	if d := bh.bdev.Load(); d != nil {
+		d.endWriteback(f)
+	} else {
+		f.clear(FolioWriteback)
+	}
+}
+
+// tryLockBuffer models trylock_buffer.
+func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
+	if bh.testSet(BHLock) {
+		return false
+	}
+	cpu.count(EvBHLock)
+	return true
+}
+
+// SyncBlockdev models sync_blockdev (filemap_write_and_wait): write back every
+// dirty folio of the device (writepages with WB_SYNC_ALL), wait until no folio
+// is under writeback, and report a write error that happened since the last
+// sync — once, as errseq does. It returns nil or an error wrapping ErrIO.
+func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
+	d.writepages(cpu, wbSyncAll)
+	m := &d.mapping
+	for start := uint64(0); ; {
+		index, f, ok := m.index.NextMarked(start, pageindex.MarkWriteback)
+		if !ok {
+			break
+		}
+		waitOnWriteback(f)
+		if index == ^uint64(0) {
+			break
+		}
+		start = index + 1
+	}
+	d.debugCheck()
+	if n := d.wbErr.Load(); n != d.wbErrSeen.Swap(n) {
+		return fmt.Errorf("%w: lost async page write on %s", ErrIO, d.Name())
+	}
+	return nil
+}
+
+// balanceDirtyPages is a simplified balance_dirty_pages_ratelimited: when the
+// device holds more dirty folios than Config.DirtyLimit, the writer starts
+// background writeback of the device itself (the kernel wakes the flusher and
+// throttles the writer; here the work is done on Config.Flusher's CPU by the
+// writer's goroutine, so that its events are the flusher's).
+func (d *BlockDevice) balanceDirtyPages(cpu *CPU) {
+	limit := d.m.cfg.DirtyLimit
+	if limit <= 0 || d.mapping.index.CountMarked(pageindex.MarkDirty) <= limit {
+		return
+	}
+	d.writepages(d.m.flusher(cpu), wbSyncNone)
+}
