@@ -120,16 +120,31 @@ func (p *Plug) add(rq *Request) {
 // SubmitBio models submit_bio (v5.10) as the current task sees it: with p
 // started and d a *Queue, b goes through the queue's plugged path (split at the
 // limits, back-merge into a plugged request of that queue, or a new plugged
-// request, flushing a full plug first). Otherwise — no plug, a plug not
-// started, or a bio-based device such as an md array — it is d.Submit(b). A bio
+// request, flushing a full plug first); with p started and d a PlugSubmitter
+// (an md array), d.SubmitPlugged(p, b). Otherwise — no plug, a plug not
+// started, or another bio-based device — it is d.Submit(b). A bio
 // that fails validation completes with the error before SubmitBio returns; the
 // others complete when their request is dispatched. d completes b exactly
 // once. Cost on a Queue: O(vectors of b + plugged requests), plus the dispatch
 // of whatever a flush sends; a back merge allocates nothing in steady state.
 func SubmitBio(p *Plug, d Device, b *Bio) {
-	if q, ok := d.(*Queue); ok && p != nil && p.depth > 0 {
-		q.submit(p, b)
-		return
+	if p != nil && p.depth > 0 {
+		switch d := d.(type) {
+		case *Queue:
+			d.submit(p, b)
+			return
+		case PlugSubmitter:
+			d.SubmitPlugged(p, b)
+			return
+		}
 	}
 	d.Submit(b)
+}
+
+// PlugSubmitter is a bio-based device that hands the submitter's plug on to the
+// bios it issues, as md does: its member bios are submitted by the same task,
+// under the same plug, and merge in the member queues.
+type PlugSubmitter interface {
+	Device
+	SubmitPlugged(p *Plug, b *Bio)
 }

@@ -19,7 +19,13 @@
 //
 // [Array] implements [blk.Device] in that way: Submit maps the bio and sends
 // member bios, and completes the parent once the last of them has completed.
-// [Stats] counts the per-bio work and the member I/O.
+// [Stats] counts the per-bio work and the member I/O. It also implements
+// [blk.PlugSubmitter]: submitted through blk.SubmitBio under a started plug,
+// raid0 and raid10 write member bios go through that plug, so they merge in the
+// member queues as in the kernel, where the personality runs in the submitting
+// task. Reads and raid6 writes, whose rounds wait for their member bios, are
+// submitted to the members directly (the kernel's raid5d batching of stripes
+// across bios at unplug is not modelled yet).
 //
 // # Chunks and layouts
 //

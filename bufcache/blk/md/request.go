@@ -32,6 +32,9 @@ type request struct {
 	data       bool   // the parent's vectors carry data
 	phase      phase
 	locked     bool // holds a.stripeMu
+	// plug is the submitter's plug that member bios go through (raid0 and
+	// raid10 writes), or nil.
+	plug *blk.Plug
 
 	// pending counts member bios in flight, plus one while a round is being
 	// issued so that completions inside a member's Submit cannot end the round
@@ -152,5 +155,5 @@ func (r *request) newBio(op blk.Op, sector uint64) *blk.Bio {
 func (r *request) submit(dev int, mb *blk.Bio) {
 	r.t.MemberBios++
 	r.pending.Add(1)
-	r.a.members[dev].Submit(mb)
+	blk.SubmitBio(r.plug, r.a.members[dev], mb)
 }

@@ -32,7 +32,16 @@ import (
 // error (blk.ErrMisaligned, blk.ErrBeyondEnd, blk.ErrNotSupported), and one
 // mixing data and metadata-only vectors with ErrMixedData; neither is counted. Allocates nothing once the array's free lists have warmed up.
 // Complexity O(member bios · segments per bio).
-func (a *Array) Submit(b *blk.Bio) {
+func (a *Array) Submit(b *blk.Bio) { a.submit(nil, b) }
+
+// SubmitPlugged implements blk.PlugSubmitter: as Submit, but raid0 and raid10
+// write member bios go through p, the submitter's plug, where they merge in the
+// member queues as in the kernel (md_submit_bio runs in the submitting task,
+// under its plug). Reads and RAID6 writes, whose rounds wait for their member
+// bios, are submitted directly.
+func (a *Array) SubmitPlugged(p *blk.Plug, b *blk.Bio) { a.submit(p, b) }
+
+func (a *Array) submit(p *blk.Plug, b *blk.Bio) {
 	if err := blk.CheckBio(a, b); err != nil {
 		b.Complete(err)
 		return
@@ -48,6 +57,10 @@ func (a *Array) Submit(b *blk.Bio) {
 	r.end = r.start + uint64(b.Size())
 	r.t.BiosIn, r.t.BytesIn = 1, uint64(b.Size())
 	r.phase = phaseMap
+	r.plug = nil
+	if b.Op == blk.OpWrite && a.level != Raid6 {
+		r.plug = p
+	}
 	if a.level == Raid6 && b.Op == blk.OpWrite {
 		a.stripeMu.Lock()
 		r.locked = true
