@@ -26,6 +26,8 @@ type CPU struct {
 	// scratch is reused by writeback to list a folio's buffers without
 	// allocating.
 	scratch []*BufferHead
+	// raScratch is reused by readahead to collect a run of folios.
+	raScratch []*Folio
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads

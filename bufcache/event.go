@@ -91,6 +91,9 @@ const (
 	EvGetBlock
 	// EvWritepage counts folios written back (block_write_full_folio).
 	EvWritepage
+	// EvReadaheadPage counts folios read by readahead without buffer heads
+	// (do_mpage_readpage's per-page work).
+	EvReadaheadPage
 	// EvWarning counts kernel WARN()s and error messages the model would print
 	// (brelse of a free buffer, mark_buffer_dirty of a non-uptodate buffer, ...).
 	EvWarning
@@ -134,6 +137,7 @@ var eventNames = [NumEvents]string{
 	EvWriteIter:      "write-iters",
 	EvGetBlock:       "get-blocks",
 	EvWritepage:      "writepages",
+	EvReadaheadPage:  "readahead-pages",
 	EvWarning:        "warnings",
 }
 

@@ -33,7 +33,7 @@ func (o *opsModel) blocks() uint64 { return fuzzDevSize / uint64(o.d.BlockSize()
 func (o *opsModel) step(op, a, b byte) {
 	t, d, cpu := o.t, o.d, o.cpu
 	size := d.BlockSize()
-	switch op % 12 {
+	switch op % 13 {
 	case 0, 1: // getblk or bread a block, and hold it
 		if len(o.held) >= 8 {
 			o.release(int(a))
@@ -116,6 +116,14 @@ func (o *opsModel) step(op, a, b byte) {
 		o.checkDisk()
 	case 9:
 		o.m.InvalidateBhLRUs(cpu)
+	case 12: // a buffered read(2): the cache's view is the oracle's
+		pos := (uint64(a)<<8 | uint64(b)) * 53 % (fuzzDevSize + 512)
+		buf := make([]byte, uint64(b)*41+1)
+		n, err := d.Read(cpu, pos, buf)
+		require.NoError(t, err)
+		if pos < fuzzDevSize {
+			require.Equal(t, o.want[pos:pos+n], buf[:n])
+		}
 	case 10, 11: // a buffered write(2) through the device node
 		pos := (uint64(a)<<8 | uint64(b)) * 61 % (fuzzDevSize + 512)
 		n := uint64(b)*37 + uint64(op)
@@ -165,7 +173,7 @@ func (o *opsModel) checkDisk() {
 }
 
 // FuzzOps runs random sequences of getblk / bread / modify / mark dirty / sync
-// / brelse / try_to_free / set_blocksize / invalidate / write(2) on a small device with the
+// / brelse / try_to_free / set_blocksize / invalidate / write(2) / read(2) on a small device with the
 // invariant checker on, against a flat byte-array oracle: after every sync the
 // disk holds exactly what was written, and every uptodate buffer read holds the
 // latest data.

@@ -1,0 +1,204 @@
+package bufcache
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// RAPages is the readahead window in pages when nothing else is asked for:
+// VM_READAHEAD_PAGES, 128 KiB of 4 KiB pages (read_ahead_kb's default).
+const RAPages = 32
+
+// bioMaxPages is BIO_MAX_VECS (BIO_MAX_PAGES before 5.12): the most pages
+// mpage_readahead puts in one bio.
+const bioMaxPages = 256
+
+// Read models a buffered read(2) from the block device node: blkdev_read_iter
+// → filemap_read. Reads at or past the end return 0; reads crossing it are
+// shortened. A folio that is not cached, or not uptodate and without buffers,
+// is brought in by synchronous readahead (page_cache_sync_ra →
+// mpage_readahead): a window of at least RAPages folios, read with multi-page
+// bios and no buffer heads — which is why read throughput does not depend on
+// the block size. A cached folio that has buffers but is not uptodate is read
+// buffer by buffer (block_read_full_folio). It returns the bytes read; ErrIO if
+// a read failed (after what was read before it).
+func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
+	if pos >= d.size {
+		return 0, nil
+	}
+	n := min(uint64(len(dst)), d.size-pos)
+	ps := uint64(d.m.cfg.PageSize)
+	lastIndex := (pos + n - 1) / ps
+	var done uint64
+	for done < n {
+		index, off := (pos+done)/ps, (pos+done)%ps
+		chunk := min(ps-off, n-done)
+		f := d.mapping.getFolio(cpu, index, fgpAccessed)
+		if f == nil || (!f.Has(FolioUptodate) && f.private == nil) {
+			if f != nil {
+				f.put(cpu)
+			}
+			d.readahead(cpu, index, lastIndex-index+1)
+			if f = d.mapping.getFolio(cpu, index, fgpAccessed); f == nil {
+				continue // reclaimed before we got to it: read again
+			}
+		}
+		if !f.Has(FolioUptodate) {
+			f.lockFolio(cpu) // waits for the read in flight
+			if !f.Has(FolioUptodate) && f.mapping.Load() == &d.mapping {
+				d.readFolio(cpu, f)
+			}
+			f.unlockFolio()
+			if !f.Has(FolioUptodate) {
+				f.put(cpu)
+				return done, fmt.Errorf("%w: read of page %d on %s", ErrIO, index, d.Name())
+			}
+		}
+		if f.data != nil {
+			copy(dst[done:done+chunk], f.data[off:off+chunk])
+		}
+		f.put(cpu)
+		done += chunk
+	}
+	return done, nil
+}
+
+// readFolio brings a locked folio uptodate: block_read_full_folio for a folio
+// with buffers (each buffer that is not uptodate is mapped and read; here
+// synchronously, buffer by buffer, where the kernel issues them together and
+// the last end_buffer_async_read unlocks the folio), mpage for one without.
+func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
+	head := f.private
+	if head == nil {
+		d.submitReadahead(cpu, []*Folio{f}, false)
+		f.lockFolio(cpu) // the completion unlocked it
+		return
+	}
+	g := d.Geometry()
+	last := g.EndBlock(d.size)
+	block := g.FirstBlock(f.index)
+	all := true
+	for bh := head; ; block++ {
+		cpu.count(EvRingWalk)
+		if !bh.Has(BHUptodate) {
+			switch {
+			case block >= last: // past the end: zeroes
+				if data := bh.Data(); data != nil {
+					clear(data)
+				}
+				bh.set(BHUptodate)
+			default:
+				if !bh.Has(BHMapped) {
+					d.getBlock(cpu, bh, block)
+				}
+				if readBufferSync(cpu, bh) != nil {
+					all = false
+				}
+			}
+		}
+		if bh = bh.thisPage; bh == head {
+			break
+		}
+	}
+	if all {
+		f.set(FolioUptodate)
+	}
+}
+
+// readahead models page_cache_sync_ra + read_pages with mpage_readahead for the
+// block device: from page start, a window of max(want, RAPages) pages (cut at
+// the end of the device), create each folio that is not cached, locked, and
+// read the runs of new folios with multi-page bios inside a plug. Pages already
+// cached end a run.
+func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
+	ps := uint64(d.m.cfg.PageSize)
+	lastPage := (d.size - 1) / ps
+	end := min(start+max(want, RAPages)-1, lastPage)
+	run := cpu.raScratch[:0]
+	cpu.plug.Start()
+	for index := start; index <= end; index++ {
+		f := d.mapping.lookup(cpu, index)
+		if f == nil {
+			f = d.mapping.addFolio(cpu, index, fgpLock)
+		} else {
+			f.put(cpu)
+			f = nil
+		}
+		if f == nil || len(run) == bioMaxPages { // cached, or the bio is full
+			run = d.submitReadahead(cpu, run, true)
+		}
+		if f != nil {
+			run = append(run, f)
+		}
+		if index == end {
+			break
+		}
+	}
+	cpu.raScratch = d.submitReadahead(cpu, run, true)
+	_ = cpu.plug.Finish()
+}
+
+// raBio is one mpage bio and the folios it fills.
+type raBio struct {
+	bio    blk.Bio
+	folios []*Folio
+	cpu    *CPU
+}
+
+var raPool = sync.Pool{New: func() any { return new(raBio) }}
+
+// submitReadahead sends one bio for a run of consecutive locked folios
+// (do_mpage_readpage for each, mpage_bio_submit): each folio's tail past the end
+// of the device is zeroed and not read. With dropRef the caller's folio
+// references are dropped once the folios are in the bio (readahead_folio). It
+// returns run emptied.
+func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*Folio {
+	if len(run) == 0 {
+		return run
+	}
+	ps := uint64(d.m.cfg.PageSize)
+	rb := raPool.Get().(*raBio)
+	rb.cpu = cpu
+	rb.bio.Reset(blk.OpRead, run[0].index*ps>>blk.SectorShift)
+	for _, f := range run {
+		cpu.count(EvReadaheadPage)
+		n := min(ps, d.size-f.index*ps)
+		var data []byte
+		if f.data != nil {
+			data = f.data[:n]
+			clear(f.data[n:])
+		}
+		rb.bio.AddPage(data, uint32(n), f.pfn, 0)
+		rb.folios = append(rb.folios, f)
+		if dropRef {
+			f.put(cpu)
+		}
+	}
+	rb.bio.EndIO = endReadahead
+	rb.bio.Private = rb
+	cpu.count(EvBioSubmit)
+	blk.SubmitBio(&cpu.plug, d.disk, &rb.bio)
+	clear(run)
+	return run[:0]
+}
+
+// endReadahead models mpage_end_io for reads: every folio of the bio becomes
+// uptodate (or gets PG_error) and is unlocked.
+func endReadahead(b *blk.Bio) {
+	rb := b.Private.(*raBio)
+	rb.cpu.count(EvBioComplete)
+	for i, f := range rb.folios {
+		if b.Err == nil {
+			f.set(FolioUptodate)
+		} else {
+			f.set(FolioError)
+		}
+		f.unlockFolio()
+		rb.folios[i] = nil
+	}
+	rb.folios, rb.cpu = rb.folios[:0], nil
+	b.Reset(blk.OpRead, 0)
+	raPool.Put(rb)
+}

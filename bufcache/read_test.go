@@ -1,0 +1,108 @@
+package bufcache
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// fillDisk writes a position-dependent pattern to the whole disk, behind the
+// cache's back, and returns it.
+func fillDisk(t testing.TB, disk *blk.MemDisk) []byte {
+	data := make([]byte, disk.Sectors()<<blk.SectorShift)
+	for i := range data {
+		data[i] = byte(i*131/512 + i)
+	}
+	b := new(blk.Bio)
+	b.Reset(blk.OpWrite, 0)
+	b.AddVec(data, uint32(len(data)))
+	b.EndIO = func(*blk.Bio) {}
+	disk.Submit(b)
+	require.NoError(t, b.Err)
+	return data
+}
+
+// TestReadReadahead: reads return the disk's bytes; uncached pages come in by
+// readahead windows of multi-page bios without buffer heads, so the block size
+// changes nothing about a read (seed 000's unchanged read column).
+func TestReadReadahead(t *testing.T) {
+	var perSize []Counters
+	for _, bsize := range []uint32{512, 4096} {
+		t.Run(fmt.Sprintf("bsize=%d", bsize), func(t *testing.T) {
+			m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical, Check: true}, 4<<20, 512, DeviceOptions{})
+			cpu := m.CPU(0)
+			require.NoError(t, d.SetBlocksize(cpu, bsize))
+			want := fillDisk(t, disk)
+			before := cpu.Events()
+			got := make([]byte, 1<<20)
+			n, err := d.Read(cpu, 0, got)
+			require.NoError(t, err)
+			require.Equal(t, uint64(len(got)), n)
+			assert.True(t, bytes.Equal(want[:len(got)], got))
+			ev := cpu.Events().Sub(before)
+			assert.Zero(t, ev[EvBHAlloc], "readahead builds no buffer heads")
+			assert.Equal(t, uint64(256), ev[EvReadaheadPage])
+			assert.Equal(t, uint64(1), ev[EvBioSubmit], "one window as large as the read: one 1 MiB bio")
+			perSize = append(perSize, ev)
+
+			n, err = d.Read(cpu, 4<<20-100, got) // crosses the end
+			require.NoError(t, err)
+			assert.Equal(t, uint64(100), n)
+			assert.Equal(t, want[4<<20-100:], got[:100])
+			n, err = d.Read(cpu, 4<<20, got)
+			assert.NoError(t, err)
+			assert.Zero(t, n, "at the end: EOF")
+		})
+	}
+	require.Len(t, perSize, 2)
+	assert.Equal(t, perSize[0], perSize[1], "the same work whatever the block size")
+}
+
+// TestReadSmallReadsUseTheWindow: 4 KiB reads of an uncached device bring in
+// RAPages pages at a time.
+func TestReadSmallReadsUseTheWindow(t *testing.T) {
+	m, d, disk := newDev(t, Config{}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	want := fillDisk(t, disk)
+	buf := make([]byte, 4096)
+	for i := uint64(0); i < 64; i++ {
+		_, err := d.Read(cpu, i*4096, buf)
+		require.NoError(t, err)
+		require.Equal(t, want[i*4096:(i+1)*4096], buf)
+	}
+	assert.Equal(t, uint64(64/RAPages), cpu.Events()[EvBioSubmit])
+	assert.Equal(t, 64, d.NrPages())
+}
+
+// TestReadAfterPartialWrite: a folio that has buffers from a partial write but
+// is not uptodate is read buffer by buffer, keeping the written bytes.
+func TestReadAfterPartialWrite(t *testing.T) {
+	m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical, Check: true}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	require.NoError(t, d.SetBlocksize(cpu, 512))
+	want := fillDisk(t, disk)
+	_, err := d.Write(cpu, 5*4096+512, userIter(t, []byte("written, not yet synced")))
+	require.NoError(t, err)
+	copy(want[5*4096+512:], "written, not yet synced")
+	got := make([]byte, 4096)
+	_, err = d.Read(cpu, 5*4096, got)
+	require.NoError(t, err)
+	assert.Equal(t, want[5*4096:6*4096], got)
+	// One read by write_begin (the partly written block), then the seven other
+	// 512-byte buffers of the page; the written one is kept.
+	assert.Equal(t, uint64(1+7), disk.Stats().Reads)
+}
+
+func TestReadFailure(t *testing.T) {
+	m, d, disk := newFaultyDev(t, Config{})
+	disk.failRead = true
+	n, err := d.Read(m.CPU(0), 0, make([]byte, 8192))
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, ErrIO)
+}
