@@ -62,6 +62,7 @@ func X86Server() *Profile {
 	set(ev(bufcache.EvWriteIter), 40, "provisional estimate: one generic_perform_write round's fixed part (write_begin/write_end calls, balance_dirty_pages_ratelimited) ≈ 120 cycles")
 	set(ev(bufcache.EvGetBlock), 3, "estimate: blkdev_get_block sets three fields ≈ 10 cycles")
 	set(ev(bufcache.EvWritepage), 60, "provisional estimate: write_cache_pages' per-folio work around block_write_full_folio (tag lookup, clear_dirty_for_io, start/end writeback) ≈ 180 cycles")
+	set(ev(bufcache.EvReadaheadPage), 50, "provisional estimate: do_mpage_readpage for one folio (get_block, bio_add_page) plus its share of the readahead bookkeeping ≈ 150 cycles")
 	set(ev(bufcache.EvFindSlowFailed), 0, "not priced: a ratelimited printk, off the measured paths")
 	set(ev(bufcache.EvWarning), 0, "not priced: diagnostics")
 	set(ParamTimer, 25, "estimate before fitting: one ktime_get() with the TSC clocksource (RDTSC ≈ 25 cycles, seqcount, scaling) plus the loop ≈ 25 ns")

@@ -172,8 +172,13 @@ func Brelse(cpu *CPU, bh *BufferHead) {
 }
 
 // LockBuffer models lock_buffer: wait until the buffer is unlocked, then lock it.
+// Before it waits it flushes the CPU's plug, as io_schedule does.
 func LockBuffer(cpu *CPU, bh *BufferHead) {
 	cpu.count(EvBHLock)
+	if !bh.testSet(BHLock) {
+		return
+	}
+	cpu.plug.Flush()
 	for bh.testSet(BHLock) {
 		runtime.Gosched()
 	}
@@ -188,7 +193,12 @@ func UnlockBuffer(cpu *CPU, bh *BufferHead) {
 }
 
 // waitOnBuffer models wait_on_buffer: wait for I/O on a buffer to finish.
-func waitOnBuffer(bh *BufferHead) {
+// It flushes the CPU's plug first, as io_schedule does.
+func waitOnBuffer(cpu *CPU, bh *BufferHead) {
+	if !bh.Has(BHLock) {
+		return
+	}
+	cpu.plug.Flush()
 	for bh.Has(BHLock) {
 		runtime.Gosched()
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
@@ -13,12 +14,13 @@ import (
 //   - the ring holds PAGE_SIZE/b_size buffers of one size, in ascending offset
 //     order from the head at offset 0, each pointing back at the folio (2);
 //   - the k-th buffer of the folio at index p, once mapped, has block number
-//     p·(PAGE_SIZE/b_size)+k and lies before the device's end (3);
+//     p·(PAGE_SIZE/b_size)+k and starts before the device's end (3);
 //   - counts are never negative and at least the number of CPUs whose LRU holds
 //     the buffer (5);
 //   - a dirty buffer is mapped, Async_* bits only appear on locked buffers, and
 //     a dirty buffer's folio is dirty (8, 10);
-//   - the folio's dirty flag and the index's dirty tag agree.
+//   - a dirty folio is tagged dirty (a clean one may keep a stale tag until
+//     writeback starts, as in the kernel), and the writeback flag and tag agree.
 //
 // Call it at a quiescent point: concurrent operations can show it transient
 // states. It takes private_lock folio by folio.
@@ -37,8 +39,11 @@ func (d *BlockDevice) Check() error {
 		if f.index != index || f.mapping.Load() != m {
 			bad("folio records index %d, mapping ok %v", f.index, f.mapping.Load() == m)
 		}
-		if f.Has(FolioDirty) != m.index.Marked(index, pageindex.MarkDirty) {
-			bad("dirty flag %v but dirty tag %v", f.Has(FolioDirty), !f.Has(FolioDirty))
+		if f.Has(FolioDirty) && !m.index.Marked(index, pageindex.MarkDirty) {
+			bad("dirty but not tagged dirty: writeback would miss it")
+		}
+		if f.Has(FolioWriteback) != m.index.Marked(index, pageindex.MarkWriteback) {
+			bad("writeback flag %v but writeback tag %v", f.Has(FolioWriteback), !f.Has(FolioWriteback))
 		}
 		m.privateLock.Lock()
 		head := f.private
@@ -65,7 +70,7 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 		return
 	}
 	want := pageSize / size
-	end := d.endBlock(size)
+	end := blocksize.DivRoundUp(d.size, uint64(size)) // the write path maps a block straddling the end
 	n := uint32(0)
 	for bh := head; ; {
 		if n >= want {

@@ -34,8 +34,9 @@ type CPU struct {
 // are left to the garbage collector.
 const bhCacheMax = 4096
 
-// bioPool recycles the bios submit_bh builds; a bio may complete on another
-// goroutine than the one that submitted it, so the pool is global.
+// bioPool recycles the bios submit_bh builds. Bios complete on the submitting
+// goroutine (see blk.Device), but a plug flushed by another CPU's wait could
+// complete them elsewhere in future models, so the pool is global.
 var bioPool = sync.Pool{New: func() any { return new(bhBio) }}
 
 // ID returns the CPU number.
@@ -73,6 +74,7 @@ const folioCacheMax = 1024
 // possible (a page frame with its memory when data is wanted), or a new one
 // with a new page frame number.
 func (c *CPU) allocFolio(data bool) *Folio {
+	c.count(EvFolioAlloc)
 	var f *Folio
 	for n := len(c.folioFree); n > 0 && f == nil; n-- {
 		f = c.folioFree[n-1]
@@ -100,6 +102,7 @@ func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
 	f.flags.Store(0)
 	f.private = nil
+	f.gen.Add(1)
 	if len(c.folioFree) < folioCacheMax {
 		c.folioFree = append(c.folioFree, f)
 	}

@@ -32,8 +32,8 @@ type BlockDevice struct {
 	readOnly atomic.Bool
 	metaOnly bool
 	mapping  Mapping
-	// wbErr counts asynchronous write errors (the mapping's errseq_t);
-	// wbErrSeen is the count the last SyncBlockdev reported up to.
+	// wbErr counts write errors (the mapping's AS_EIO); wbErrSeen is the count
+	// the last SyncBlockdev reported up to.
 	wbErr, wbErrSeen atomic.Uint64
 }
 
@@ -105,8 +105,8 @@ func (d *BlockDevice) IndexHeight() int { return d.mapping.index.Height() }
 // (sync_blockdev), set i_blkbits and throw the whole page cache away (kill_bdev),
 // which first empties every CPU's bh LRU. Errors: a *blocksize.SizeError for a
 // size that is not a power of two, below 512, above PAGE_SIZE or below the
-// logical block size (nothing changes); a write-back error from the sync (the
-// size is then still changed, as in the kernel, which ignores it).
+// logical block size (nothing changes). A write error during the sync is
+// ignored, and consumed, as set_blocksize does.
 func (d *BlockDevice) SetBlocksize(cpu *CPU, size uint32) error {
 	if err := blocksize.ValidateBlocksize(size, d.logical, d.m.cfg.PageSize); err != nil {
 		return err
@@ -115,11 +115,11 @@ func (d *BlockDevice) SetBlocksize(cpu *CPU, size uint32) error {
 	if d.blkbits.Load() == bits {
 		return nil
 	}
-	err := d.SyncBlockdev(cpu)
+	_ = d.SyncBlockdev(cpu)
 	d.blkbits.Store(bits)
 	d.killBdev(cpu)
 	d.debugCheck()
-	return err
+	return nil
 }
 
 // killBdev models kill_bdev: if the mapping has pages, invalidate every CPU's
@@ -134,7 +134,7 @@ func (d *BlockDevice) killBdev(cpu *CPU) {
 }
 
 // truncate models truncate_inode_pages(mapping, 0) for the block device: every
-// folio is locked, its buffers discarded and, if nobody holds them, freed
+// folio is locked and waited on if under writeback, its buffers discarded and, if nobody holds them, freed
 // (block_invalidate_folio → try_to_free_buffers), and the folio is removed from
 // the page cache. A folio whose buffers are still held leaves the cache with its
 // ring attached; the holders' brelse make it collectable.
@@ -148,6 +148,7 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 		if f.tryGet(cpu) {
 			f.lockFolio(cpu)
 			if f.mapping.Load() == m {
+				waitOnWriteback(cpu, f)
 				d.invalidateFolio(cpu, f)
 				m.remove(cpu, f)
 			}

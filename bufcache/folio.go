@@ -63,7 +63,8 @@ type Folio struct {
 	lock    sync.Mutex // PG_locked's sleeping lock
 	private *BufferHead
 	data    []byte
-	pfn     uint64 // simulated page frame number: physical contiguity for bio segments
+	pfn     uint64        // simulated page frame number: physical contiguity for bio segments
+	gen     atomic.Uint64 // incremented each time the frame is freed (reclaim list entries)
 }
 
 // Index returns the folio's page index in its mapping.
@@ -72,8 +73,8 @@ func (f *Folio) Index() uint64 { return f.index }
 // Flags returns the folio's flags.
 func (f *Folio) Flags() FolioFlag { return FolioFlag(f.flags.Load()) }
 
-// Has reports whether flag fl is set.
-func (f *Folio) Has(fl FolioFlag) bool { return f.flags.Load()&uint32(fl) != 0 }
+// Has reports whether every flag of fl is set.
+func (f *Folio) Has(fl FolioFlag) bool { return FolioFlag(f.flags.Load())&fl == fl }
 
 // RefCount returns the folio's reference count (folio_ref_count).
 func (f *Folio) RefCount() int { return int(f.ref.Load()) }
@@ -126,10 +127,14 @@ func (f *Folio) put(cpu *CPU) {
 	}
 }
 
-// lockFolio models folio_lock.
+// lockFolio models folio_lock. Before it sleeps it flushes the CPU's plug, as
+// io_schedule does: the holder may be waiting for I/O sitting in that plug.
 func (f *Folio) lockFolio(cpu *CPU) {
 	cpu.count(EvFolioLock)
-	f.lock.Lock()
+	if !f.lock.TryLock() {
+		cpu.plug.Flush()
+		f.lock.Lock()
+	}
 	f.set(FolioLocked)
 }
 

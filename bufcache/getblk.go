@@ -143,7 +143,7 @@ func readBufferSync(cpu *CPU, bh *BufferHead) error {
 	bh.get(cpu)
 	bh.endIO = endReadSync
 	submitBH(cpu, blk.OpRead, bh)
-	waitOnBuffer(bh)
+	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
 		return fmt.Errorf("%w: read of block %d (size %d)", ErrIO, bh.blocknr, bh.size)
 	}

@@ -17,7 +17,9 @@ type bhBio struct {
 // submitBH models submit_bh_wbc: one bio of one segment for a locked, mapped
 // buffer with its b_end_io set. It sets BH_Req (a rewrite clears BH_Write_EIO)
 // and submits the bio at sector b_blocknr × (b_size / 512) through the CPU's
-// plug (which dispatches at once when no plug is started).
+// plug (which dispatches at once when no plug is started). A block that
+// straddles the end of the device is trimmed there, and a read's tail zeroed
+// (guard_bio_eod).
 func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
@@ -25,17 +27,28 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if bh.testSet(BHReq) && op == blk.OpWrite {
 		bh.clear(BHWriteEIO)
 	}
-	bb := bioPool.Get().(*bhBio)
-	bb.bh, bb.cpu = bh, cpu
-	bb.bio.Reset(op, bh.blocknr*uint64(bh.size>>blk.SectorShift))
-	bb.bio.AddPage(bh.Data(), bh.size, bh.folio.pfn, bh.offset)
-	bb.bio.EndIO = endBioBH
-	bb.bio.Private = bb
-	cpu.count(EvBioSubmit)
 	d := bh.bdev.Load()
 	if d == nil {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v without a device", bh))
 	}
+	bb := bioPool.Get().(*bhBio)
+	bb.bh, bb.cpu = bh, cpu
+	start := bh.blocknr * uint64(bh.size)
+	bb.bio.Reset(op, start>>blk.SectorShift)
+	n, data := bh.size, bh.Data()
+	if end := start + uint64(n); end > d.size { // guard_bio_eod: trim at the device's end
+		n = uint32(d.size - start)
+		if data != nil {
+			if op == blk.OpRead {
+				clear(data[n:])
+			}
+			data = data[:n]
+		}
+	}
+	bb.bio.AddPage(data, n, bh.folio.pfn, bh.offset)
+	bb.bio.EndIO = endBioBH
+	bb.bio.Private = bb
+	cpu.count(EvBioSubmit)
 	blk.SubmitBio(&cpu.plug, d.disk, &bb.bio)
 }
 
@@ -73,18 +86,30 @@ func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 }
 
 // endBufferWriteSync models end_buffer_write_sync: on failure the buffer gets
-// BH_Write_EIO and loses BH_Uptodate ("lost sync page write"); then unlock and
-// drop the I/O reference.
+// BH_Write_EIO and loses BH_Uptodate ("lost sync page write") and the device
+// records the error; then unlock and drop the I/O reference.
 func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
 		bh.set(BHUptodate)
 	} else {
 		cpu.count(EvWarning)
-		bh.set(BHWriteEIO)
-		bh.clear(BHUptodate)
+		markWriteIOError(bh)
 	}
 	UnlockBuffer(cpu, bh)
 	Brelse(cpu, bh)
+}
+
+// markWriteIOError models mark_buffer_write_io_error plus the clearing of
+// BH_Uptodate by the end_io handlers: BH_Write_EIO, and an error recorded for
+// the device that the next SyncBlockdev reports. The device is found through
+// the folio, which a truncate may have taken out of the page cache (then the
+// error has nobody left to report to).
+func markWriteIOError(bh *BufferHead) {
+	bh.set(BHWriteEIO)
+	bh.clear(BHUptodate)
+	if m := bh.folio.mapping.Load(); m != nil {
+		m.dev.wbErr.Add(1)
+	}
 }
 
 // MarkBufferDirty models mark_buffer_dirty: set BH_Dirty and, on a clean→dirty
@@ -128,7 +153,7 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	bh.get(cpu)
 	bh.endIO = endWriteSync
 	submitBH(cpu, blk.OpWrite, bh)
-	waitOnBuffer(bh)
+	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
 		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr, bh.size, d.Name())
 	}

@@ -23,7 +23,6 @@ type UserBuf struct {
 	pageSize uint64
 	badFrom  uint64 // unreadable range [badFrom, badTo) as offsets; empty when equal
 	badTo    uint64
-	sink     byte
 }
 
 // NewUserBuf returns a user buffer holding data, at virtual address base (dd's
@@ -63,6 +62,7 @@ type IovIter struct {
 	buf   *UserBuf
 	off   uint64 // next byte of buf to consume
 	count uint64 // bytes left
+	sink  byte   // what the fault-in touches read (per iterator: a UserBuf may be shared)
 }
 
 // Iter returns an iterator over bytes [off, off+n) of u. Errors: the range is
@@ -77,11 +77,15 @@ func (u *UserBuf) Iter(off, n uint64) (*IovIter, error) {
 // Count returns the bytes left (iov_iter_count).
 func (it *IovIter) Count() uint64 { return it.count }
 
-// truncate limits the iterator to n bytes (iov_iter_truncate).
-func (it *IovIter) truncate(n uint64) {
-	if n < it.count {
-		it.count = n
+// truncate limits the iterator to n bytes (iov_iter_truncate) and returns how
+// many it cut off.
+func (it *IovIter) truncate(n uint64) uint64 {
+	if n >= it.count {
+		return 0
 	}
+	cut := it.count - n
+	it.count = n
+	return cut
 }
 
 // faultInReadable models fault_in_iov_iter_readable: touch one byte of every
@@ -104,7 +108,7 @@ func (it *IovIter) faultInReadable(cpu *CPU, n uint64) uint64 {
 		cpu.count(EvFaultInPage)
 		if u.data != nil {
 			off := max(p*u.pageSize, u.base+it.off) - u.base
-			u.sink ^= u.data[off] // the touch
+			it.sink ^= u.data[off] // the touch
 		}
 	}
 	return n - ok

@@ -94,9 +94,9 @@ type Config struct {
 	// limit: data stays dirty until SyncBlockdev.
 	DirtyLimit int
 	// SeparateFlusher makes background writeback run on CPU FlusherCPU (the
-	// kernel's flusher thread) instead of the writer's CPU. The writer's
-	// goroutine drives that CPU while it writes back: no other goroutine may
-	// drive it meanwhile.
+	// kernel's flusher thread) instead of the writer's CPU. A writer's goroutine
+	// drives that CPU while it writes back, one writer at a time; no goroutine
+	// may drive FlusherCPU for anything else.
 	SeparateFlusher bool
 	FlusherCPU      int
 	// PageCacheLimit is the number of folios the page cache may hold (0: no
@@ -126,8 +126,10 @@ type Machine struct {
 	mu      sync.Mutex
 	devices []*BlockDevice
 	pfns    atomic.Uint64 // page frame numbers handed out
-	cached  atomic.Int64  // folios in all page caches
-	folios  folioLRU      // reclaim order
+	// flusherMu lets one writer at a time drive the flusher's CPU.
+	flusherMu sync.Mutex
+	cached    atomic.Int64 // folios in all page caches
+	folios    folioLRU     // reclaim order
 }
 
 // allocPFN returns a page frame number for a new folio: consecutive ones only
@@ -137,14 +139,6 @@ func (m *Machine) allocPFN() uint64 {
 		return m.pfns.Add(1)
 	}
 	return m.pfns.Add(2)
-}
-
-// flusher returns the CPU that does background writeback for a writer on cpu.
-func (m *Machine) flusher(cpu *CPU) *CPU {
-	if m.cfg.SeparateFlusher {
-		return m.cpus[m.cfg.FlusherCPU]
-	}
-	return cpu
 }
 
 // lruKey is what lookup_bh_lru compares: (b_bdev, b_blocknr, b_size).

@@ -104,12 +104,16 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		if flags&fgpLock != 0 {
 			f.unlockFolio()
 		}
+		f.mapping.Store(nil)
+		f.ref.Store(0)
+		cpu.freeFolio(f) // never published: back to the free list
 		return nil
 	}
-	cpu.count(EvFolioAlloc)
 	cpu.count(EvIndexInsert)
 	mc.cached.Add(1)
-	mc.folios.push(f)
+	if mc.cfg.PageCacheLimit > 0 {
+		mc.folios.push(f)
+	}
 	return f
 }
 
@@ -124,9 +128,10 @@ func (m *Mapping) setDirty(f *Folio) {
 	m.tagLock.Unlock()
 }
 
-// cancelDirty clears a folio's dirty bit and tag and reports whether it was
-// dirty: folio_cancel_dirty for a stale bit, folio_clear_dirty_for_io before
-// writeback.
+// cancelDirty models folio_cancel_dirty for a folio whose buffers are being
+// dropped: its dirty bit and tag are cleared. It reports whether it was dirty.
+// (Writeback clears only the bit, folio_clear_dirty_for_io, and the tag when
+// writeback starts: setWriteback.)
 func (m *Mapping) cancelDirty(f *Folio) bool {
 	m.tagLock.Lock()
 	was := f.testClear(FolioDirty)

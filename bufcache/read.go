@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
@@ -76,8 +77,8 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 		f.lockFolio(cpu) // the completion unlocked it
 		return
 	}
-	g := d.Geometry()
-	last := g.EndBlock(d.size)
+	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(head.size))}
+	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
 	block := g.FirstBlock(f.index)
 	all := true
 	for bh := head; ; block++ {

@@ -6,36 +6,46 @@ import "sync"
 // (SWAP_CLUSTER_MAX).
 const reclaimBatch = 32
 
-// folioLRU is the machine's list of cached folios in the order they were
-// created: a simplified inactive LRU list. Folios leave it when reclaim looks at
-// them after they left the page cache.
+// folioLRU is the machine's reclaim order, kept only when the page cache has a
+// limit: cached folios oldest first, a simplified inactive LRU list. An entry
+// records the folio's generation; a folio freed and reused since (a new
+// generation) makes the old entry stale, and reclaim drops it.
 type folioLRU struct {
 	mu   sync.Mutex
-	q    []*Folio
+	q    []lruEntry
 	head int
 }
 
+type lruEntry struct {
+	f   *Folio
+	gen uint64
+}
+
 func (l *folioLRU) push(f *Folio) {
+	e := lruEntry{f, f.gen.Load()}
 	l.mu.Lock()
 	if l.head > 1024 && l.head > len(l.q)/2 { // compact
 		n := copy(l.q, l.q[l.head:])
 		clear(l.q[n:])
 		l.q, l.head = l.q[:n], 0
 	}
-	l.q = append(l.q, f)
+	l.q = append(l.q, e)
 	l.mu.Unlock()
 }
 
+// pop returns the oldest folio whose entry is current, or nil.
 func (l *folioLRU) pop() *Folio {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.head == len(l.q) {
-		return nil
+	for l.head < len(l.q) {
+		e := l.q[l.head]
+		l.q[l.head] = lruEntry{}
+		l.head++
+		if e.f.gen.Load() == e.gen {
+			return e.f
+		}
 	}
-	f := l.q[l.head]
-	l.q[l.head] = nil
-	l.head++
-	return f
+	return nil
 }
 
 func (l *folioLRU) len() int {
@@ -48,9 +58,10 @@ func (l *folioLRU) len() int {
 // inactive list, simplified): walk the folios oldest first, give referenced
 // ones a second chance, skip locked, dirty, under-writeback or otherwise
 // referenced ones, and free the rest — their buffers through
-// try_to_free_buffers, then the folio. When only dirty folios stood in the way,
-// start writeback of their devices (the kernel wakes the flusher) and try once
-// more. It runs on cpu, the allocating CPU, and returns the folios freed.
+// try_to_free_buffers, then the folio. If the pass freed fewer than wanted,
+// start writeback of the devices whose dirty folios it met (the kernel wakes
+// the flusher) and make one more pass. It runs on cpu, the allocating CPU, and
+// returns the folios freed.
 func (m *Machine) reclaim(cpu *CPU, want int) int {
 	freed := 0
 	for pass := 0; pass < 2 && freed < want; pass++ {
@@ -70,7 +81,7 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 				continue
 			case f.testClear(FolioReferenced):
 				m.folios.push(f) // second chance
-			case f.Has(FolioDirty | FolioWriteback):
+			case f.Has(FolioDirty) || f.Has(FolioWriteback):
 				if f.Has(FolioDirty) && !containsDev(dirty, d) {
 					dirty = append(dirty, d)
 				}
@@ -79,7 +90,7 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 				m.folios.push(f)
 			default:
 				f.set(FolioLocked)
-				if d.freeFolio(cpu, f) {
+				if d.evictFolio(cpu, f) {
 					freed++
 				} else {
 					m.folios.push(f)
@@ -104,15 +115,15 @@ func containsDev(ds []*BlockDevice, d *BlockDevice) bool {
 	return false
 }
 
-// freeFolio removes a locked, clean folio that the caller holds one reference
+// evictFolio removes a locked, clean folio that the caller holds one reference
 // to from the page cache if nobody else uses it: its buffers must be freeable
 // and its only other references the page cache's and the ring's.
-func (d *BlockDevice) freeFolio(cpu *CPU, f *Folio) bool {
+func (d *BlockDevice) evictFolio(cpu *CPU, f *Folio) bool {
 	want := int32(2) // the page cache's and ours
 	if f.private != nil {
 		want++
 	}
-	if f.Has(FolioDirty|FolioWriteback) || f.ref.Load() != want || f.mapping.Load() != &d.mapping {
+	if f.Has(FolioDirty) || f.Has(FolioWriteback) || f.ref.Load() != want || f.mapping.Load() != &d.mapping {
 		return false
 	}
 	if d.tryToFreeBuffers(cpu, f) != nil {

@@ -34,9 +34,11 @@ func (d *BlockDevice) Write(cpu *CPU, pos uint64, it *IovIter) (uint64, error) {
 	case pos >= d.size:
 		return 0, fmt.Errorf("%w: position %d on %s of %d bytes", ErrNoSpace, pos, d.Name(), d.size)
 	}
-	it.truncate(d.size - pos)
+	shortened := it.truncate(d.size - pos)
 	defer d.debugCheck()
-	return d.performWrite(cpu, pos, it)
+	n, err := d.performWrite(cpu, pos, it)
+	it.count += shortened // iov_iter_reexpand: the caller sees what was not written
+	return n, err
 }
 
 // performWrite models generic_perform_write (v5.16–v6.11 form): one page per
@@ -92,12 +94,19 @@ func faultErr(written, pos uint64) error {
 }
 
 // writeBegin models blkdev_write_begin = block_write_begin: get the folio at
-// pos locked and stable (FGP_WRITEBEGIN), then prepare its buffers for the
-// write of n bytes at pos (__block_write_begin_int with blkdev_get_block). On
-// error the folio is unlocked and released.
+// pos locked (FGP_WRITEBEGIN), then prepare its buffers for the write of n
+// bytes at pos (__block_write_begin_int with blkdev_get_block). On error the
+// folio is unlocked and released.
+//
+// The model also waits for the folio's writeback to finish, as FGP_STABLE does
+// for mappings that need stable pages. The block device's mapping does not, and
+// the kernel lets a writer change a page while it is written out (the buffer is
+// simply dirty again); in Go that would be a data race between the copy and
+// the device reading the page. Only rewrites of a page under writeback wait.
 func (d *BlockDevice) writeBegin(cpu *CPU, pos, n uint64) (*Folio, error) {
 	ps := uint64(d.m.cfg.PageSize)
 	f := d.mapping.getFolio(cpu, pos/ps, fgpLock|fgpCreat)
+	waitOnWriteback(cpu, f)
 	from := uint32(pos & (ps - 1))
 	if err := d.blockWriteBegin(cpu, f, from, from+uint32(n)); err != nil {
 		f.unlockFolio()

@@ -39,8 +39,12 @@ func TestWriteEntryChecks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, d, _ := newDev(t, Config{Check: true}, size, 512, DeviceOptions{ReadOnly: tc.ro})
-			got, err := d.Write(m.CPU(0), tc.pos, userIter(t, make([]byte, tc.n)))
+			it := userIter(t, make([]byte, tc.n))
+			got, err := d.Write(m.CPU(0), tc.pos, it)
 			assert.Equal(t, tc.want, got)
+			if tc.wantErr == nil {
+				assert.Equal(t, uint64(tc.n)-got, it.Count(), "the iterator keeps what was not written (iov_iter_reexpand)")
+			}
 			if tc.wantErr != nil {
 				assert.ErrorIs(t, err, tc.wantErr)
 			} else {

@@ -34,10 +34,9 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 			f.lockFolio(cpu)
 			if f.mapping.Load() == m {
 				if f.Has(FolioWriteback) && mode == wbSyncAll {
-					cpu.plug.Flush() // the earlier writeback may sit in our own plug
-					waitOnWriteback(f)
+					waitOnWriteback(cpu, f)
 				}
-				if !f.Has(FolioWriteback) && m.cancelDirty(f) {
+				if !f.Has(FolioWriteback) && f.testClear(FolioDirty) { // folio_clear_dirty_for_io
 					d.writeFolio(cpu, f, mode) // unlocks f
 				} else {
 					f.unlockFolio()
@@ -64,8 +63,9 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	cpu.count(EvWritepage)
 	head := f.private
-	if head == nil { // dirtied without buffers: all of it is dirty and uptodate
-		head = d.createEmptyBuffers(cpu, f, d.BlockSize(), BHDirty|BHUptodate)
+	if head == nil { // only buffers dirty a folio here, and a dirty one keeps them
+		f.unlockFolio()
+		return
 	}
 	size := head.size
 	first := f.index << (uint(d.m.pageShift) - blocksize.Log2(size))
@@ -131,12 +131,18 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	cpu.scratch = async[:0]
 }
 
-// setWriteback models folio_start_writeback: PG_writeback and its index tag.
+// setWriteback models __folio_start_writeback: under xa_lock, PG_writeback and
+// its tag are set and, if the folio is no longer dirty, its dirty tag is
+// cleared — the two tags change together, so a concurrent sync always finds the
+// folio under one of them.
 func (d *BlockDevice) setWriteback(f *Folio) {
 	m := &d.mapping
 	m.tagLock.Lock()
 	if !f.testSet(FolioWriteback) && f.mapping.Load() == m {
 		m.index.SetMark(f.index, pageindex.MarkWriteback)
+		if !f.Has(FolioDirty) {
+			m.index.ClearMark(f.index, pageindex.MarkDirty)
+		}
 	}
 	m.tagLock.Unlock()
 }
@@ -151,8 +157,13 @@ func (d *BlockDevice) endWriteback(f *Folio) {
 	m.tagLock.Unlock()
 }
 
-// waitOnWriteback models folio_wait_writeback.
-func waitOnWriteback(f *Folio) {
+// waitOnWriteback models folio_wait_writeback; it flushes the CPU's plug
+// first (the writeback may sit in it), as io_schedule does.
+func waitOnWriteback(cpu *CPU, f *Folio) {
+	if !f.Has(FolioWriteback) {
+		return
+	}
+	cpu.plug.Flush()
 	for f.Has(FolioWriteback) {
 		runtime.Gosched()
 	}
@@ -170,12 +181,8 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		bh.set(BHUptodate)
 	} else {
 		cpu.count(EvWarning)
-		bh.set(BHWriteEIO)
-		bh.clear(BHUptodate)
+		markWriteIOError(bh)
 		f.set(FolioError)
-		if d := bh.bdev.Load(); d != nil {
-			d.wbErr.Add(1)
-		}
 	}
 	bh.clear(BHAsyncWrite)
 	UnlockBuffer(cpu, bh)
@@ -184,8 +191,8 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 			return
 		}
 	}
-	if d := bh.bdev.Load(); d != nil {
-		d.endWriteback(f)
+	if m := f.mapping.Load(); m != nil {
+		m.dev.endWriteback(f)
 	} else {
 		f.clear(FolioWriteback)
 	}
@@ -203,7 +210,8 @@ func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
 // SyncBlockdev models sync_blockdev (filemap_write_and_wait): write back every
 // dirty folio of the device (writepages with WB_SYNC_ALL), wait until no folio
 // is under writeback, and report a write error that happened since the last
-// sync — once, as errseq does. It returns nil or an error wrapping ErrIO.
+// sync, once: the 5.x test-and-clear of AS_EIO (filemap_check_errors), not a
+// per-opener errseq. It returns nil or an error wrapping ErrIO.
 func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
 	d.writepages(cpu, wbSyncAll)
 	m := &d.mapping
@@ -212,7 +220,12 @@ func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
 		if !ok {
 			break
 		}
-		waitOnWriteback(f)
+		if f.tryGet(cpu) {
+			if f.mapping.Load() == m && f.index == index {
+				waitOnWriteback(cpu, f)
+			}
+			f.put(cpu)
+		}
 		if index == ^uint64(0) {
 			break
 		}
@@ -235,5 +248,11 @@ func (d *BlockDevice) balanceDirtyPages(cpu *CPU) {
 	if limit <= 0 || d.mapping.index.CountMarked(pageindex.MarkDirty) <= limit {
 		return
 	}
-	d.writepages(d.m.flusher(cpu), wbSyncNone)
+	if !d.m.cfg.SeparateFlusher {
+		d.writepages(cpu, wbSyncNone)
+		return
+	}
+	d.m.flusherMu.Lock() // one writer at a time drives the flusher's CPU
+	d.writepages(d.m.cpus[d.m.cfg.FlusherCPU], wbSyncNone)
+	d.m.flusherMu.Unlock()
 }
