@@ -84,8 +84,10 @@
 // blk_bio_list_merge which checks up to 8 queued requests) and request-to-
 // request merges — with "none" and dispatch at flush there is no queue for a
 // request to wait in; the segment boundary and virtual boundary masks (unset for
-// SATA disks); plug callbacks (blk_check_plugged, which md uses); queue depth and
-// asynchronous completion (dispatch is synchronous, see [Queue]). A bio that
+// SATA disks); queue depth and asynchronous completion (dispatch is
+// synchronous, see [Queue]). Plug callbacks are modelled ([Plug.CheckPlugged],
+// blk_check_plugged): md's RAID6 parks its stripes on the plug and handles
+// them when the plug is flushed, before the plugged requests go out. A bio that
 // fails submit_bio_noacct's checks ([CheckBio]) completes with the error at
 // once, before the bios waiting in the plug, as in the kernel.
 //

@@ -8,7 +8,8 @@ import (
 // Model prices one request: the simulated time, in nanoseconds, the device
 // needs to serve op on sectors [sector, sector+sectors) when the previous
 // request it served ended at sector prevEnd (havePrev is false for the first
-// request, whose head position is unknown). A Model must be deterministic and
+// request, whose head position is unknown; for a StreamModel, prevEnd is the
+// end of the tracked stream the request continues, if any). A Model must be deterministic and
 // return a finite, non-negative time; a Queue calls it under its lock, one
 // request at a time. A model may have a Validate() error method, which
 // NewQueue calls.
@@ -27,10 +28,14 @@ func finite(v, lo float64) bool { return v >= lo && !math.IsInf(v, 0) }
 
 // HDD models a rotating disk: service = OverheadNS (command processing) +
 // positioning + transfer at SeqMBps. A request that starts where the previous
-// one ended needs no positioning; any other, and the first, pays AvgSeekNS
-// plus half a rotation at RPM, the textbook average rotational latency. The
-// seek does not grow with distance: for the sequential streams this package
-// studies only whether a request is sequential matters. Reads and writes cost
+// one ended needs no positioning. One that starts behind it, and the first,
+// pays AvgSeekNS plus half a rotation at RPM, the textbook average rotational
+// latency. One that starts a gap ahead pays the smaller of that and the time
+// the gap takes to pass under the head at the media rate (a RAID6 member
+// skipping its parity chunks waits; a far jump seeks). The seek does not grow
+// with distance: for the sequential streams this package studies only whether
+// a request is sequential, or nearly, matters. With SeqStreams > 1 a
+// request that continues any of the newest SeqStreams streams is sequential. Reads and writes cost
 // the same (a drive with its write cache on).
 type HDD struct {
 	// SeqMBps is the sustained media rate in decimal MB/s.
@@ -41,32 +46,50 @@ type HDD struct {
 	AvgSeekNS float64
 	// RPM is the spindle speed.
 	RPM float64
+	// SeqStreams is how many interleaved sequential streams the drive serves
+	// without repositioning (0 or 1: only a request that starts where the
+	// previous one ended is sequential). A drive with its write cache on
+	// gathers the writes of a few streams and writes each out in order, as
+	// raid10 far-2's two copies on one member need; see StreamModel.
+	SeqStreams int
 }
+
+// Streams implements StreamModel.
+func (h HDD) Streams() int { return h.SeqStreams }
 
 // WD8003FFBX returns the HDD model of the Helios4 thread's disk, a WD Red Pro
 // 8 TB at 7200 rpm. SeqMBps is 255, the single-disk sequential read Maxim
 // Mikityanskiy measured with dd (seed 000, "Direct" R 255–257 MB/s); the
 // datasheet's 235 MB/s is commonly quoted but not verified and is below that
 // measurement. OverheadNS (10 µs) and AvgSeekNS (8.5 ms) are estimates typical
-// of a 7200 rpm SATA disk with NCQ and its write cache on, not measurements.
+// of a 7200 rpm SATA disk with NCQ and its write cache on, not measurements;
+// so is SeqStreams (4): a 256 MB cache drive serves a few interleaved
+// sequential streams without a seek per switch.
 func WD8003FFBX() HDD {
-	return HDD{SeqMBps: 255, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200}
+	return HDD{SeqMBps: 255, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200, SeqStreams: 4}
 }
 
 // Service implements Model. O(1).
 func (h HDD) Service(prevEnd uint64, havePrev bool, _ Op, sector, sectors uint64) float64 {
 	ns := h.OverheadNS + transferNS(sectors, h.SeqMBps)
-	if !havePrev || sector != prevEnd {
-		ns += h.AvgSeekNS + 30e9/h.RPM
+	switch {
+	case !havePrev || sector < prevEnd:
+		ns += h.positionNS()
+	case sector > prevEnd: // a gap ahead: let it pass under the head, or seek
+		ns += min(transferNS(sector-prevEnd, h.SeqMBps), h.positionNS())
 	}
 	return ns
 }
 
+// positionNS is a seek plus the average rotational delay, half a revolution.
+func (h HDD) positionNS() float64 { return h.AvgSeekNS + 30e9/h.RPM }
+
 // Validate returns an error wrapping ErrInvalidConfig unless SeqMBps and RPM
-// are positive and finite and OverheadNS and AvgSeekNS non-negative and finite.
+// are positive and finite, OverheadNS and AvgSeekNS non-negative and finite,
+// and SeqStreams in [0, MaxStreams].
 func (h HDD) Validate() error {
 	if !finite(h.SeqMBps, math.SmallestNonzeroFloat64) || !finite(h.RPM, math.SmallestNonzeroFloat64) ||
-		!finite(h.OverheadNS, 0) || !finite(h.AvgSeekNS, 0) {
+		!finite(h.OverheadNS, 0) || !finite(h.AvgSeekNS, 0) || h.SeqStreams < 0 || h.SeqStreams > MaxStreams {
 		return fmt.Errorf("%w: HDD model %+v", ErrInvalidConfig, h)
 	}
 	return nil

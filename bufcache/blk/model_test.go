@@ -22,7 +22,8 @@ func TestHDDService(t *testing.T) {
 		{"sequential 1000 KiB", 100, true, 100, 2000, 10e3 + 2000*512*1e3/250},
 		{"sequential 4 KiB", 0, true, 0, 8, 10e3 + 4096*1e3/250},
 		{"first request pays positioning", 0, false, 0, 8, 10e3 + 4096*1e3/250 + position},
-		{"gap pays positioning", 100, true, 101, 8, 10e3 + 4096*1e3/250 + position},
+		{"short gap ahead waits for it to pass", 100, true, 101, 8, 10e3 + 4096*1e3/250 + 512*1e3/250},
+		{"long gap ahead pays positioning", 100, true, 100 + 1<<20, 8, 10e3 + 4096*1e3/250 + position},
 		{"backwards pays positioning", 100, true, 50, 8, 10e3 + 4096*1e3/250 + position},
 	}
 	for _, tc := range tests {
@@ -74,7 +75,7 @@ func TestModelValidate(t *testing.T) {
 
 func TestWD8003FFBX(t *testing.T) {
 	h := WD8003FFBX()
-	assert.Equal(t, HDD{SeqMBps: 255, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200}, h)
+	assert.Equal(t, HDD{SeqMBps: 255, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200, SeqStreams: 4}, h)
 	// A stream of 1280 KiB requests runs within 1% of the media rate.
 	ns := h.Service(0, true, OpWrite, 0, DefMaxSectors)
 	mbps := float64(DefMaxSectors<<SectorShift) / ns * 1e3

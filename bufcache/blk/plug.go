@@ -16,7 +16,9 @@ const (
 
 // Plug models struct blk_plug (v5.10): the per-task list of requests that
 // wait, and may grow by back merges, between blk_start_plug and
-// blk_finish_plug. The zero value is a usable plug that is not started.
+// blk_finish_plug, and the callbacks bio-based devices register on it
+// (cb_list, see CheckPlugged) to defer their own work to its flush. The zero
+// value is a usable plug that is not started.
 //
 // A Plug belongs to one simulated CPU (the task running on it) and is not safe
 // for concurrent use; the queues it holds requests for may be shared.
@@ -30,9 +32,30 @@ type Plug struct {
 	// tries the plugged requests of that queue from newest to oldest.
 	NewestOnly bool
 
-	depth int        // blk_start_plug nesting: only the outermost counts
-	rqs   []*Request // plugged requests, oldest first
-	spare []*Request // the other list buffer, swapped in by Flush
+	depth   int        // blk_start_plug nesting: only the outermost counts
+	rqs     []*Request // plugged requests, oldest first
+	spare   []*Request // the other list buffer, swapped in by Flush
+	cbs     []plugCB   // registered callbacks (cb_list), oldest first
+	cbSpare []plugCB   // the other callback buffer, swapped in by Flush
+}
+
+// PlugCallback is the callback of struct blk_plug_cb (v5.10): work a
+// bio-based device defers to the moment the submitter's plug is flushed. md's
+// raid5 registers raid5_unplug, which hands the stripes the task attached
+// while plugged to raid5d; raid1 and raid10 defer their write bios the same way.
+type PlugCallback interface {
+	// Unplug runs once, when p is flushed (Flush, or the outermost Finish),
+	// before p's plugged requests are dispatched. It is no longer registered
+	// while it runs: a CheckPlugged with its key registers a new callback,
+	// which runs in the same flush. It may submit bios, through p or not.
+	Unplug(p *Plug)
+}
+
+// plugCB is one registered callback and the key it was registered under
+// (blk_plug_cb's data).
+type plugCB struct {
+	key any
+	cb  PlugCallback
 }
 
 // Start models blk_start_plug (v5.10). Plugs nest: a Start while the plug is
@@ -41,11 +64,19 @@ type Plug struct {
 func (p *Plug) Start() { p.depth++ }
 
 // Finish models blk_finish_plug (v5.10): it ends one Start and, when that was
-// the outermost, flushes the plug. Error: ErrPlugNotStarted when the plug is
-// not started (nothing changes).
+// the outermost, flushes the plug. As in the kernel, which clears
+// current->plug only after blk_flush_plug_list, the callbacks run while the
+// plug is still started — bios they submit through it wait in it and go out
+// with this flush, callbacks they register run in it — and then the plug is
+// finished and its requests are dispatched, so bios their completions submit
+// through it go out at once. Error: ErrPlugNotStarted when the plug is not
+// started (nothing changes).
 func (p *Plug) Finish() error {
 	if p.depth == 0 {
 		return ErrPlugNotStarted
+	}
+	if p.depth == 1 {
+		p.flushCallbacks()
 	}
 	p.depth--
 	if p.depth == 0 {
@@ -55,11 +86,14 @@ func (p *Plug) Finish() error {
 }
 
 // Flush models blk_flush_plug_list (v5.10), as schedule() or a full plug calls
-// it: it takes the plugged requests off the plug and dispatches them in the
-// order they were plugged. Requests plugged while it runs (by a completion that
-// submits) wait for the next flush. The plug stays started. O(requests) plus
-// their dispatch.
+// it: first it runs the registered callbacks (flush_plug_callbacks), then it
+// takes the plugged requests off the plug — including those the callbacks
+// plugged — and dispatches them in the order they were plugged. Requests
+// plugged while they are dispatched (by a completion that submits) wait for
+// the next flush. The plug stays started. O(callbacks + requests) plus their
+// work and dispatch.
 func (p *Plug) Flush() {
+	p.flushCallbacks()
 	rqs := p.rqs
 	p.rqs, p.spare = p.spare[:0], nil
 	for i, rq := range rqs {
@@ -67,6 +101,54 @@ func (p *Plug) Flush() {
 		rq.q.dispatch(rq)
 	}
 	p.spare = rqs[:0]
+}
+
+// flushCallbacks models flush_plug_callbacks (v5.10): it takes the callback
+// list off the plug and runs each callback, newest registration first (as
+// blk_check_plugged adds to the head of cb_list), and repeats while the
+// callbacks registered new ones. A callback that flushes the plug again runs
+// the callbacks registered since, in that inner flush.
+func (p *Plug) flushCallbacks() {
+	for len(p.cbs) > 0 {
+		cbs := p.cbs
+		p.cbs, p.cbSpare = p.cbSpare[:0], nil
+		for i := len(cbs) - 1; i >= 0; i-- {
+			cb := cbs[i].cb
+			cbs[i] = plugCB{}
+			cb.Unplug(p)
+		}
+		p.cbSpare = cbs[:0]
+	}
+}
+
+// CheckPlugged models blk_check_plugged (v5.10), with which a bio-based
+// device defers work to the flush of the submitter's plug. With p started it
+// returns the callback registered on p under key since p was last flushed;
+// when there is none, it registers newCB(key) under key first and returns it.
+// The callback runs once, at the next Flush or outermost Finish, before the
+// plugged requests are dispatched (see PlugCallback). With p nil or not
+// started it returns nil, without calling newCB: the device must do its work
+// at once.
+//
+// key identifies the registration, as blk_plug_cb's (callback, data) pair
+// does; it must be comparable (== on an incomparable key panics, as in
+// context.WithValue), and is usually the device, a pointer. newCB should be a
+// function value that does not capture variables, or one made once, so that
+// the call allocates nothing; it may reuse callbacks from a free list. The
+// plug keeps its callback list's memory across flushes, so registering
+// allocates nothing in steady state. O(registered callbacks).
+func (p *Plug) CheckPlugged(key any, newCB func(key any) PlugCallback) PlugCallback {
+	if p == nil || p.depth == 0 {
+		return nil
+	}
+	for i := range p.cbs {
+		if p.cbs[i].key == key {
+			return p.cbs[i].cb
+		}
+	}
+	cb := newCB(key)
+	p.cbs = append(p.cbs, plugCB{key: key, cb: cb})
+	return cb
 }
 
 // Len returns the number of plugged requests (plug->rq_count).

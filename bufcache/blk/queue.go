@@ -22,13 +22,12 @@ type Queue struct {
 	model Model
 	lim   Limits
 
-	mu       sync.Mutex
-	free     []*Request // recycled requests (the tag set)
-	head     uint64     // sector just past the last dispatched request
-	haveHead bool
-	stats    QueueStats
-	seq      uint64
-	trace    traceRing
+	mu      sync.Mutex
+	free    []*Request // recycled requests (the tag set)
+	streams streams    // where recent sequential streams ended
+	stats   QueueStats
+	seq     uint64
+	trace   traceRing
 }
 
 // OpStats counts what a queue served for one operation.
@@ -231,8 +230,9 @@ func (q *Queue) dispatch(rq *Request) {
 	q.store.serveParts(rq.parts)
 
 	q.mu.Lock()
-	ns := q.model.Service(q.head, q.haveHead, rq.op, rq.sector, rq.sectors)
-	q.head, q.haveHead = rq.sector+rq.sectors, true
+	prev, havePrev := q.streams.find(rq.sector, streamsOf(q.model))
+	ns := q.model.Service(prev, havePrev, rq.op, rq.sector, rq.sectors)
+	q.streams.advance(rq.sector + rq.sectors)
 	q.stats.BusyNS += ns
 	st := &q.stats.Read
 	if rq.op == OpWrite {

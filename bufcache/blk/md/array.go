@@ -32,7 +32,24 @@ type Config struct {
 	ChunkSize uint32
 	// Name identifies the array in messages ("md0"); empty means "md".
 	Name string
+	// StripeCacheSize is raid6's stripe_cache_size (md/stripe_cache_size in
+	// sysfs): the number of stripe_heads, each one PAGE_SIZE unit on every
+	// member, that writes can hold at once. 0 means DefaultStripeCacheSize;
+	// otherwise it must lie in [MinStripeCacheSize, MaxStripeCacheSize], the
+	// range raid5_set_cache_size accepts. Other levels ignore it.
+	StripeCacheSize int
 }
+
+// Stripe cache sizes (drivers/md/raid5.h and raid5_set_cache_size, v5.10).
+const (
+	// DefaultStripeCacheSize is NR_STRIPES, the stripe_heads raid5 allocates
+	// when an array starts.
+	DefaultStripeCacheSize = 256
+	// MinStripeCacheSize is the smallest stripe_cache_size the kernel accepts.
+	MinStripeCacheSize = 17
+	// MaxStripeCacheSize is the largest stripe_cache_size the kernel accepts.
+	MaxStripeCacheSize = 32768
+)
 
 // Array is an md RAID array: a bio-based block device (it implements
 // [blk.Device]) whose Submit runs the personality's make_request and sends
@@ -40,9 +57,10 @@ type Config struct {
 // whole chunks; the array's capacity follows the level: raid0 n×member, raid10
 // n×member/2, raid6 (n−2)×member (each rounded down to whole chunks).
 //
-// An Array is safe for concurrent use: Submit may be called from several
-// goroutines, each driving the members it needs from its own goroutine. RAID6
-// writes are serialised per array (see Submit).
+// An Array is safe for concurrent use: Submit and SubmitPlugged may be called
+// from several goroutines, each with its own plug, each driving the members it
+// needs from its own goroutine. RAID6 writes meet in the stripe cache (see
+// SubmitPlugged).
 type Array struct {
 	name    string
 	level   Level
@@ -53,9 +71,7 @@ type Array struct {
 	chunkShift uint   // log2 of the chunk size in bytes
 	rowChunks  uint64 // chunks per member in one copy (f2: per half)
 
-	// stripeMu serialises RAID6 writes from their pre-reads to their parity
-	// writes: the part of handle_stripe that raid5d runs for one stripe at a time.
-	stripeMu sync.Mutex
+	cache stripeCache // raid6: the stripe_heads writes attach to
 
 	mu    sync.Mutex // guards free and stats
 	free  []*request
@@ -71,7 +87,8 @@ type Array struct {
 // than 2, raid6 fewer than 4); ErrTooManyMembers (raid6 more than 257);
 // ErrMemberMismatch (sizes or logical block sizes differ); ErrBadMember (a nil
 // member, members too small to hold a chunk per copy, raid6 members with a
-// logical block size above 4096). Complexity O(n).
+// logical block size above 4096); ErrBadStripeCache (a StripeCacheSize out of
+// range). Complexity O(n); the stripe cache grows on demand.
 func New(cfg Config, members []blk.Device) (*Array, error) {
 	if !cfg.Level.valid() {
 		return nil, fmt.Errorf("%w: %s", ErrBadLevel, cfg.Level)
@@ -86,6 +103,13 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 	}
 	if chunk < pageSize || chunk&(chunk-1) != 0 {
 		return nil, fmt.Errorf("%w: %s: %d bytes is not a power of two >= %d", ErrBadChunk, name, chunk, pageSize)
+	}
+	cache := cfg.StripeCacheSize
+	if cache == 0 {
+		cache = DefaultStripeCacheSize
+	}
+	if cache < MinStripeCacheSize || cache > MaxStripeCacheSize {
+		return nil, fmt.Errorf("%w: %s: %d stripe_heads is outside [%d, %d]", ErrBadStripeCache, name, cache, MinStripeCacheSize, MaxStripeCacheSize)
 	}
 	if n, want := len(members), cfg.Level.minMembers(); n < want {
 		return nil, fmt.Errorf("%w: %s: %s needs at least %d, got %d", ErrTooFewMembers, name, cfg.Level, want, n)
@@ -136,6 +160,9 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 			ErrBadMember, name, members[0].Sectors(), a.level, chunk)
 	}
 	a.sectors = chunks << a.chunkShift >> blk.SectorShift
+	if a.level == Raid6 {
+		a.cache.init(cache, a.chunkShift-pageShift)
+	}
 	return a, nil
 }
 

@@ -23,9 +23,8 @@
 // [blk.PlugSubmitter]: submitted through blk.SubmitBio under a started plug,
 // raid0 and raid10 write member bios go through that plug, so they merge in the
 // member queues as in the kernel, where the personality runs in the submitting
-// task. Reads and raid6 writes, whose rounds wait for their member bios, are
-// submitted to the members directly (the kernel's raid5d batching of stripes
-// across bios at unplug is not modelled yet).
+// task; raid6 writes wait in the plug in the stripe cache and are handled when
+// it is flushed (below). Reads go to the members directly.
 //
 // # Chunks and layouts
 //
@@ -88,17 +87,20 @@
 //
 // Parity work happens in the stripe cache, in stripe_heads one PAGE_SIZE
 // (4096-byte) unit wide: the units at one member offset on every member of a
-// row. A write is attached to each stripe_head it touches, and each is handled
-// on its own (handle_stripe): one member bio per member per stripe, which the
-// member queues merge again. Reads bypass the cache when the array is not
-// degraded (chunk_aligned_read) and behave like raid0 over the data chunks.
+// row. raid5_make_request attaches a write to the stripe_head of every unit it
+// touches (add_stripe_bio, which notes when the writes attached to a data unit
+// cover all of it), and the bio completes when every stripe it touched has been
+// written. A stripe is handled (handle_stripe, in the raid5d thread) once for
+// all the writes attached to it by then: one member bio per member it reads or
+// writes. Reads bypass the cache when the array is not degraded
+// (chunk_aligned_read) and behave like raid0 over the data chunks.
 //
-// How a stripe computes its new parity depends on how much of it the write
-// covers (handle_stripe_dirtying):
+// How a stripe computes its new parity depends on how much of it the writes
+// attached to it cover (handle_stripe_dirtying):
 //
 //   - Full-stripe write: every data unit is wholly overwritten. P and Q are
 //     computed from the new data alone; nothing is read.
-//   - Reconstruct-write (rcw): read every data unit the write does not wholly
+//   - Reconstruct-write (rcw): read every data unit the writes do not wholly
 //     overwrite, then compute P and Q from all the data.
 //   - Read-modify-write (rmw): read the old contents of the units written and the
 //     old P and Q, then fold the old data out of the parity and the new data in
@@ -116,9 +118,45 @@
 // like the Helios4's always reconstruct-writes; for a write inside one unit rmw
 // wins from six members (a partial unit) or seven (a whole one).
 //
-// This model keeps no stripe cache between bios: every write's stripes are
-// planned, pre-read and written for that write alone, and RAID6 writes to one
-// array are handled one at a time, as the single raid5d thread handles stripes.
+// When a stripe is handled decides which method it gets. A task that holds a
+// plug (writeback does, around its page loop) does not release its stripes to
+// raid5d as it attaches writes: release_stripe_plug puts them on a list hung on
+// the plug with blk_check_plugged, and raid5_unplug hands the list to raid5d
+// only when the plug is flushed — at blk_finish_plug, or when the task sleeps,
+// for instance because the stripe cache (stripe_cache_size, 256 stripe_heads by
+// default) has no free stripe_head, or because a write overlaps one already
+// waiting in its stripe. raid5d handles the stripes under its own plug, so the
+// member bios of consecutive stripes merge in the member queues. With a
+// sequential stream, all eight 512-byte bios of a page and both data units of a
+// four-disk row are attached before their stripe is handled: full-stripe
+// writes with no pre-reads, whatever the block size. The personality's work per
+// bio differs — eight add_stripe_bio calls instead of one — and the disk I/O
+// does not. A bio submitted with no plug has its stripes handled at once, each
+// for that bio alone, so a lone 512-byte write reconstruct-writes.
+//
+// The model does the same. Array.SubmitPlugged attaches a raid6 write to its
+// stripe_heads (each records, per data unit, which 512-byte sectors attached
+// writes cover, the attached bios in order and, with data, its pages) and
+// registers the array's callback on the plug ([blk.Plug.CheckPlugged]); the
+// flush hands the stripes to the handler, which handles them as one batch: for
+// each, a full-stripe write if every data unit is wholly covered, else rmw or
+// rcw with the pre-reads above; the new data is copied into the stripe's pages
+// (biodrain), in the order the writes came, before P and Q are computed. A full
+// stripe cache or an overlapping write flushes the plug early; a stripe waiting
+// in another task's plug is handled by the task that needs it, one being
+// handled is waited for. Submit, with no plug, handles the bio's stripes as
+// soon as it is attached, through the same code. Handling runs on the
+// goroutine that flushes, not on a raid5d of its own.
+//
+// Not modelled: stripe_heads stay hashed in the kernel after they are written,
+// with their pages up to date, so a later partial write to a recently written
+// stripe may find what it would pre-read already there (the model frees a
+// stripe_head once handled, and pre-reads again); the delayed list, on which
+// raid5d parks stripes that need pre-reads while enough others are pending
+// (preread_active_stripes, IO_THRESHOLD), and the batching of full-stripe
+// writes into one batch_head (stripe_add_to_batch_list); the wait for a quarter
+// of the cache to be free before a blocked submitter goes on
+// (R5_INACTIVE_BLOCKED).
 //
 // # Why the Helios4 RAID columns are CPU-bound
 //
@@ -135,8 +173,10 @@
 // size, one bio per page) restored them. Reads are unchanged because they are
 // submitted a page or more per bio whatever the block size. RAID6 stays the
 // slowest column even after the revert because of its parity work and
-// stripe handling per page. Stats.BiosIn, MemberBios and Stripes are the counts
-// a cost model turns into that CPU time.
+// stripe handling per page; under writeback's plug it handles the same
+// full stripes with either block size, so what the block size changes there is
+// the per-bio attach work. Stats.BiosIn, WriteBios, StripeAttach, MemberBios,
+// Stripes and ParityBytes are the counts a cost model turns into that CPU time.
 //
 // # Data and metadata-only bios
 //

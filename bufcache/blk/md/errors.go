@@ -24,6 +24,9 @@ var (
 	// ErrBadMember: a nil member, a member too small to hold one chunk per copy,
 	// or (raid6) a logical block size larger than the 4096-byte stripe unit.
 	ErrBadMember = errors.New("md: unusable member device")
+	// ErrBadStripeCache: a Config.StripeCacheSize outside the range
+	// raid5_set_cache_size accepts (17 to 32768 stripe_heads).
+	ErrBadStripeCache = errors.New("md: invalid stripe cache size")
 	// ErrMixedData: a bio whose vectors mix data and metadata-only (nil) segments.
 	// The array either moves and checks every byte or none.
 	ErrMixedData = errors.New("md: bio mixes data and metadata-only vectors")

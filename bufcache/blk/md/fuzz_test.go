@@ -15,15 +15,20 @@ import (
 const fuzzOp = 5
 
 // FuzzArray decodes its input into a small array and a sequence of reads and
-// writes, with and without data, some unaligned or past the end, and checks
-// every result against a flat byte array: reads return what was written,
-// invalid bios fail without changing anything, and at the end every member copy
-// and every RAID6 parity chunk is right.
+// writes, with and without data, some unaligned or past the end, some
+// submitted under a plug, and checks every result against a flat byte array:
+// reads return what was written, invalid bios fail at once without changing
+// anything, plugged bios complete exactly once by the time the plug is
+// finished, and at the end every member copy and every RAID6 parity chunk is
+// right.
 //
-// Input: level, member count, chunk and logical block size, then 5 bytes per
-// operation: kind (bits 0–1: write, read, metadata-only write, metadata-only
-// read; bit 2: cut the payload into random vectors; bit 7: leave the start and
-// length unaligned), start sector (2 bytes) and length in sectors (2 bytes).
+// Input: level, member count, geometry (bits 0–1: chunk 4, 8 or 16 KiB; bit 2:
+// 4096-byte logical blocks; bit 3: the smallest stripe cache, 17), then 5 bytes
+// per operation: kind (bits 0–1: write, read, metadata-only write,
+// metadata-only read; bit 2: cut the payload into random vectors; bit 3: start
+// the plug before the operation, or finish it if started; bit 7: leave the
+// start and length unaligned), start sector (2 bytes) and length in sectors (2
+// bytes). A read first finishes the plug, as a reader's sleep flushes it.
 func FuzzArray(f *testing.F) {
 	op := func(kind byte, sector, sectors uint16) []byte {
 		return []byte{kind, byte(sector >> 8), byte(sector), byte(sectors >> 8), byte(sectors)}
@@ -39,6 +44,11 @@ func FuzzArray(f *testing.F) {
 		f.Add(seed(level, 0, 0, op(0, 0, 8), op(1, 0, 8)))
 		f.Add(seed(level, 2, 1, op(4, 5, 40), op(0, 60, 300), op(5, 0, 512), op(2, 7, 9), op(1, 0, 1)))
 		f.Add(seed(level, 1, 6, op(0, 0, 256), op(0x80, 3, 5), op(0, 0xffff, 8), op(3, 8, 64), op(1, 0, 255)))
+		// Plugged: 512-byte writes filling stripes, an overlap, a rejected bio,
+		// a metadata-only write among data, then a read that finishes the plug.
+		f.Add(seed(level, 0, 8, op(8, 0, 1), op(0, 1, 1), op(0, 2, 6), op(0, 8, 8), op(0, 4, 2),
+			op(0x80, 5, 3), op(2, 16, 4), op(4, 20, 100), op(1, 0, 64), op(8, 0, 8), op(12, 64, 200), op(8, 0, 1)))
+		f.Add(seed(level, 2, 9, op(8, 0, 400), op(4, 300, 300), op(0, 0xfff0, 8), op(6, 40, 80)))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 3 {
@@ -54,12 +64,23 @@ func FuzzArray(f *testing.F) {
 		if in[2]&4 != 0 {
 			lbs = 4096
 		}
+		cache := 0
+		if in[2]&8 != 0 {
+			cache = MinStripeCacheSize
+		}
 		disks := newDisks(t, members, 128<<10, lbs)
-		a, err := New(Config{Level: level, ChunkSize: chunk}, devices(disks))
+		a, err := New(Config{Level: level, ChunkSize: chunk, StripeCacheSize: cache}, devices(disks))
 		require.NoError(t, err)
 		size := a.Sectors() << blk.SectorShift
 		oracle := make([]byte, size)
 		lbsSectors := uint64(lbs) >> blk.SectorShift
+		var plug blk.Plug
+		var log bioLog // the valid plugged bios
+		finish := func() {
+			if plug.Active() {
+				require.NoError(t, plug.Finish())
+			}
+		}
 
 		ops := in[3:]
 		for i := 0; i+fuzzOp <= len(ops) && i < 64*fuzzOp; i += fuzzOp {
@@ -83,13 +104,38 @@ func FuzzArray(f *testing.F) {
 					o.data = fill(rng, int(o.size))
 				}
 			}
-			err := doIO(t, a, op, sector, o)
+			var want, err error
 			switch {
 			case sector%lbsSectors != 0 || sectors%lbsSectors != 0:
-				require.ErrorIs(t, err, blk.ErrMisaligned)
-				continue
+				want = blk.ErrMisaligned
 			case sector+sectors > a.Sectors():
-				require.ErrorIs(t, err, blk.ErrBeyondEnd)
+				want = blk.ErrBeyondEnd
+			}
+			if kind&8 != 0 {
+				if plug.Active() {
+					finish()
+				} else {
+					plug.Start()
+				}
+			}
+			if op == blk.OpRead {
+				finish()
+			}
+			switch {
+			case plug.Active() && want == nil:
+				blk.SubmitBio(&plug, a, log.track(makeBio(op, sector, o)))
+			case plug.Active():
+				b := makeBio(op, sector, o)
+				calls := 0
+				b.EndIO = func(*blk.Bio) { calls++ }
+				blk.SubmitBio(&plug, a, b)
+				require.Equal(t, 1, calls, "a rejected bio completes at once")
+				err = b.Err
+			default:
+				err = doIO(t, a, op, sector, o)
+			}
+			if want != nil {
+				require.ErrorIs(t, err, want)
 				continue
 			}
 			require.NoError(t, err)
@@ -101,6 +147,9 @@ func FuzzArray(f *testing.F) {
 				require.Equal(t, oracle[off:off+uint64(o.size)], o.data, "read %d sectors at %d", sectors, sector)
 			}
 		}
+		finish()
+		log.checkOnce(t)
+		require.Zero(t, stripesInUse(a), "stripe_heads released")
 		got := make([]byte, size)
 		require.NoError(t, doIO(t, a, blk.OpRead, 0, ioOpts{data: got}))
 		assert.Equal(t, oracle, got)

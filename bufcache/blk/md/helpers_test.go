@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,7 +64,17 @@ type ioOpts struct {
 // test unless the bio completed exactly once before Submit returned.
 func doIO(t testing.TB, d blk.Device, op blk.Op, sector uint64, o ioOpts) error {
 	t.Helper()
-	var b blk.Bio
+	b := makeBio(op, sector, o)
+	completions := 0
+	b.EndIO = func(*blk.Bio) { completions++ }
+	d.Submit(b)
+	require.Equal(t, 1, completions, "%s %s sector %d: completions", d.Name(), op, sector)
+	return b.Err
+}
+
+// makeBio returns a bio for op at sector shaped by o, without an EndIO.
+func makeBio(op blk.Op, sector uint64, o ioOpts) *blk.Bio {
+	b := new(blk.Bio)
 	b.Reset(op, sector)
 	size := o.size
 	if o.data != nil {
@@ -81,11 +92,7 @@ func doIO(t testing.TB, d blk.Device, op blk.Op, sector uint64, o ioOpts) error 
 		b.AddVec(seg, n)
 		off += n
 	}
-	completions := 0
-	b.EndIO = func(*blk.Bio) { completions++ }
-	d.Submit(&b)
-	require.Equal(t, 1, completions, "%s %s sector %d: completions", d.Name(), op, sector)
-	return b.Err
+	return b
 }
 
 // fill returns n bytes from rng.
@@ -172,6 +179,124 @@ func checkMembers(t testing.TB, a *Array, disks []*blk.MemDisk, oracle []byte) {
 		pd, qd := a.parityDevs(row)
 		if !assert.Equal(t, p, memberBytes(t, disks[pd], a.rowSector(row), chunk), "row %d P", row) ||
 			!assert.Equal(t, q, memberBytes(t, disks[qd], a.rowSector(row), chunk), "row %d Q", row) {
+			return
+		}
+	}
+}
+
+// stripesInUse returns the number of a's stripe_heads that are hashed: waiting
+// in a list or being handled.
+func stripesInUse(a *Array) int {
+	c := &a.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, sh := range c.hash {
+		for ; sh != nil; sh = sh.next {
+			n++
+		}
+	}
+	return n
+}
+
+// newQueueArray builds a level array named "md0" with the given chunk and
+// stripe cache size (0: the default) over n request queues with the null
+// timing model and default limits (512-byte logical, 4096-byte physical
+// blocks), each over a MemDisk of memberSize bytes. It returns the array, the
+// queues and their stores.
+func newQueueArray(t testing.TB, level Level, n int, memberSize uint64, chunk uint32, cache int) (*Array, []*blk.Queue, []*blk.MemDisk) {
+	t.Helper()
+	disks := newDisks(t, n, memberSize, 512)
+	queues := make([]*blk.Queue, n)
+	for i, d := range disks {
+		q, err := blk.NewQueue("", d, blk.Null{}, blk.DefaultLimits(512, 4096))
+		require.NoError(t, err)
+		queues[i] = q
+	}
+	a, err := New(Config{Level: level, ChunkSize: chunk, Name: "md0", StripeCacheSize: cache}, devices(queues))
+	require.NoError(t, err)
+	return a, queues, disks
+}
+
+// memberIO sums what the queues served: write and read requests and sectors.
+type memberIO struct {
+	WriteRequests, WriteSectors, ReadRequests, ReadSectors uint64
+}
+
+// servedBy returns what queues served.
+func servedBy(queues []*blk.Queue) memberIO {
+	var m memberIO
+	for _, q := range queues {
+		s := q.Stats()
+		m.WriteRequests += s.Write.Requests
+		m.WriteSectors += s.Write.Sectors
+		m.ReadRequests += s.Read.Requests
+		m.ReadSectors += s.Read.Sectors
+	}
+	return m
+}
+
+// bioLog makes bios that must outlive their submission (plugged ones) and
+// records their completions, which may come from any goroutine.
+type bioLog struct {
+	mu    sync.Mutex
+	calls []int   // completions per bio
+	errs  []error // the error of each bio's last completion
+}
+
+// bio returns a new bio for op at sector whose completions l records: one
+// vector of data at page frame pfn, or, with data nil, a metadata-only vector
+// of size bytes.
+func (l *bioLog) bio(op blk.Op, sector uint64, data []byte, size uint32, pfn uint64) *blk.Bio {
+	b := new(blk.Bio)
+	b.Reset(op, sector)
+	if data != nil {
+		size = uint32(len(data))
+	}
+	b.AddPage(data, size, pfn, 0)
+	return l.track(b)
+}
+
+// track makes l record b's completions and returns b.
+func (l *bioLog) track(b *blk.Bio) *blk.Bio {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b.Private = len(l.calls)
+	b.EndIO = l.end
+	l.calls = append(l.calls, 0)
+	l.errs = append(l.errs, nil)
+	return b
+}
+
+// end is the bios' EndIO.
+func (l *bioLog) end(b *blk.Bio) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := b.Private.(int)
+	l.calls[id]++
+	l.errs[id] = b.Err
+}
+
+// completed returns the number of bios that have completed.
+func (l *bioLog) completed() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.calls {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkOnce asserts that every bio completed exactly once, without error.
+func (l *bioLog) checkOnce(t testing.TB) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, c := range l.calls {
+		if !assert.Equal(t, 1, c, "bio %d: completions", id) || !assert.NoError(t, l.errs[id], "bio %d", id) {
 			return
 		}
 	}

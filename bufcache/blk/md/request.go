@@ -7,49 +7,60 @@ import (
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// phase is the round of member bios a request issues next.
-type phase uint8
-
-const (
-	// phaseMap: a read, or a raid0/raid10 write: one round of member bios mapped
-	// chunk by chunk.
-	phaseMap phase = iota
-	// phasePreRead: a RAID6 write reading what its parity computation needs.
-	phasePreRead
-	// phaseWrite: a RAID6 write writing data units, P and Q.
-	phaseWrite
-)
-
-// request is an array's private state for one parent bio, the counterpart of
-// raid10's r10bio or the set of stripe_heads a raid5 bio is attached to. It
-// issues rounds of member bios; the parent completes when the last round has
-// completed. Requests and their member bios are recycled through the array's
-// free list, so a steady stream of I/O allocates nothing.
+// request is an array's private state for one parent bio: raid0's mapping pass,
+// raid10's r10bio, or, for a RAID6 write, the count of stripe_heads the bio is
+// still attached to (the bio's __bi_remaining, raised by add_stripe_bio's
+// bio_inc_remaining in v5.10; bi_phys_segments in older kernels). The parent
+// completes when the last thing it waits for has completed. Requests and their
+// member bios are recycled through the array's free list, so a steady stream of
+// I/O allocates nothing.
 type request struct {
 	a          *Array
 	parent     *blk.Bio
 	start, end uint64 // the parent's array byte range
 	data       bool   // the parent's vectors carry data
-	phase      phase
-	locked     bool // holds a.stripeMu
-	// plug is the submitter's plug that member bios go through (raid0 and
-	// raid10 writes), or nil.
+	// plug is the submitter's plug that mapped member bios go through (raid0
+	// and raid10 writes), or nil.
 	plug *blk.Plug
 
-	// pending counts member bios in flight, plus one while a round is being
-	// issued so that completions inside a member's Submit cannot end the round
-	// early (the kernel's bio_inc_remaining / md's pending counts play this part).
+	// pending counts what the parent waits for — member bios in flight (mapped
+	// I/O) or stripe attachments not yet written (RAID6 writes) — plus one while
+	// the request is being issued, so that completions cannot end it early.
 	pending atomic.Int32
 	mu      sync.Mutex // guards err: completions may come from any goroutine
-	err     error      // the first member error
+	err     error      // the first error
 
-	t Stats // this request's counters, added to the array's when it completes
+	t    Stats      // this request's counters, added to the array's when it completes
+	bios memberBios // mapped I/O: the member bios
+}
 
-	bios    []*blk.Bio // member bios; the first nbios are in use
-	nbios   int
-	stripes []stripe // RAID6 write: the stripe units touched, in order
-	pages   []byte   // RAID6 write with data: the stripe cache, one page per member per stripe
-	units   [][]byte // RAID6 write with data: one stripe's data units, for genSyndrome
+// memberBios is a reusable set of member bios: the ones a request or a stripe
+// batch has issued since it was last reset.
+type memberBios struct {
+	bios []*blk.Bio
+	n    int // bios[:n] are in use
+}
+
+// next returns a free member bio for op at member sector sector that completes
+// into endIO, with Private set to private. It allocates only when every bio
+// made so far is in use.
+func (m *memberBios) next(op blk.Op, sector uint64, endIO func(*blk.Bio), private any) *blk.Bio {
+	if m.n == len(m.bios) {
+		m.bios = append(m.bios, new(blk.Bio))
+	}
+	mb := m.bios[m.n]
+	m.n++
+	mb.Reset(op, sector)
+	mb.EndIO, mb.Private = endIO, private
+	return mb
+}
+
+// reset frees every member bio, dropping its references to memory and owner.
+func (m *memberBios) reset() {
+	for _, mb := range m.bios[:m.n] {
+		mb.Reset(blk.OpRead, 0)
+	}
+	m.n = 0
 }
 
 // get takes a request from the free list or makes one.
@@ -65,93 +76,53 @@ func (a *Array) get() *request {
 }
 
 // put adds r's counters to the array's and returns r to the free list, dropping
-// its member bios' references to the parent's memory.
+// its references to the parent and its memory.
 func (a *Array) put(r *request) {
-	for _, mb := range r.bios[:r.nbios] {
-		mb.Reset(blk.OpRead, 0)
-	}
+	r.bios.reset()
 	t := r.t
-	r.parent, r.err, r.t, r.nbios, r.locked = nil, nil, Stats{}, 0, false
+	r.parent, r.plug, r.err, r.t = nil, nil, nil, Stats{}
 	a.mu.Lock()
 	a.stats.add(&t)
 	a.free = append(a.free, r)
 	a.mu.Unlock()
 }
 
-// run issues rounds until one is left in flight, whose last completion carries
-// the request on (endMember), or until the parent has completed. Members that
-// complete inside Submit, as MemDisk does, leave the whole request to this loop
-// on the submitting goroutine.
-func (r *request) run() {
-	for {
-		r.pending.Store(1)
-		switch r.phase {
-		case phaseMap:
-			r.issueMapped()
-		case phasePreRead:
-			r.issueStripes(blk.OpRead)
-		case phaseWrite:
-			r.issueStripes(blk.OpWrite)
-		}
-		if r.pending.Add(-1) != 0 || !r.advance() {
-			return
-		}
-	}
-}
-
-// endMember is every member bio's EndIO: it records an error and, for the last
-// bio of a round, carries the request on.
-func endMember(mb *blk.Bio) {
-	r := mb.Private.(*request)
-	if mb.Err != nil {
+// done ends one thing the parent waits for, with err (nil on success). The
+// last one completes the parent with the first error (no member has
+// redundancy to cover an error until degraded operation is modelled), after
+// adding the request's counters to the array's.
+func (r *request) done(err error) {
+	if err != nil {
 		r.mu.Lock()
 		if r.err == nil {
-			r.err = mb.Err
+			r.err = err
 		}
 		r.mu.Unlock()
 	}
-	if r.pending.Add(-1) == 0 && r.advance() {
-		r.run()
+	if r.pending.Add(-1) != 0 {
+		return
 	}
-}
-
-// advance is called when a round has completed. After a successful RAID6
-// pre-read it computes the parity and returns true: the write round follows.
-// Otherwise it completes the parent, with the first member error if any (no
-// member has redundancy to cover an error until degraded operation is
-// modelled), and returns false.
-func (r *request) advance() bool {
 	r.mu.Lock()
-	err := r.err
+	err = r.err
 	r.mu.Unlock()
-	if r.phase == phasePreRead && err == nil {
-		r.computeParity()
-		r.phase = phaseWrite
-		return true
-	}
 	a, parent := r.a, r.parent
-	if r.locked {
-		a.stripeMu.Unlock()
-	}
 	a.put(r)
 	parent.Complete(err)
-	return false
 }
 
-// newBio returns a member bio for op at member sector sector that completes
-// into endMember.
-func (r *request) newBio(op blk.Op, sector uint64) *blk.Bio {
-	if r.nbios == len(r.bios) {
-		r.bios = append(r.bios, new(blk.Bio))
-	}
-	mb := r.bios[r.nbios]
-	r.nbios++
-	mb.Reset(op, sector)
-	mb.EndIO, mb.Private = endMember, r
-	return mb
+// mapBio sends a read, or a raid0/raid10 write, to the members chunk by chunk
+// (issueMapped). The parent completes when the last member bio has, on the
+// goroutine that completes it.
+func (r *request) mapBio() {
+	r.pending.Store(1)
+	r.issueMapped()
+	r.done(nil)
 }
 
-// submit sends mb to member dev.
+// endMember is the EndIO of a mapped member bio.
+func endMember(mb *blk.Bio) { mb.Private.(*request).done(mb.Err) }
+
+// submit sends mapped member bio mb to member dev, through r.plug.
 func (r *request) submit(dev int, mb *blk.Bio) {
 	r.t.MemberBios++
 	r.pending.Add(1)

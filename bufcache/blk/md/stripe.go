@@ -1,179 +1,331 @@
 package md
 
 import (
+	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// stripe is one stripe_head of a RAID6 write: the PAGE_SIZE-wide unit at one
-// member offset on every member of a stripe row.
-type stripe struct {
-	row  uint64 // chunk row
-	unit uint64 // unit index within the chunk
-	// rmw selects read-modify-write (pre-read the written data units and P, Q);
-	// otherwise reconstruct-write (pre-read the data units not wholly
-	// overwritten, none for a full-stripe write).
-	rmw bool
+// sectorsPerUnit is the number of 512-byte sectors in a stripe unit
+// (STRIPE_SECTORS).
+const sectorsPerUnit = pageSize >> blk.SectorShift
+
+// fullUnit is the coverage bitmap of a wholly overwritten unit: every sector.
+const fullUnit = 1<<sectorsPerUnit - 1
+
+// stripeHead models struct stripe_head (drivers/md/raid5.h, v5.10) as a RAID6
+// write uses it: the PAGE_SIZE-wide unit at one member offset on every member
+// of a stripe row, the writes attached to it and, with data, its pages. It
+// lives from the first write attached to it until it has been handled; then it
+// returns to the free list.
+type stripeHead struct {
+	row, unit uint64
+	next      *stripeHead // hash chain (stripe_hashtbl)
+	// list is the pending list the stripe waits on, or nil while a batch
+	// handles it; b is that batch.
+	list *stripeList
+	b    *batch
+	data bool // the attached writes carry data (all of them, or none)
+	// cover is, per data unit, a bitmap of the 512-byte sectors the attached
+	// writes overwrite; fullUnit is add_stripe_bio's R5_OVERWRITE.
+	cover []uint8
+	// writes are the attached bio pieces in the order they came: the data
+	// units' towrite lists.
+	writes []stripeWrite
+	pages  []byte // with data: one page per member (the r5devs' pages)
+
+	// Handling state, owned by b.
+	rmw  bool  // read-modify-write; otherwise reconstruct-write
+	step step  // where the handling is
+	err  error // the first member error, guarded by b.mu
 }
 
-// planStripes lists the stripe units a RAID6 write touches, row by row in
-// member-offset order, chooses how each computes its parity, counts them, and
-// sizes the stripe cache pages when the write carries data. It models
-// raid5_make_request adding the bio to each stripe_head and handle_stripe_dirtying
-// choosing between rmw and rcw (v5.10). O(stripes · members).
-func (r *request) planStripes() {
-	a := r.a
-	chunk := uint64(a.ChunkSize())
-	rowBytes := a.dataDisks() * chunk
-	last := chunk>>pageShift - 1 // the last unit of a chunk
-	r.stripes = r.stripes[:0]
-	for row := r.start / rowBytes; row*rowBytes < r.end; row++ {
-		lo := max(r.start, row*rowBytes) - row*rowBytes // the write within the row's data
-		hi := min(r.end, (row+1)*rowBytes) - row*rowBytes
-		k0, k1 := lo/chunk, (hi-1)/chunk                       // data chunks of its first and last byte
-		u0, u1 := lo%chunk>>pageShift, (hi-1)%chunk>>pageShift // and their units
-		switch {
-		case k0 == k1:
-			r.planUnits(row, u0, u1)
-		case k1-k0 >= 2 || u0 <= u1+1: // every unit offset is touched in some chunk
-			r.planUnits(row, 0, last)
-		default: // the tail of one chunk and the head of the next
-			r.planUnits(row, 0, u1)
-			r.planUnits(row, u0, last)
-		}
-	}
-	if r.data {
-		need := len(r.stripes) * len(a.members) * pageSize
-		r.pages = slices.Grow(r.pages[:0], need)[:need]
-	}
+// stripeWrite is one piece of a bio attached to a stripe: bytes [lo, hi) of
+// data unit k, which come from offset off of the bio's payload.
+type stripeWrite struct {
+	r      *request
+	k      uint32
+	lo, hi uint32
+	off    uint32
 }
 
-// planUnits plans the stripes of units first..last (inclusive) of row: rmw if it
-// needs strictly fewer pre-reads than rcw, as handle_stripe_dirtying decides
-// with rmw enabled (ties go to rcw).
-func (r *request) planUnits(row, first, last uint64) {
-	nd := r.a.dataDisks()
-	for u := first; u <= last; u++ {
-		s := stripe{row: row, unit: u}
-		var touched, whole uint64
-		for k := range nd {
-			if lo, hi := r.cover(&s, k); hi > lo {
-				touched++
-				if hi-lo == pageSize {
-					whole++
-				}
-			}
-		}
-		rcwReads, rmwReads := nd-whole, touched+2
-		s.rmw = rmwReads < rcwReads
-		r.stripes = append(r.stripes, s)
-		r.t.Stripes++
-		r.t.ParityBytes += 2 * pageSize
-		switch {
-		case rcwReads == 0:
-			r.t.FullStripeWrites++
-		case s.rmw:
-			r.t.RMWWrites++
-		default:
-			r.t.RMWWrites++
-			r.t.ReconstructWrites++
-		}
-	}
-}
-
-// unitStart is the array byte offset of data unit k of stripe s.
-func (r *request) unitStart(s *stripe, k uint64) uint64 {
-	return (s.row*r.a.dataDisks()+k)<<r.a.chunkShift + s.unit<<pageShift
-}
-
-// cover returns the bytes [lo, hi) of data unit k of stripe s that the write
-// overwrites; lo == hi when it leaves the unit alone.
-func (r *request) cover(s *stripe, k uint64) (lo, hi uint64) {
-	base := r.unitStart(s, k)
-	lo, hi = max(r.start, base), min(r.end, base+pageSize)
-	if lo >= hi {
-		return 0, 0
-	}
-	return lo - base, hi - base
-}
-
-// issueStripes sends every stripe's member bios for op: the pre-reads its
-// parity method needs, or the writes of its touched data units and P and Q
-// (ops_run_io: one bio per member per stripe_head).
-func (r *request) issueStripes(op blk.Op) {
-	a := r.a
-	for i := range r.stripes {
-		s := &r.stripes[i]
-		for k := range a.dataDisks() {
-			lo, hi := r.cover(s, k)
-			touched := hi > lo
-			if op == blk.OpWrite && touched || op == blk.OpRead && (s.rmw && touched || !s.rmw && hi-lo < pageSize) {
-				r.unitIO(op, i, a.dataDev(s.row, int(k)))
-			}
-		}
-		if op == blk.OpWrite || s.rmw {
-			pd, qd := a.parityDevs(s.row)
-			r.unitIO(op, i, pd)
-			r.unitIO(op, i, qd)
-		}
-	}
-}
-
-// unitIO sends stripe i's page of member dev to or from that member.
-func (r *request) unitIO(op blk.Op, i, dev int) {
-	s := &r.stripes[i]
-	mb := r.newBio(op, r.a.rowSector(s.row)+s.unit<<(pageShift-blk.SectorShift))
-	mb.AddVec(r.page(i, dev), pageSize)
-	if op == blk.OpRead {
-		r.t.MemberReads++
-	}
-	r.submit(dev, mb)
-}
-
-// page returns stripe i's stripe cache page for member dev, or nil for a
-// metadata-only write.
-func (r *request) page(i, dev int) []byte {
-	if !r.data {
+// page returns sh's page for member dev, or nil for a metadata-only stripe.
+func (sh *stripeHead) page(dev int) []byte {
+	if !sh.data {
 		return nil
 	}
-	o := (i*len(r.a.members) + dev) * pageSize
-	return r.pages[o : o+pageSize : o+pageSize]
+	o := dev * pageSize
+	return sh.pages[o : o+pageSize : o+pageSize]
 }
 
-// computeParity copies the write's data into the stripe cache and computes P and
-// Q of every stripe, after the pre-reads completed: by folding each touched
-// unit's old and new contents into the old P and Q (read-modify-write:
-// ops_run_prexor6 then ops_run_reconstruct6 with xor_syndrome), or by generating
-// them from all the data units (reconstruct-write: gen_syndrome). Metadata-only
-// writes compute nothing. O(stripes · members · PAGE_SIZE).
-func (r *request) computeParity() {
-	if !r.data {
-		return
+// stripeList holds the stripe_heads a submitter attached writes to and has not
+// yet released for handling: struct raid5_plug_cb's list when registered on a
+// plug, or the list an unplugged Submit handles once it has attached its bio.
+type stripeList struct {
+	a       *Array
+	stripes []*stripeHead // in the order of their first attachment
+	plugged bool          // registered on a plug; otherwise an unplugged Submit's
+}
+
+// Unplug implements blk.PlugCallback: raid5_unplug (v5.10), which releases
+// the plug's stripes to raid5d, and raid5d handling them (see Array.unplug).
+func (l *stripeList) Unplug(*blk.Plug) { l.a.unplug(l) }
+
+// newStripeList is the constructor the array gives blk.Plug.CheckPlugged: a
+// list from the free list of the array key.
+func newStripeList(key any) blk.PlugCallback { return key.(*Array).takeList(true) }
+
+// stripeCache models r5conf's stripe cache (v5.10): at most size stripe_heads,
+// found by a hash of their position, recycled through a free list (the
+// inactive list).
+type stripeCache struct {
+	// mu is conf->device_lock and the hash locks in one: it guards everything
+	// below, and every stripe_head's list, b, data, cover and writes.
+	mu sync.Mutex
+	// wait is signalled when stripe_heads are released: wait_for_stripe and
+	// wait_for_overlap.
+	wait     sync.Cond
+	size     int  // stripe_cache_size
+	made     int  // stripe_heads allocated so far (grow_stripes, on demand)
+	unitBits uint // log2 of the units in a chunk
+
+	hash    []*stripeHead // chains by position; a power of two ≥ size
+	free    []*stripeHead // handled stripe_heads, ready for reuse
+	plugged []*stripeList // the lists registered on plugs
+	lists   []*stripeList // free lists
+	batches []*batch      // free batches
+}
+
+// init sizes the cache for size stripe_heads of a chunk of 1<<unitBits units.
+func (c *stripeCache) init(size int, unitBits uint) {
+	c.wait.L = &c.mu
+	c.size, c.unitBits = size, unitBits
+	c.hash = make([]*stripeHead, 1<<bits.Len(uint(size-1)))
+}
+
+// bucket returns the hash chain of position (row, unit): stripe_hash.
+func (c *stripeCache) bucket(row, unit uint64) **stripeHead {
+	return &c.hash[(row<<c.unitBits|unit)&uint64(len(c.hash)-1)]
+}
+
+// find returns the stripe_head in use at (row, unit), or nil: __find_stripe.
+// O(chain).
+func (c *stripeCache) find(row, unit uint64) *stripeHead {
+	for sh := *c.bucket(row, unit); sh != nil; sh = sh.next {
+		if sh.row == row && sh.unit == unit {
+			return sh
+		}
 	}
-	a, vecs := r.a, r.parent.Vecs()
-	for i := range r.stripes {
-		s := &r.stripes[i]
-		pd, qd := a.parityDevs(s.row)
-		p, q := r.page(i, pd), r.page(i, qd)
-		r.units = r.units[:0]
-		for k := range a.dataDisks() {
-			d := r.page(i, a.dataDev(s.row, int(k)))
-			r.units = append(r.units, d)
-			lo, hi := r.cover(s, k)
-			if lo == hi {
-				continue
-			}
-			if s.rmw {
-				xorSyndrome(p[lo:hi], q[lo:hi], d[lo:hi], int(k))
-			}
-			copyPayload(d[lo:hi], vecs, uint32(r.unitStart(s, k)+lo-r.start))
-			if s.rmw {
-				xorSyndrome(p[lo:hi], q[lo:hi], d[lo:hi], int(k))
+	return nil
+}
+
+// alloc takes a stripe_head for (row, unit) from the free list, or makes one
+// while fewer than size exist, and hashes it (get_free_stripe, init_stripe).
+// It returns nil when all size are in use. nd is the number of data units.
+func (c *stripeCache) alloc(row, unit uint64, nd int) *stripeHead {
+	var sh *stripeHead
+	switch n := len(c.free); {
+	case n > 0:
+		sh = c.free[n-1]
+		c.free = c.free[:n-1]
+	case c.made < c.size:
+		c.made++
+		sh = &stripeHead{cover: make([]uint8, nd)}
+	default:
+		return nil
+	}
+	sh.row, sh.unit = row, unit
+	b := c.bucket(row, unit)
+	sh.next, *b = *b, sh
+	return sh
+}
+
+// release unhashes a handled stripe_head and returns it to the free list,
+// empty. The model keeps no data in free stripe_heads (see the package doc).
+func (c *stripeCache) release(sh *stripeHead) {
+	p := c.bucket(sh.row, sh.unit)
+	for *p != sh {
+		p = &(*p).next
+	}
+	*p = sh.next
+	clear(sh.cover)
+	clear(sh.writes)
+	sh.next, sh.list, sh.b, sh.err, sh.step, sh.writes = nil, nil, nil, nil, stepNew, sh.writes[:0]
+	c.free = append(c.free, sh)
+}
+
+// takeList returns an empty stripe list from the free list or a new one,
+// registered as a plug's if plugged.
+func (a *Array) takeList(plugged bool) *stripeList {
+	c := &a.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var l *stripeList
+	if n := len(c.lists); n > 0 {
+		l = c.lists[n-1]
+		c.lists = c.lists[:n-1]
+	} else {
+		l = &stripeList{a: a}
+	}
+	l.plugged = plugged
+	if plugged {
+		c.plugged = append(c.plugged, l)
+	}
+	return l
+}
+
+// writeStripes models raid5_make_request for a write (v5.10): it attaches r's
+// bio to the stripe_head of every PAGE_SIZE unit it touches, in array order
+// (one add_stripe_bio per unit), then releases the stripes: into the started
+// plug p, whose flush hands them to the handler, or, with no plug, to the
+// handler at once. O(units touched) plus the handling.
+func (a *Array) writeStripes(p *blk.Plug, r *request) {
+	r.pending.Store(1)
+	nd := a.dataDisks()
+	unitMask := uint64(a.ChunkSize()) - 1
+	var own *stripeList // the unplugged submission's list
+	for off := r.start &^ (pageSize - 1); off < r.end; off += pageSize {
+		c := off >> a.chunkShift
+		w := stripeWrite{r: r, k: uint32(c % nd), lo: uint32(max(r.start, off) - off), hi: uint32(min(r.end, off+pageSize) - off)}
+		w.off = uint32(off + uint64(w.lo) - r.start)
+		own = a.addStripeBio(p, own, c/nd, off&unitMask>>pageShift, w)
+	}
+	if own != nil {
+		a.unplug(own)
+	}
+	r.done(nil)
+}
+
+// addStripeBio attaches w to the stripe_head of position (row, unit):
+// raid5_get_active_stripe, add_stripe_bio and release_stripe_plug (v5.10). The
+// stripe waits on the array's list registered on p, or, with p nil or not
+// started, on own, the unplugged submission's list, which it makes if own is
+// nil; it returns own as it now is. When the attachment must wait it first
+// does what the kernel's sleeping submitter would cause:
+//
+//   - no free stripe_head (raid5_get_active_stripe sleeps): release the
+//     submitter's own stripes (its plug is flushed), or, if it has none, handle
+//     the stripes waiting in another plug, or wait for a stripe to be freed;
+//   - w overlaps a write waiting in the stripe, or mixes data and
+//     metadata-only writes in it (add_stripe_bio's overlap, then schedule()):
+//     flush the submitter's plug, which handles the stripe;
+//   - the stripe waits in another plug: handle it first;
+//   - the stripe is being handled, or waits in another unplugged Submit that
+//     is still attaching: wait until it is freed, after handling the
+//     submitter's own unplugged stripes, so that two submitters never wait for
+//     each other.
+//
+// O(1) per attachment apart from that.
+func (a *Array) addStripeBio(p *blk.Plug, own *stripeList, row, unit uint64, w stripeWrite) *stripeList {
+	c := &a.cache
+	n := (w.hi - w.lo) >> blk.SectorShift
+	sectors := uint8(fullUnit>>(sectorsPerUnit-n)) << (w.lo >> blk.SectorShift)
+	for {
+		l := own
+		if cb := p.CheckPlugged(a, newStripeList); cb != nil {
+			l = cb.(*stripeList)
+		} else if l == nil {
+			l = a.takeList(false)
+			own = l
+		}
+		c.mu.Lock()
+		sh := c.find(row, unit)
+		if sh == nil {
+			if sh = c.alloc(row, unit, int(a.dataDisks())); sh != nil {
+				sh.data, sh.list = w.r.data, l
+				l.stripes = append(l.stripes, sh)
 			}
 		}
-		if !s.rmw {
-			genSyndrome(p, q, r.units)
+		switch {
+		case sh == nil:
+			if len(l.stripes) > 0 {
+				c.mu.Unlock()
+				own = a.release(p, l)
+			} else if v := c.victim(); v != nil {
+				b := a.newBatch()
+				for _, vs := range v.stripes {
+					b.adopt(vs)
+				}
+				clear(v.stripes)
+				v.stripes = v.stripes[:0]
+				c.mu.Unlock()
+				b.run()
+			} else {
+				c.wait.Wait()
+				c.mu.Unlock()
+			}
+		case sh.b != nil || sh.list != l && !sh.list.plugged:
+			if !l.plugged && len(l.stripes) > 0 {
+				c.mu.Unlock()
+				own = a.release(p, l)
+			} else {
+				c.wait.Wait()
+				c.mu.Unlock()
+			}
+		case sh.list != l:
+			v := sh.list
+			i := slices.Index(v.stripes, sh)
+			v.stripes = slices.Delete(v.stripes, i, i+1)
+			b := a.newBatch()
+			b.adopt(sh)
+			c.mu.Unlock()
+			b.run()
+		case sh.data != w.r.data || sh.cover[w.k]&sectors != 0:
+			c.mu.Unlock()
+			own = a.release(p, l)
+		default:
+			sh.cover[w.k] |= sectors
+			sh.writes = append(sh.writes, w)
+			w.r.pending.Add(1)
+			w.r.t.StripeAttach++
+			c.mu.Unlock()
+			return own
 		}
 	}
+}
+
+// victim returns a plug's list holding stripes, or nil. c.mu is held.
+func (c *stripeCache) victim() *stripeList {
+	for _, l := range c.plugged {
+		if len(l.stripes) > 0 {
+			return l
+		}
+	}
+	return nil
+}
+
+// release hands the submitter's own waiting stripes, l, to the handler, as a
+// sleeping task does: a plug's by flushing p (the whole plug, as schedule()
+// does), an unplugged Submit's by handling l. It returns the unplugged
+// submission's list as it now is: none.
+func (a *Array) release(p *blk.Plug, l *stripeList) *stripeList {
+	if l.plugged {
+		p.Flush()
+	} else {
+		a.unplug(l)
+	}
+	return nil
+}
+
+// unplug models raid5_unplug (v5.10) and the raid5d pass that follows: the
+// stripes waiting on l are handed to the handler and handled in one batch, in
+// the order they were first attached to; l returns to the free list.
+func (a *Array) unplug(l *stripeList) {
+	c := &a.cache
+	c.mu.Lock()
+	b := a.newBatch()
+	for _, sh := range l.stripes {
+		b.adopt(sh)
+	}
+	clear(l.stripes)
+	l.stripes = l.stripes[:0]
+	if l.plugged {
+		i := slices.Index(c.plugged, l)
+		c.plugged = slices.Delete(c.plugged, i, i+1)
+	}
+	c.lists = append(c.lists, l)
+	c.mu.Unlock()
+	b.run()
 }

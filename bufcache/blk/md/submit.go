@@ -7,40 +7,72 @@ import (
 )
 
 // Submit implements blk.Device. It models md_submit_bio and the personality's
-// make_request (v5.10): md is bio-based, so every bio arrives here on its own,
-// unmerged, and costs the per-bio work the Stats count.
+// make_request (v5.10) for a task that holds no plug: md is bio-based, so every
+// bio arrives here on its own, unmerged, and costs the per-bio work the Stats
+// count.
 //
 //   - Reads on every level, and raid0/raid10 writes, are mapped chunk by chunk
 //     (raid0_make_request, raid10_make_request, raid5's chunk_aligned_read): a bio
 //     crossing chunk boundaries is split (Stats.Splits), and each piece becomes one
 //     member bio per copy written (raid10: both copies) or one member bio read
 //     from the first copy. Member bios alias the parent's memory.
-//   - RAID6 writes go through the stripe cache (raid5_make_request,
-//     handle_stripe): one stripe per PAGE_SIZE-wide unit touched, each either a
-//     full-stripe write or a read-modify-write / reconstruct-write with pre-reads,
-//     whichever reads less (see the package doc). Each stripe sends one 4 KiB
-//     member bio per member it writes or reads. RAID6 writes are serialised per
-//     array, as raid5d handles stripes one at a time, from their pre-reads to their
-//     parity writes, so a member that completes only after Submit returns must not
-//     wait for the submitter's next RAID6 write.
+//   - RAID6 writes go through the stripe cache (raid5_make_request): the bio is
+//     attached to the stripe_head of every PAGE_SIZE unit it touches
+//     (Stats.StripeAttach), and with no plug to wait in, those stripes are
+//     handled as soon as the bio is attached, in one batch: each a full-stripe
+//     write or a read-modify-write / reconstruct-write with pre-reads, whichever
+//     reads less (see the package doc), one 4 KiB member bio per member it reads
+//     or writes. A stripe another submitter holds is waited for or handled first
+//     (see SubmitPlugged).
 //
-// Members are driven from the calling goroutine (or, for a round that completes
-// later, from the goroutine completing its last member bio). b completes exactly
-// once, after every member bio completed, with nil or the first member error.
-// A bio that is empty, unaligned to the logical block size, reaches past the end
-// or has an operation other than read and write completes with blk.CheckBio's
-// error (blk.ErrMisaligned, blk.ErrBeyondEnd, blk.ErrNotSupported), and one
-// mixing data and metadata-only vectors with ErrMixedData; neither is counted. Allocates nothing once the array's free lists have warmed up.
-// Complexity O(member bios · segments per bio).
+// Members are driven from the calling goroutine (or, for a round of member bios
+// that completes later, from the goroutine completing its last member bio). b
+// completes exactly once, after every member bio it needed completed, with nil
+// or the first member error. A bio that is empty, unaligned to the logical
+// block size, reaches past the end or has an operation other than read and
+// write completes with blk.CheckBio's error (blk.ErrMisaligned,
+// blk.ErrBeyondEnd, blk.ErrNotSupported), and one mixing data and
+// metadata-only vectors with ErrMixedData; neither is counted. A RAID6 write
+// may wait for stripes other submitters are handling, so a member that
+// completes only after Submit returns must not wait for the submitter's next
+// RAID6 write. Allocates nothing once the array's free lists and stripe cache
+// have warmed up. Complexity O(member bios · segments per bio).
 func (a *Array) Submit(b *blk.Bio) { a.submit(nil, b) }
 
-// SubmitPlugged implements blk.PlugSubmitter: as Submit, but raid0 and raid10
-// write member bios go through p, the submitter's plug, where they merge in the
-// member queues as in the kernel (md_submit_bio runs in the submitting task,
-// under its plug). Reads and RAID6 writes, whose rounds wait for their member
-// bios, are submitted directly.
+// SubmitPlugged implements blk.PlugSubmitter: md_submit_bio running in a task
+// that holds plug p (blk.SubmitBio calls it when p is started; with p nil or
+// not started it is Submit).
+//
+//   - raid0 and raid10 write member bios go through p, where they merge in the
+//     member queues, as the personality runs in the submitting task.
+//   - RAID6 writes attach to their stripe_heads and wait in p: the array
+//     registers its callback on p once per plug (blk_check_plugged with
+//     raid5_unplug, release_stripe_plug), and when p is flushed — Finish,
+//     Flush, a full plug, or a sleep of the submitter — the stripes are handed
+//     to the handler, the model of raid5d, which handles them in one batch
+//     under its own plug, so consecutive stripes' member bios merge in the
+//     member queues. A stream of small sequential writes fills whole stripes
+//     before they are handled: eight 512-byte bios of a page and both data units
+//     of a four-disk row make full-stripe writes, with no pre-reads, as one
+//     4 KiB bio per page does. The submitter's plug is flushed early, as the
+//     kernel's task sleeps, when the stripe cache has no free stripe_head
+//     (Config.StripeCacheSize) and when a bio overlaps a write already waiting
+//     in the same stripe (add_stripe_bio's overlap). A stripe waiting in
+//     another submitter's plug is handled first by the submitter that needs it,
+//     so bios of that plug may complete on this goroutine; one another
+//     unplugged Submit is still attaching to, or one being handled, is waited
+//     for.
+//   - Reads bypass the stripe cache (chunk_aligned_read) and go to the members
+//     directly: they see what completed writes stored, not writes still
+//     waiting in a plug.
+//
+// Completion, errors and cost are as for Submit, except that a plugged RAID6
+// write completes when its stripes are handled: at the flush of p, on the
+// flushing goroutine.
 func (a *Array) SubmitPlugged(p *blk.Plug, b *blk.Bio) { a.submit(p, b) }
 
+// submit validates b and runs the personality for it, with p the submitter's
+// plug or nil.
 func (a *Array) submit(p *blk.Plug, b *blk.Bio) {
 	if err := blk.CheckBio(a, b); err != nil {
 		b.Complete(err)
@@ -56,24 +88,21 @@ func (a *Array) submit(p *blk.Plug, b *blk.Bio) {
 	r.start = b.Sector << blk.SectorShift
 	r.end = r.start + uint64(b.Size())
 	r.t.BiosIn, r.t.BytesIn = 1, uint64(b.Size())
-	r.phase = phaseMap
-	r.plug = nil
-	if b.Op == blk.OpWrite && a.level != Raid6 {
+	if b.Op == blk.OpWrite && a.level == Raid6 {
+		r.t.WriteBios = 1
+		a.writeStripes(p, r)
+		return
+	}
+	if b.Op == blk.OpWrite {
 		r.plug = p
 	}
-	if a.level == Raid6 && b.Op == blk.OpWrite {
-		a.stripeMu.Lock()
-		r.locked = true
-		r.planStripes()
-		r.phase = phasePreRead
-	}
-	r.run()
+	r.mapBio()
 }
 
 // issueMapped sends the parent to the members chunk by chunk: each piece inside
 // one chunk goes to every copy on a write and to the first copy on a read
 // (raid10's read_balance is not modelled yet). Every piece after the first is a
-// bio_split.
+// bio_split, whose remainder passes through the personality again.
 func (r *request) issueMapped() {
 	a, p := r.a, r.parent
 	vecs := p.Vecs()
@@ -86,12 +115,15 @@ func (r *request) issueMapped() {
 			nc = 1
 		}
 		for _, l := range copies[:nc] {
-			mb := r.newBio(p.Op, l.sector+within>>blk.SectorShift)
+			mb := r.bios.next(p.Op, l.sector+within>>blk.SectorShift, endMember, r)
 			addVecs(mb, vecs, uint32(off-r.start), uint32(n))
 			r.submit(l.dev, mb)
 		}
 		if off != r.start {
 			r.t.Splits++
+		}
+		if p.Op == blk.OpWrite && a.level != Raid0 {
+			r.t.WriteBios++ // each piece passes raid10_make_request: md_write_start, an r10bio
 		}
 		off += n
 	}

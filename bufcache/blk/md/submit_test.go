@@ -3,8 +3,10 @@ package md
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,5 +164,121 @@ func TestSubmitAllocs(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// gateDisk wraps a MemDisk and holds the bios submitted to it until open; from
+// then on it serves them at once. It is safe for concurrent use.
+type gateDisk struct {
+	*blk.MemDisk
+	mu     sync.Mutex
+	opened bool
+	held   []*blk.Bio
+}
+
+// Submit implements blk.Device.
+func (d *gateDisk) Submit(b *blk.Bio) {
+	d.mu.Lock()
+	if !d.opened {
+		d.held = append(d.held, b)
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	d.MemDisk.Submit(b)
+}
+
+// open serves the held bios and lets later ones through.
+func (d *gateDisk) open() {
+	d.mu.Lock()
+	held := d.held
+	d.held, d.opened = nil, true
+	d.mu.Unlock()
+	for _, b := range held {
+		d.MemDisk.Submit(b)
+	}
+}
+
+// heldBios returns the number of bios the gates of disks hold.
+func heldBios(disks []*gateDisk) int {
+	n := 0
+	for _, d := range disks {
+		d.mu.Lock()
+		n += len(d.held)
+		d.mu.Unlock()
+	}
+	return n
+}
+
+// TestStripeWaits: unplugged RAID6 writes that need a stripe_head another
+// write's handling holds, while the members hold every bio until the main
+// goroutine opens them. A writer that needs a stripe being handled first
+// hands its own attached stripes to the handler, then waits; a writer that
+// finds no free stripe_head waits. Both go on once the members complete.
+func TestStripeWaits(t *testing.T) {
+	const chunk = 64 << 10
+	tests := []struct {
+		name        string
+		first       [2]uint64 // the writes' array byte ranges
+		second      [2]uint64
+		wantHeld    int  // bios held once the second writer waits
+		settle      bool // the second writer's wait cannot be observed: give it time
+		wantStripes uint64
+	}{
+		// The first write reconstruct-writes stripe (0,1): one pre-read held.
+		// The second attaches to (0,0), finds (0,1) being handled, handles
+		// (0,0) (one pre-read held) and waits.
+		{"stripe being handled", [2]uint64{4096, 8192}, [2]uint64{0, 8192}, 2, false, 3},
+		// The first write holds all 17 stripe_heads: row 0 written whole (64
+		// bios held) and row 1's first unit pre-reading (1 held). The second
+		// finds none free.
+		{"no free stripe_head", [2]uint64{0, 2*chunk + 4096}, [2]uint64{2*chunk + 4096, 2*chunk + 8192}, 65, true, 18},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := newDisks(t, 4, 1<<20, 512)
+			disks := make([]*gateDisk, len(mem))
+			for i, m := range mem {
+				disks[i] = &gateDisk{MemDisk: m}
+			}
+			a, err := New(Config{Level: Raid6, ChunkSize: chunk, StripeCacheSize: MinStripeCacheSize}, devices(disks))
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(8, 8))
+			oracle := make([]byte, a.Sectors()<<blk.SectorShift)
+			var log bioLog
+			write := func(r [2]uint64) *blk.Bio {
+				data := fill(rng, int(r[1]-r[0]))
+				copy(oracle[r[0]:], data)
+				return log.bio(blk.OpWrite, r[0]>>blk.SectorShift, data, 0, r[0]/4096)
+			}
+			a.Submit(write(tc.first))
+			require.Zero(t, log.completed(), "the members hold the first write")
+			second := write(tc.second)
+			done := make(chan struct{})
+			go func() {
+				a.Submit(second)
+				close(done)
+			}()
+			for deadline := time.Now().Add(10 * time.Second); heldBios(disks) < tc.wantHeld; runtime.Gosched() {
+				require.True(t, time.Now().Before(deadline), "held bios: %d", heldBios(disks))
+			}
+			if tc.settle {
+				time.Sleep(20 * time.Millisecond)
+			}
+			select {
+			case <-done:
+				t.Fatal("the second writer did not wait")
+			default:
+			}
+			assert.Equal(t, tc.wantHeld, heldBios(disks))
+			for _, d := range disks {
+				d.open()
+			}
+			<-done
+			log.checkOnce(t)
+			assert.Equal(t, tc.wantStripes, a.Stats().Stripes)
+			assert.Zero(t, stripesInUse(a))
+			checkMembers(t, a, mem, oracle)
+		})
 	}
 }
