@@ -37,4 +37,64 @@
 // while an LRU hit would pay none ([HeightSweep]). Cycling more distinct blocks
 // than the LRU has slots turns every call into a miss ([CycleSweep]): Dave
 // Chinner's point that a lookaside cache only pays when the working set fits.
+//
+// # The timing model of streaming runs
+//
+// A streaming workload such as dd keeps every part of the machine busy at
+// once: the writer's CPU copies into the page cache while the flusher's CPU
+// writes back, md's threads handle stripes, interrupts complete bios and each
+// disk serves its requests. The timing model of bhsim is the textbook one for
+// such a pipeline, the operational (bottleneck) analysis of queueing networks:
+//
+//  1. Each resource r — a CPU, an md thread, a disk — has a service demand
+//     D_r: the time it is busy for the whole run. For a CPU it is the dot
+//     product of the events it counted with the profile's costs; for a disk,
+//     the sum of its requests' service times.
+//  2. The throughput X of a run that moves B bytes cannot exceed B / D_r for
+//     any r (the utilisation law: a resource is busy X·D_r/B of the time, at
+//     most 100 %). A station of m identical servers can reach m, so work that
+//     can run on any of the machine's CPUs — all CPU demand together — gives
+//     a bound of m·B / ΣD.
+//  3. The model's run time is the largest of these demands, T = max_r D_r / m_r,
+//     and X = B / T: the busiest resource sets the pace.
+//
+// The bound is exact when the stages overlap perfectly, as they do in a long
+// sequential stream with enough buffering between them (the dirty page limit,
+// the plug, the disk's queue): each stage then works at the bottleneck's pace
+// and waits for nothing else. It is optimistic when a stage must wait for
+// another (a synchronous read, a small queue depth, lock contention), and when
+// two resources take turns on one physical CPU beyond what the all-CPU bound
+// counts. The model reports each resource's demand so a reader can see how
+// close to the bound the others run (Bottleneck, Loads).
+//
+// # The set_init_blocksize thread
+//
+// Maxim Mikityanskiy bisected a write regression on a Helios4 NAS (two
+// 1.6 GHz Cortex-A9 cores, four WD8003FFBX disks) to "block: simplify
+// set_init_blocksize" (v5.9), which left a block device at its logical block
+// size, 512 bytes, instead of growing it to 4096; the revert restored writes
+// 1.5–3.5× faster, reads unchanged (seed 000). [ReproduceBlocksize] runs his dd
+// (bs=1M count=2000) on the model for both policies on every column ([DD],
+// [Helios4DD]): one disk, raid0, raid10 far-2 and near-2, raid6 over four
+// disks. With 512-byte buffers writeback submits eight bios per page instead of
+// one; the member disks merge them back into requests, so the disks see much
+// the same I/O, but every bio costs the block layer — and on md every bio also
+// passes md_submit_bio, the personality and, for the redundant levels, the
+// write bookkeeping, once per 512 bytes. The flusher's CPU becomes the
+// bottleneck ([DDResult.Loads] shows every resource per page). Reads go
+// through readahead in multi-page bios without buffer heads, so the block size
+// does not touch them.
+//
+// The [Helios4] profile estimates each cost from the x86 profile and the
+// Cortex-A9's clock and pipeline; [DefaultBlocksizeFit] fits the seven costs the
+// estimates are weakest on to the 5.10.10 write cells and one read, and the
+// rest of the table is predicted. The fit's verdict is itself a finding: a bio
+// costs about 1.9 µs on the Helios4, redundant md levels add about 3.8 µs of
+// write bookkeeping per bio, and the per-page work of writeback outside the
+// bios (about 14 µs, the flusher's fixed cost per page in this model: page
+// locking, tagging, writeback accounting, the completion of the page) is what
+// keeps the reverted kernel's RAID0 and RAID10 at 220–274 MB/s rather than at
+// the disks' speed. What else differs between the table's kernels (block-layer
+// and md changes that Maxim credits for 5.10.10's better RAID reads) is not
+// modelled: rows with the same policy simulate alike.
 package bench

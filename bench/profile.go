@@ -12,30 +12,66 @@ import (
 // measuring harness's own cost per timed call (ParamTimer).
 type Param int
 
-// ParamTimer is the cost the measuring harness adds to every timed call: in
-// Tosatti's module, the ktime_get() that closes one interval and the loop around
-// it. Values below it are bufcache events.
-const ParamTimer = Param(bufcache.NumEvents)
+// Parameters beyond the bufcache events. Values below ParamTimer are bufcache
+// events; the block-layer and md parameters price the counters of the layers
+// beneath the buffer cache (blk.QueueStats, md.Stats), which have no simulated
+// CPU of their own: a timing model charges them to a resource (see Load).
+const (
+	// ParamTimer is the cost the measuring harness adds to every timed call: in
+	// Tosatti's module, the ktime_get() that closes one interval and the loop
+	// around it.
+	ParamTimer = Param(bufcache.NumEvents) + iota
+	// ParamRequest is one request through blk-mq and the disk driver:
+	// allocation, dispatch, the completion interrupt and blk_mq_end_request
+	// (blk.OpStats.Requests).
+	ParamRequest
+	// ParamMDBio is one pass of a bio through md_submit_bio and the
+	// personality's mapping (md.Stats.BiosIn + Splits).
+	ParamMDBio
+	// ParamMemberBio is one bio md sends to a member: clone or remap,
+	// submit_bio_noacct, and its completion (md.Stats.MemberBios).
+	ParamMemberBio
+	// ParamMDWriteBio is a redundant level's per-bio write bookkeeping:
+	// md_write_start/end, the write-intent bitmap's start/end, raid10's r10bio
+	// and barrier (md.Stats.WriteBios).
+	ParamMDWriteBio
+	// ParamStripeAttach is add_stripe_bio: one bio attached to one RAID6
+	// stripe_head (md.Stats.StripeAttach).
+	ParamStripeAttach
+	// ParamStripe is one handle_stripe in raid5d: state analysis, biodrain,
+	// ops_run_io and the stripe's release (md.Stats.Stripes).
+	ParamStripe
+	// ParamParityByte is one byte of RAID6 P or Q computed (md.Stats.ParityBytes).
+	ParamParityByte
+	// paramEnd ends the list.
+	paramEnd
+)
 
 // numParams is the number of Params.
-const numParams = int(ParamTimer) + 1
+const numParams = int(paramEnd)
 
-// String returns the event's name or "timer".
+var extraParamNames = [...]string{"timer", "requests", "md-bios", "member-bios", "md-write-bios",
+	"stripe-attaches", "stripes", "parity-bytes"}
+
+// String returns the event's name or the extra parameter's ("timer",
+// "requests", "md-bios", ...).
 func (p Param) String() string {
-	if p == ParamTimer {
-		return "timer"
+	if p >= ParamTimer && int(p) < numParams {
+		return extraParamNames[p-ParamTimer]
 	}
 	return bufcache.Event(p).String()
 }
 
 // ParseParam returns the Param whose String is s.
 func ParseParam(s string) (Param, error) {
-	if s == "timer" {
-		return ParamTimer, nil
+	for i, n := range extraParamNames {
+		if n == s {
+			return ParamTimer + Param(i), nil
+		}
 	}
 	e, err := bufcache.ParseEvent(s)
 	if err != nil {
-		return 0, fmt.Errorf("bench: unknown parameter %q (an event name or \"timer\")", s)
+		return 0, fmt.Errorf("bench: unknown parameter %q (an event name or one of %s)", s, strings.Join(extraParamNames[:], ", "))
 	}
 	return Param(e), nil
 }
@@ -106,7 +142,7 @@ func (p *Profile) Describe() string {
 }
 
 // Profiles returns the built-in profiles, freshly built (callers may modify them).
-func Profiles() []*Profile { return []*Profile{X86Server()} }
+func Profiles() []*Profile { return []*Profile{X86Server(), Helios4()} }
 
 // ProfileByName returns the built-in profile called name.
 func ProfileByName(name string) (*Profile, error) {

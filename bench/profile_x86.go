@@ -65,6 +65,13 @@ func X86Server() *Profile {
 	set(ev(bufcache.EvReadaheadPage), 50, "provisional estimate: do_mpage_readpage for one folio (get_block, bio_add_page) plus its share of the readahead bookkeeping ≈ 150 cycles")
 	set(ev(bufcache.EvFindSlowFailed), 0, "not priced: a ratelimited printk, off the measured paths")
 	set(ev(bufcache.EvWarning), 0, "not priced: diagnostics")
+	set(ParamRequest, 2000, "provisional estimate: blk-mq request allocation, AHCI command setup, completion interrupt and blk_mq_end_request ≈ 2 µs")
+	set(ParamMDBio, 300, "provisional estimate: md_submit_bio and a personality's mapping of one bio ≈ 900 cycles")
+	set(ParamMemberBio, 400, "provisional estimate: bio_clone_fast or remap, submit_bio_noacct and the member bio's endio ≈ 1200 cycles")
+	set(ParamMDWriteBio, 500, "provisional estimate: md_write_start/end, bitmap start/end and raid10's r10bio and barrier for one bio ≈ 1500 cycles")
+	set(ParamStripeAttach, 200, "provisional estimate: raid5_get_active_stripe's hash lookup and add_stripe_bio under the stripe lock ≈ 600 cycles")
+	set(ParamStripe, 2000, "provisional estimate: one handle_stripe with biodrain and ops_run_io ≈ 6000 cycles")
+	set(ParamParityByte, 0.1, "provisional estimate: the raid6 library's AVX2 gen_syndrome at ≈ 10 GB/s")
 	set(ParamTimer, 25, "estimate before fitting: one ktime_get() with the TSC clocksource (RDTSC ≈ 25 cycles, seqcount, scaling) plus the loop ≈ 25 ns")
 	return p
 }

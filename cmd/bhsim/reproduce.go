@@ -12,15 +12,24 @@ import (
 	"github.com/bhsim/bhsim/bench"
 )
 
-// thread is one reproducible LKML thread.
+// thread is one reproducible LKML thread, with the hardware profile of the
+// machine it was measured on.
 type thread struct {
-	run func(p *bench.Profile) (text string, tables []bench.Table, err error)
+	profile string
+	run     func(p *bench.Profile) (text string, tables []bench.Table, err error)
 }
 
 // threads are the reproductions available, by name.
 var threads = map[string]thread{
-	"lru": {run: func(p *bench.Profile) (string, []bench.Table, error) {
+	"lru": {profile: "x86-server", run: func(p *bench.Profile) (string, []bench.Table, error) {
 		t, err := bench.ReproduceLRU(p)
+		if err != nil {
+			return "", nil, err
+		}
+		return t.Text(), []bench.Table{t.Table}, nil
+	}},
+	"blocksize": {profile: "helios4", run: func(p *bench.Profile) (string, []bench.Table, error) {
+		t, err := bench.ReproduceBlocksize(p, bench.DefaultBlocksizeFit(), 2000)
 		if err != nil {
 			return "", nil, err
 		}
@@ -42,7 +51,7 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "text", "output format: text or json")
-	profile := fs.String("profile", "x86-server", "hardware profile")
+	profile := fs.String("profile", "", "hardware profile (default: each thread's own)")
 	var names []string
 	for { // flags may come before or after thread names
 		if err := fs.Parse(args); err != nil {
@@ -61,10 +70,11 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bhsim reproduce: unknown format %q (valid: text, json)\n", *format)
 		return 2
 	}
-	p, err := bench.ProfileByName(*profile)
-	if err != nil {
-		fmt.Fprintf(stderr, "bhsim reproduce: %v\n", err)
-		return 2
+	if *profile != "" {
+		if _, err := bench.ProfileByName(*profile); err != nil {
+			fmt.Fprintf(stderr, "bhsim reproduce: %v\n", err)
+			return 2
+		}
 	}
 	if len(names) == 0 {
 		names = threadNames()
@@ -78,6 +88,15 @@ func reproduce(args []string, stdout, stderr io.Writer) int {
 	var texts []string
 	var tables []bench.Table
 	for _, n := range names {
+		name := *profile
+		if name == "" {
+			name = threads[n].profile
+		}
+		p, err := bench.ProfileByName(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "bhsim reproduce %s: %v\n", n, err)
+			return 1
+		}
 		text, tt, err := threads[n].run(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "bhsim reproduce %s: %v\n", n, err)
