@@ -63,6 +63,7 @@ func X86Server() *Profile {
 	set(ev(bufcache.EvGetBlock), 3, "estimate: blkdev_get_block sets three fields ≈ 10 cycles")
 	set(ev(bufcache.EvWritepage), 60, "provisional estimate: write_cache_pages' per-folio work around block_write_full_folio (tag lookup, clear_dirty_for_io, start/end writeback) ≈ 180 cycles")
 	set(ev(bufcache.EvReadaheadPage), 50, "provisional estimate: do_mpage_readpage for one folio (get_block, bio_add_page) plus its share of the readahead bookkeeping ≈ 150 cycles")
+	set(ev(bufcache.EvIomapBegin), 30, "provisional estimate: iomap_iter's round around blkdev_iomap_begin: the EOF check and filling struct iomap ≈ 90 cycles")
 	set(ev(bufcache.EvFindSlowFailed), 0, "not priced: a ratelimited printk, off the measured paths")
 	set(ev(bufcache.EvWarning), 0, "not priced: diagnostics")
 	set(ParamRequest, 2000, "provisional estimate: blk-mq request allocation, AHCI command setup, completion interrupt and blk_mq_end_request ≈ 2 µs")

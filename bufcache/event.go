@@ -79,8 +79,9 @@ const (
 	// EvFaultInPage counts user pages touched by fault_in_iov_iter_readable
 	// (iov_iter_fault_in_readable before 5.16): one byte read per page.
 	EvFaultInPage
-	// EvCopyByte counts bytes copied from the user buffer into the page cache
-	// (copy_page_from_iter_atomic).
+	// EvCopyByte counts bytes copied between the user buffer and the page
+	// cache: into it by a write (copy_page_from_iter_atomic), out of it by a
+	// read (copy_page_to_iter).
 	EvCopyByte
 	// EvWriteIter counts iterations of the buffered write loop (one
 	// write_begin/copy/write_end round, generic_perform_write or
@@ -97,6 +98,10 @@ const (
 	// EvWarning counts kernel WARN()s and error messages the model would print
 	// (brelse of a free buffer, mark_buffer_dirty of a non-uptodate buffer, ...).
 	EvWarning
+	// EvIomapBegin counts ->iomap_begin calls made by iomap_iter (package
+	// iomap): one mapping round of an iomap buffered write, normally one per
+	// write(2) to a block device, whose mapping spans to the device's end.
+	EvIomapBegin
 	// NumEvents is the number of event kinds.
 	NumEvents
 )
@@ -139,6 +144,7 @@ var eventNames = [NumEvents]string{
 	EvWritepage:      "writepages",
 	EvReadaheadPage:  "readahead-pages",
 	EvWarning:        "warnings",
+	EvIomapBegin:     "iomap-begins",
 }
 
 // String returns the event's metric name, e.g. "index-levels".

@@ -60,6 +60,7 @@ func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 		if f.data != nil {
 			copy(dst[done:done+chunk], f.data[off:off+chunk])
 		}
+		cpu.countN(EvCopyByte, int(chunk)) // copy_page_to_iter
 		f.put(cpu)
 		done += chunk
 	}

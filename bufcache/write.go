@@ -123,6 +123,15 @@ func (d *BlockDevice) writeBegin(cpu *CPU, pos, n uint64) (*Folio, error) {
 // Buffers outside the range become uptodate if the folio is. Returns ErrIO if a
 // read failed.
 func (d *BlockDevice) blockWriteBegin(cpu *CPU, f *Folio, from, to uint32) error {
+	return d.blockWriteBeginMap(cpu, f, from, to, nil)
+}
+
+// blockWriteBeginMap is blockWriteBegin with its get_block step supplied:
+// mapper maps the unmapped buffers of the range (nil: blkdev_get_block; package
+// iomap passes iomap_to_bh). A buffer the mapper marks new is not read
+// (newBuffer). On an error, from a read or from the mapper (which stops the
+// walk), the new buffers of the range are zeroed (folio_zero_new_buffers).
+func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, mapper BlockMapper) error {
 	head := f.private
 	if head == nil {
 		head = d.createEmptyBuffers(cpu, f, d.BlockSize(), 0)
@@ -142,7 +151,15 @@ func (d *BlockDevice) blockWriteBegin(cpu *CPU, f *Folio, from, to uint32) error
 		default:
 			bh.clear(BHNew)
 			if !bh.Has(BHMapped) {
-				d.getBlock(cpu, bh, block)
+				if mapper == nil {
+					d.getBlock(cpu, bh, block)
+				} else if merr := d.mapWith(cpu, mapper, bh, block); merr != nil {
+					zeroNewBuffers(cpu, f, from, to)
+					return merr
+				} else if bh.Has(BHNew) {
+					newBuffer(cpu, f, bh, start, from, to)
+					break // nothing on disk is worth reading for a new block
+				}
 			}
 			if uptodate {
 				bh.set(BHUptodate)
@@ -152,6 +169,9 @@ func (d *BlockDevice) blockWriteBegin(cpu *CPU, f *Folio, from, to uint32) error
 		}
 		block++
 		if bh = bh.thisPage; bh == head {
+			if err != nil {
+				zeroNewBuffers(cpu, f, from, to)
+			}
 			return err
 		}
 	}
