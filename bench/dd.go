@@ -10,6 +10,7 @@ import (
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
+	"github.com/bhsim/bhsim/iomap"
 )
 
 // Layout is a device column of the Helios4 table: one disk, or an md array
@@ -74,9 +75,15 @@ type DD struct {
 	BS, Count uint64
 	// CPUs is the number of CPUs (at least 2: the writer and the flusher).
 	CPUs int
-	// Disk is the model of each disk; DiskBytes its capacity.
-	Disk      blk.HDD
+	// Disk is the timing model of each disk; DiskBytes its capacity and
+	// Logical its logical block size (0 means 512).
+	Disk      blk.Model
 	DiskBytes uint64
+	Logical   uint32
+	// Write selects the write(2) path of the kernel (iomap.BlkdevWrite): the
+	// zero value is v6.6's iomap path; the Helios4 kernels take
+	// iomap.PathBufferHead, generic_perform_write through buffer heads.
+	Write iomap.Options
 	// Members is the number of disks an array spans; Chunk its chunk size.
 	Members int
 	Chunk   uint32
@@ -103,7 +110,8 @@ const WD8003FFBXBytes = 15628053168 * 512
 func Helios4DD(l Layout, preset Preset, read bool) DD {
 	return DD{Layout: l, Preset: preset, Read: read, BS: 1 << 20, Count: 2000, CPUs: 2,
 		Disk: blk.WD8003FFBX(), DiskBytes: WD8003FFBXBytes, Members: 4, Chunk: md.DefaultChunkSize,
-		PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
+		PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12,
+		Write: iomap.Options{Path: iomap.PathBufferHead}}
 }
 
 // DDRun is a dd run in progress: Start builds the machine and the devices,
@@ -127,7 +135,7 @@ type DDRun struct {
 // configuration (fewer than 2 CPUs, a zero bs, an array of too few members,
 // a disk model that does not validate).
 func (d DD) Start() (*DDRun, error) {
-	if d.CPUs < 2 || d.BS == 0 || d.Layout >= numLayouts {
+	if d.CPUs < 2 || d.BS == 0 || d.Layout >= numLayouts || d.Disk == nil {
 		return nil, fmt.Errorf("bench: dd needs at least 2 CPUs, a positive bs and a known layout: %+v", d)
 	}
 	m, err := bufcache.NewMachine(d.Preset.Apply(bufcache.Config{CPUs: d.CPUs, DirtyLimit: d.DirtyLimit,
@@ -143,11 +151,12 @@ func (d DD) Start() (*DDRun, error) {
 	members := make([]blk.Device, n)
 	for i := range n {
 		name := "sd" + string(rune('a'+i))
-		store, err := blk.NewMemDisk(name, d.DiskBytes, 512)
+		logical := max(d.Logical, 512)
+		store, err := blk.NewMemDisk(name, d.DiskBytes, logical)
 		if err != nil {
 			return nil, err
 		}
-		q, err := blk.NewQueue(name, store, d.Disk, blk.DefaultLimits(512, 4096))
+		q, err := blk.NewQueue(name, store, d.Disk, blk.DefaultLimits(logical, max(logical, 4096)))
 		if err != nil {
 			return nil, err
 		}
@@ -166,10 +175,9 @@ func (d DD) Start() (*DDRun, error) {
 	}
 	if d.Read {
 		r.dst = make([]byte, d.BS)
-	} else if d.Data {
-		r.user = bufcache.NewUserBuf(make([]byte, d.BS), 0, m.PageSize()) // /dev/zero's zeros
 	} else {
-		r.user = bufcache.NewUserBufSize(d.BS, 0, m.PageSize())
+		// dd's buffer, really touched by the pre-fault; it holds /dev/zero's zeros.
+		r.user = bufcache.NewUserBuf(make([]byte, d.BS), 0, m.PageSize())
 	}
 	for i := range d.CPUs {
 		r.cpus = append(r.cpus, m.CPU(i).Events())
@@ -193,7 +201,7 @@ func (r *DDRun) Block() error {
 	} else {
 		var it *bufcache.IovIter
 		if it, err = r.user.Iter(0, r.dd.BS); err == nil {
-			n, err = r.dev.Write(cpu, r.pos, it)
+			n, err = iomap.BlkdevWrite(cpu, r.dev, r.pos, it, r.dd.Write)
 		}
 	}
 	r.pos += n

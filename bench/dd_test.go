@@ -8,6 +8,7 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
 func TestLayouts(t *testing.T) {
@@ -33,7 +34,8 @@ func TestDDStartErrors(t *testing.T) {
 		{"zero bs", func(d *DD) { d.BS = 0 }},
 		{"unknown layout", func(d *DD) { d.Layout = numLayouts }},
 		{"too few members", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }},
-		{"invalid disk model", func(d *DD) { d.Disk.SeqMBps = 0 }},
+		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }},
+		{"no disk model", func(d *DD) { d.Disk = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dd := Helios4DD(LayoutDirect, preset, false)

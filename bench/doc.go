@@ -97,4 +97,25 @@
 // the disks' speed. What else differs between the table's kernels (block-layer
 // and md changes that Maxim credits for 5.10.10's better RAID reads) is not
 // modelled: rows with the same policy simulate alike.
+//
+// # The iomap thread
+//
+// From v6.6 a buffered write to a block device goes through iomap
+// (487c607df790) instead of generic_perform_write. Xu Yang (NXP) found dd's
+// write speed falling as its bs grew, 334 MB/s at bs=400K to 139 MB/s at
+// 4500K, flat at ~333 with the change reverted (seed 002). [ReproduceIomap]
+// runs his dd for the three kernels ([WritePresets]: 6.6, 6.6-revert, 6.6-fix)
+// and six block sizes on the [XuYangBoard] profile (an assumed i.MX 8M Plus
+// class SoC; the thread names neither SoC nor disk) over [XuYangSSD]. The root
+// cause, as the model counts it: iomap_write_iter takes chunks of PAGE_SIZE <<
+// MAX_PAGECACHE_ORDER (2 MiB) and pre-faults the whole of
+// min(chunk − offset, bytes left of the write) of the user buffer before each
+// iteration, but the block device's mapping has no large folios, so
+// write_begin clamps the iteration to one 4 KiB page. Every page written thus
+// touches up to 512 user pages: 47 per page at bs=400K, 218 at 4500K (the
+// writes are longer, so more of the chunk is left each time). The fit prices a
+// touched page at about 110 ns; at bs=400K the pre-fault still fits under the
+// SSD's speed, from 800K on it is the writer's CPU that sets the pace. The fix
+// (4e527d5841e2) makes the chunk mapping_max_folio_size, one page here: one
+// touch per page, flat at the SSD's speed like the buffer-head path.
 package bench

@@ -142,7 +142,7 @@ func (p *Profile) Describe() string {
 }
 
 // Profiles returns the built-in profiles, freshly built (callers may modify them).
-func Profiles() []*Profile { return []*Profile{X86Server(), Helios4()} }
+func Profiles() []*Profile { return []*Profile{X86Server(), Helios4(), XuYangBoard()} }
 
 // ProfileByName returns the built-in profile called name.
 func ProfileByName(name string) (*Profile, error) {

@@ -19,7 +19,7 @@ func TestReproduceCommand(t *testing.T) {
 	}{
 		{"no command", nil, 2, "", "usage"},
 		{"unknown command", []string{"frobnicate"}, 2, "", "valid: reproduce"},
-		{"unknown thread", []string{"reproduce", "nope"}, 2, "", "valid: lru"},
+		{"unknown thread", []string{"reproduce", "nope"}, 2, "", "valid: blocksize, iomap, lru"},
 		{"unknown format", []string{"reproduce", "--format", "xml"}, 2, "", "valid: text, json"},
 		{"unknown profile", []string{"reproduce", "--profile", "vax"}, 2, "", "x86-server"},
 		{"bad flag", []string{"reproduce", "--nope"}, 2, "", "flags"},

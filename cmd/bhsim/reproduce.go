@@ -28,6 +28,13 @@ var threads = map[string]thread{
 		}
 		return t.Text(), []bench.Table{t.Table}, nil
 	}},
+	"iomap": {profile: "xu-yang-board", run: func(p *bench.Profile) (string, []bench.Table, error) {
+		t, err := bench.ReproduceIomap(p, bench.DefaultIomapFit(), 1)
+		if err != nil {
+			return "", nil, err
+		}
+		return t.Text(), []bench.Table{t.Table}, nil
+	}},
 	"blocksize": {profile: "helios4", run: func(p *bench.Profile) (string, []bench.Table, error) {
 		t, err := bench.ReproduceBlocksize(p, bench.DefaultBlocksizeFit(), 2000)
 		if err != nil {

@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// a53Slowdown is how much longer kernel code takes on a 1.8 GHz Cortex-A53
+// than on the x86 server profile's ~3 GHz core: 1.7× the clock period times
+// about 3× the cycles per instruction of an in-order, dual-issue core. An
+// estimate, not a measurement.
+const a53Slowdown = 5.0
+
+// XuYangBoard is the profile of the board of seed 002. Xu Yang (NXP) names
+// neither the SoC nor how the SSD is attached; this profile assumes an
+// i.MX 8M Plus class SoC — four Cortex-A53 at 1.8 GHz, ARMv8.0 (no LSE
+// atomics, no hardware PAN), 4 KiB pages with THP — with 2 GiB of RAM and an
+// SSD of about 340 MB/s (XuYangSSD). Costs are the x86 server profile's scaled
+// by a53Slowdown, except those where the cores differ in kind: atomics, the
+// user-space access of the pre-fault and the copy. ReproduceIomap fits two of
+// them (DefaultIomapFit).
+func XuYangBoard() *Profile {
+	x := X86Server()
+	p := &Profile{
+		Name:        "xu-yang-board",
+		Description: "NXP arm64 board of seed 002 (assumed: 4 × Cortex-A53 at 1.8 GHz, 4 KiB pages with THP, 2 GiB, SSD ≈ 340 MB/s)",
+	}
+	for i := range numParams {
+		p.NS[i] = x.NS[i] * a53Slowdown
+		p.Source[i] = fmt.Sprintf("x86-server × %.1f (Cortex-A53 at 1.8 GHz, estimate): %s", a53Slowdown, x.Source[i])
+	}
+	set := func(q Param, ns float64, src string) { p.NS[q], p.Source[q] = ns, src }
+	ev := func(e bufcache.Event) Param { return Param(e) }
+	const atomic = "estimate: an ldxr/stxr loop with the barriers of a value-returning atomic on ARMv8.0 without LSE ≈ 40 cycles at 1.8 GHz"
+	for _, e := range []bufcache.Event{bufcache.EvFolioGet, bufcache.EvFolioPut, bufcache.EvBHGet, bufcache.EvBHPut} {
+		set(ev(e), 22, atomic)
+	}
+	set(ev(bufcache.EvFolioLock), 44, atomic+", twice")
+	set(ev(bufcache.EvBHLock), 44, atomic+", twice")
+	set(ev(bufcache.EvFaultInPage), 60, "estimate: fault_in_readable's __get_user of one byte of a present page with the software PAN of ARMv8.0 (uaccess_ttbr0_enable/disable: a TTBR0 switch and an isb each way) ≈ 110 cycles")
+	set(ev(bufcache.EvCopyByte), 0.4, "estimate: copy_from_user of page-sized runs at ≈ 2.5 GB/s into LPDDR4")
+	set(ParamTimer, 0, "not used: no timed calls in the dd scenario")
+	return p
+}
