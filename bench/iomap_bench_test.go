@@ -62,11 +62,11 @@ func BenchmarkIomapWrite(b *testing.B) {
 	}
 }
 
-// TestIomapWriteRealShape measures, in the same run, real Go time per MiB
+// TestIomapWriteCostVsBlockSize measures, in the same run, real Go time per MiB
 // written at bs=4500K against bs=400K: for 6.6 the pre-fault of up to 2 MiB
 // per page makes it at least 1.5× slower; the revert and the fix stay within
 // ±20 %.
-func TestIomapWriteRealShape(t *testing.T) {
+func TestIomapWriteCostVsBlockSize(t *testing.T) {
 	speedtest.Require(t)
 	for _, tc := range []struct {
 		kernel   string
