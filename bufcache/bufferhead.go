@@ -132,14 +132,63 @@ func (bh *BufferHead) String() string {
 		int64(bh.blocknr), bh.size, bh.offset, bh.count.Load(), bh.State())
 }
 
-func (bh *BufferHead) set(s BHState)   { bh.state.Or(uint32(s)) }
-func (bh *BufferHead) clear(s BHState) { bh.state.And(^uint32(s)) }
+// The state changes below are atomic. Each first loads the state and skips
+// the read-modify-write when it would change nothing: the result is the same
+// as the kernel's unconditional set_bit/clear_bit, ordered at that load, and a
+// locked instruction is saved.
 
-// testSet sets s and reports whether it was already set.
-func (bh *BufferHead) testSet(s BHState) bool { return bh.state.Or(uint32(s))&uint32(s) != 0 }
+// set sets the bits of s (set_buffer_*).
+func (bh *BufferHead) set(s BHState) {
+	if bh.state.Load()&uint32(s) != uint32(s) {
+		bh.state.Or(uint32(s))
+	}
+}
 
-// testClear clears s and reports whether it was set.
-func (bh *BufferHead) testClear(s BHState) bool { return bh.state.And(^uint32(s))&uint32(s) != 0 }
+// clear clears the bits of s (clear_buffer_*).
+func (bh *BufferHead) clear(s BHState) {
+	if bh.state.Load()&uint32(s) != 0 {
+		bh.state.And(^uint32(s))
+	}
+}
+
+// testSet sets the single bit s and reports whether it was already set
+// (test_set_buffer_*).
+func (bh *BufferHead) testSet(s BHState) bool {
+	return bh.state.Load()&uint32(s) != 0 || bh.state.Or(uint32(s))&uint32(s) != 0
+}
+
+// testClear clears the single bit s and reports whether it was set
+// (test_clear_buffer_*).
+func (bh *BufferHead) testClear(s BHState) bool {
+	return bh.state.Load()&uint32(s) != 0 && bh.state.And(^uint32(s))&uint32(s) != 0
+}
+
+// change sets the bits of set and clears those of clr in one atomic step and
+// returns the state before. It stands for a sequence of bit operations on the
+// buffer that no other CPU could tell apart from a single one.
+func (bh *BufferHead) change(set, clr BHState) BHState {
+	for {
+		old := bh.state.Load()
+		if bh.state.CompareAndSwap(old, old&^uint32(clr)|uint32(set)) {
+			return BHState(old)
+		}
+	}
+}
+
+// testClearSet clears the single bit clr and sets the bits of set in one
+// atomic step if clr is set, and reports whether it was: test_clear_buffer_*
+// followed, on success, by set_buffer_* (the same argument as change).
+func (bh *BufferHead) testClearSet(clr, set BHState) bool {
+	for {
+		old := bh.state.Load()
+		if old&uint32(clr) == 0 {
+			return false
+		}
+		if bh.state.CompareAndSwap(old, old&^uint32(clr)|uint32(set)) {
+			return true
+		}
+	}
+}
 
 // get models get_bh.
 func (bh *BufferHead) get(cpu *CPU) {

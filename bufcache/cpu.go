@@ -1,15 +1,12 @@
 package bufcache
 
-import (
-	"sync"
-
-	"github.com/bhsim/bhsim/bufcache/blk"
-)
+import "github.com/bhsim/bhsim/bufcache/blk"
 
 // CPU is one simulated CPU. Every operation of the model runs on a CPU passed
 // explicitly, and the CPU owns what the kernel keeps per CPU: the event counters,
-// its slot of the bh LRU (held by the Machine), and a small cache of free buffer
-// heads (the per-CPU part of the buffer_head slab).
+// its slot of the bh LRU (held by the Machine), its block plug, and small caches
+// of free buffer heads, folios and bios (the per-CPU parts of the slabs and of
+// the page allocator).
 //
 // One goroutine at a time may drive a CPU: its counters are plain fields, so
 // counting costs an increment and no synchronisation. Different goroutines may
@@ -21,6 +18,9 @@ type CPU struct {
 
 	bhFree    []*BufferHead
 	folioFree []*Folio
+	// bioFree holds the bios submit_bh built on this CPU once they completed
+	// (the bio slab's per-CPU part).
+	bioFree []*bhBio
 	// plug is this CPU's block plug (current->plug of the task running here).
 	plug blk.Plug
 	// scratch is reused by writeback to list a folio's buffers without
@@ -33,11 +33,6 @@ type CPU struct {
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
 // are left to the garbage collector.
 const bhCacheMax = 4096
-
-// bioPool recycles the bios submit_bh builds. Bios complete on the submitting
-// goroutine (see blk.Device), but a plug flushed by another CPU's wait could
-// complete them elsewhere in future models, so the pool is global.
-var bioPool = sync.Pool{New: func() any { return new(bhBio) }}
 
 // ID returns the CPU number.
 func (c *CPU) ID() int { return c.id }
@@ -65,6 +60,32 @@ func (c *CPU) allocBH() *BufferHead {
 		return bh
 	}
 	return new(BufferHead)
+}
+
+// allocBio returns a bio for submit_bh from the CPU's free list, or a new one.
+// The list needs no lock: a bio completes on the goroutine that submitted it
+// (blk.Device's contract, which the completion's event counting on the
+// submitting CPU relies on as well), so it returns to the list of the CPU
+// that took it.
+func (c *CPU) allocBio() *bhBio {
+	if n := len(c.bioFree); n > 0 {
+		bb := c.bioFree[n-1]
+		c.bioFree = c.bioFree[:n-1]
+		return bb
+	}
+	return new(bhBio)
+}
+
+// bioCacheMax bounds a CPU's free bio list; beyond it completed bios are left
+// to the garbage collector.
+const bioCacheMax = 4096
+
+// freeBio returns a completed bio to the free list of the CPU that submitted
+// it.
+func (c *CPU) freeBio(bb *bhBio) {
+	if len(c.bioFree) < bioCacheMax {
+		c.bioFree = append(c.bioFree, bb)
+	}
 }
 
 // folioCacheMax bounds a CPU's free folio cache.
@@ -95,12 +116,11 @@ func (c *CPU) allocFolio(data bool) *Folio {
 }
 
 // freeFolio models freeing a page: the folio, whose last reference is gone,
-// is reset (keeping its frame and memory) and kept for reuse. A lock-free
-// reader that still holds the pointer cannot take a reference while the count
-// is zero, and re-checks mapping and index after taking one.
+// is kept for reuse with its frame and memory (addFolio sets its flags anew).
+// A lock-free reader that still holds the pointer cannot take a reference
+// while the count is zero, and re-checks mapping and index after taking one.
 func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
-	f.flags.Store(0)
 	f.private = nil
 	f.gen.Add(1)
 	if len(c.folioFree) < folioCacheMax {

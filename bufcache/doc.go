@@ -73,8 +73,11 @@
 // different CPUs on the same devices. Page-cache lookups are lock-free (atomic
 // pointers in the index, folio_try_get, a re-check); the garbage collector gives
 // the RCU guarantee that a folio read without a lock is not reused under the
-// reader. private_lock is a spin lock, the folio lock a mutex, buffer state and
-// counts are atomics.
+// reader. private_lock is a spin lock; the folio lock is PG_locked, a bit of
+// the folio's flags, as in the kernel (a waiter yields until it can set it);
+// buffer state and counts are atomics. A bit operation that would change
+// nothing is skipped after a plain atomic load, so the hot paths pay a locked
+// instruction only for real changes.
 //
 // # Memory
 //

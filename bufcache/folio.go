@@ -1,8 +1,8 @@
 package bufcache
 
 import (
+	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -11,7 +11,8 @@ type FolioFlag uint32
 
 // The folio flags the model uses.
 const (
-	// FolioLocked is PG_locked: held by folio_lock.
+	// FolioLocked is PG_locked: the folio lock itself (folio_lock sets it,
+	// folio_unlock clears it).
 	FolioLocked FolioFlag = 1 << iota
 	// FolioUptodate is PG_uptodate: every byte of the folio is valid.
 	FolioUptodate
@@ -60,7 +61,6 @@ type Folio struct {
 	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
 	flags   atomic.Uint32
 	ref     atomic.Int32
-	lock    sync.Mutex // PG_locked's sleeping lock
 	private *BufferHead
 	data    []byte
 	pfn     uint64        // simulated page frame number: physical contiguity for bio segments
@@ -86,14 +86,35 @@ func (f *Folio) Data() []byte { return f.data }
 // The caller must hold the folio lock or a reference on a buffer of the ring.
 func (f *Folio) Buffers() *BufferHead { return f.private }
 
-func (f *Folio) set(fl FolioFlag)   { f.flags.Or(uint32(fl)) }
-func (f *Folio) clear(fl FolioFlag) { f.flags.And(^uint32(fl)) }
+// The flag changes below are atomic. Like a buffer's (BufferHead.set), each
+// first loads the flags and skips the read-modify-write when it would change
+// nothing.
 
-// testSet sets fl and reports whether it was already set.
-func (f *Folio) testSet(fl FolioFlag) bool { return f.flags.Or(uint32(fl))&uint32(fl) != 0 }
+// set sets the flags of fl (folio_set_*).
+func (f *Folio) set(fl FolioFlag) {
+	if f.flags.Load()&uint32(fl) != uint32(fl) {
+		f.flags.Or(uint32(fl))
+	}
+}
 
-// testClear clears fl and reports whether it was set.
-func (f *Folio) testClear(fl FolioFlag) bool { return f.flags.And(^uint32(fl))&uint32(fl) != 0 }
+// clear clears the flags of fl (folio_clear_*).
+func (f *Folio) clear(fl FolioFlag) {
+	if f.flags.Load()&uint32(fl) != 0 {
+		f.flags.And(^uint32(fl))
+	}
+}
+
+// testSet sets the single flag fl and reports whether it was already set
+// (folio_test_set_*).
+func (f *Folio) testSet(fl FolioFlag) bool {
+	return f.flags.Load()&uint32(fl) != 0 || f.flags.Or(uint32(fl))&uint32(fl) != 0
+}
+
+// testClear clears the single flag fl and reports whether it was set
+// (folio_test_clear_*).
+func (f *Folio) testClear(fl FolioFlag) bool {
+	return f.flags.Load()&uint32(fl) != 0 && f.flags.And(^uint32(fl))&uint32(fl) != 0
+}
 
 // tryGet models folio_try_get: take a reference unless the count is zero (the
 // folio is being freed). This is how lock-free lookups stay safe.
@@ -127,21 +148,30 @@ func (f *Folio) put(cpu *CPU) {
 	}
 }
 
-// lockFolio models folio_lock. Before it sleeps it flushes the CPU's plug, as
-// io_schedule does: the holder may be waiting for I/O sitting in that plug.
+// lockFolio models folio_lock: test-and-set PG_locked. Before it waits it
+// flushes the CPU's plug, as io_schedule does: the holder may be waiting for
+// I/O sitting in that plug. Waiting yields the processor (the kernel sleeps on
+// the folio's wait queue).
 func (f *Folio) lockFolio(cpu *CPU) {
 	cpu.count(EvFolioLock)
-	if !f.lock.TryLock() {
-		cpu.plug.Flush()
-		f.lock.Lock()
+	if !f.testSet(FolioLocked) {
+		return
 	}
-	f.set(FolioLocked)
+	cpu.plug.Flush()
+	for f.testSet(FolioLocked) {
+		runtime.Gosched()
+	}
 }
 
-// unlockFolio models folio_unlock.
+// tryLockFolio models folio_trylock.
+func (f *Folio) tryLockFolio() bool { return !f.testSet(FolioLocked) }
+
+// unlockFolio models folio_unlock. Unlocking an unlocked folio is a broken
+// invariant of the model.
 func (f *Folio) unlockFolio() {
-	f.clear(FolioLocked)
-	f.lock.Unlock()
+	if !f.testClear(FolioLocked) {
+		panic("bufcache: folio_unlock of an unlocked folio")
+	}
 }
 
 // markAccessed models folio_mark_accessed's two-step promotion: an unreferenced

@@ -31,7 +31,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if d == nil {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v without a device", bh))
 	}
-	bb := bioPool.Get().(*bhBio)
+	bb := cpu.allocBio()
 	bb.bh, bb.cpu = bh, cpu
 	start := bh.blocknr * uint64(bh.size)
 	bb.bio.Reset(op, start>>blk.SectorShift)
@@ -53,13 +53,12 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 }
 
 // endBioBH models end_bio_bh_io_sync: hand the bio's status to the buffer's
-// b_end_io and free the bio.
+// b_end_io and free the bio (submitBH resets it for its next use).
 func endBioBH(b *blk.Bio) {
 	bb := b.Private.(*bhBio)
 	bh, cpu, ok := bb.bh, bb.cpu, b.Err == nil
 	bb.bh, bb.cpu = nil, nil
-	b.Reset(blk.OpRead, 0)
-	bioPool.Put(bb)
+	cpu.freeBio(bb)
 	cpu.count(EvBioComplete)
 	switch bh.endIO {
 	case endReadSync:
@@ -120,7 +119,7 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	if !bh.Has(BHUptodate) {
 		cpu.count(EvWarning)
 	}
-	if bh.Has(BHDirty) || bh.testSet(BHDirty) {
+	if bh.testSet(BHDirty) {
 		return
 	}
 	cpu.count(EvMarkDirty)

@@ -93,12 +93,19 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	f := cpu.allocFolio(!m.dev.metaOnly)
 	f.index = index
 	f.ref.Store(2) // the caller's and the page cache's
+	// Nobody uses the folio before its mapping is set below (a stale lock-free
+	// reader re-checks the mapping), so its flags are set in one store, as the
+	// kernel sets a new folio's with __folio_set_locked and
+	// __folio_set_referenced.
+	var fl FolioFlag
 	if flags&fgpAccessed != 0 {
-		f.set(FolioReferenced)
+		fl |= FolioReferenced
 	}
 	if flags&fgpLock != 0 {
-		f.lockFolio(cpu)
+		cpu.count(EvFolioLock)
+		fl |= FolioLocked
 	}
+	f.flags.Store(uint32(fl))
 	f.mapping.Store(m)
 	if !m.index.Insert(index, f) {
 		if flags&fgpLock != 0 {
@@ -119,20 +126,33 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 
 // setDirty marks a folio dirty and, on a clean→dirty transition of a folio
 // still in this mapping, tags it in the index (__folio_mark_dirty re-checks
-// folio->mapping under xa_lock).
+// folio->mapping under xa_lock). The tag is set before the flag, so a folio
+// seen dirty is already tagged (or leaving the page cache): a folio found
+// dirty without the lock, as mark_buffer_dirty's folio_test_set_dirty finds
+// it, needs nothing more.
 func (m *Mapping) setDirty(f *Folio) {
+	if f.Has(FolioDirty) {
+		return
+	}
 	m.tagLock.Lock()
-	if !f.testSet(FolioDirty) && f.mapping.Load() == m {
-		m.index.SetMark(f.index, pageindex.MarkDirty)
+	if !f.Has(FolioDirty) { // only the tag lock's holder sets the flag of a cached folio
+		if f.mapping.Load() == m {
+			m.index.SetMark(f.index, pageindex.MarkDirty)
+		}
+		f.set(FolioDirty)
 	}
 	m.tagLock.Unlock()
 }
 
 // cancelDirty models folio_cancel_dirty for a folio whose buffers are being
-// dropped: its dirty bit and tag are cleared. It reports whether it was dirty.
+// dropped: if it is dirty (tested first, without the lock, as the kernel
+// does), its dirty bit and tag are cleared. It reports whether it was dirty.
 // (Writeback clears only the bit, folio_clear_dirty_for_io, and the tag when
 // writeback starts: setWriteback.)
 func (m *Mapping) cancelDirty(f *Folio) bool {
+	if !f.Has(FolioDirty) {
+		return false
+	}
 	m.tagLock.Lock()
 	was := f.testClear(FolioDirty)
 	if was && f.mapping.Load() == m {

@@ -21,22 +21,26 @@ type lruEntry struct {
 	gen uint64
 }
 
+// push appends f, the newest folio.
 func (l *folioLRU) push(f *Folio) {
-	e := lruEntry{f, f.gen.Load()}
 	l.mu.Lock()
+	l.pushLocked(f)
+	l.mu.Unlock()
+}
+
+// pushLocked is push for a caller holding l.mu.
+func (l *folioLRU) pushLocked(f *Folio) {
 	if l.head > 1024 && l.head > len(l.q)/2 { // compact
 		n := copy(l.q, l.q[l.head:])
 		clear(l.q[n:])
 		l.q, l.head = l.q[:n], 0
 	}
-	l.q = append(l.q, e)
-	l.mu.Unlock()
+	l.q = append(l.q, lruEntry{f, f.gen.Load()})
 }
 
-// pop returns the oldest folio whose entry is current, or nil.
-func (l *folioLRU) pop() *Folio {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// popLocked returns the oldest folio whose entry is current, or nil. The
+// caller holds l.mu.
+func (l *folioLRU) popLocked() *Folio {
 	for l.head < len(l.q) {
 		e := l.q[l.head]
 		l.q[l.head] = lruEntry{}
@@ -48,6 +52,7 @@ func (l *folioLRU) pop() *Folio {
 	return nil
 }
 
+// len returns the number of entries, stale ones included.
 func (l *folioLRU) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -62,12 +67,20 @@ func (l *folioLRU) len() int {
 // start writeback of the devices whose dirty folios it met (the kernel wakes
 // the flusher) and make one more pass. It runs on cpu, the allocating CPU, and
 // returns the folios freed.
+//
+// A pass holds the list's lock throughout: one acquisition per pass instead of
+// two per folio (the kernel, too, isolates a batch under one lru_lock hold).
+// Nothing a pass calls takes the list's lock; another CPU that creates a folio
+// meanwhile waits for the pass to end to add it.
 func (m *Machine) reclaim(cpu *CPU, want int) int {
 	freed := 0
+	var devs [4]*BlockDevice
+	l := &m.folios
 	for pass := 0; pass < 2 && freed < want; pass++ {
-		var dirty []*BlockDevice
-		for scan := m.folios.len(); scan > 0 && freed < want; scan-- {
-			f := m.folios.pop()
+		dirty := devs[:0]
+		l.mu.Lock()
+		for scan := len(l.q) - l.head; scan > 0 && freed < want; scan-- {
+			f := l.popLocked()
 			if f == nil {
 				break
 			}
@@ -80,25 +93,25 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 				f.put(cpu)
 				continue
 			case f.testClear(FolioReferenced):
-				m.folios.push(f) // second chance
+				l.pushLocked(f) // second chance
 			case f.Has(FolioDirty) || f.Has(FolioWriteback):
 				if f.Has(FolioDirty) && !containsDev(dirty, d) {
 					dirty = append(dirty, d)
 				}
-				m.folios.push(f)
-			case !f.lock.TryLock():
-				m.folios.push(f)
+				l.pushLocked(f)
+			case !f.tryLockFolio():
+				l.pushLocked(f)
 			default:
-				f.set(FolioLocked)
 				if d.evictFolio(cpu, f) {
 					freed++
 				} else {
-					m.folios.push(f)
+					l.pushLocked(f)
 				}
 				f.unlockFolio()
 			}
 			f.put(cpu)
 		}
+		l.mu.Unlock()
 		for _, d := range dirty {
 			d.writepages(cpu, wbSyncNone)
 		}

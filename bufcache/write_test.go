@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -232,4 +233,45 @@ func TestPageCacheLimitReclaims(t *testing.T) {
 		Brelse(cpu, bh)
 	}
 	assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
+}
+
+// TestBufferedWriteEventsPerPage pins the simulated clock of the write path:
+// the events per page of 1 MiB write(2)s plus SyncBlockdev in steady state
+// (every page a new folio, reclaim freeing an old one: the setup of
+// BenchmarkBufferedWrite). The metadata-only mode takes the same steps. A
+// change that makes the path faster must leave these numbers exactly so.
+func TestBufferedWriteEventsPerPage(t *testing.T) {
+	for _, tc := range []struct {
+		bsize uint32
+		want  string
+	}{
+		{4096, "bh-allocs=1 bh-frees=1 ring-links=2 ring-walks=7 index-lookups=1 index-levels=1.984375 " +
+			"index-inserts=1 index-deletes=1 private-locks=2 folio-gets=3 folio-puts=5 folio-allocs=1 folio-frees=1 " +
+			"folio-locks=2 bh-locks=1 mark-dirty=1 bios=1 bio-completions=1 faultin-pages=1 bytes-copied=4096 " +
+			"write-iters=1 get-blocks=1 writepages=1"},
+		{512, "bh-allocs=8 bh-frees=8 ring-links=9 ring-walks=56 index-lookups=1 index-levels=1.984375 " +
+			"index-inserts=1 index-deletes=1 private-locks=2 folio-gets=3 folio-puts=5 folio-allocs=1 folio-frees=1 " +
+			"folio-locks=2 bh-locks=8 mark-dirty=8 bios=8 bio-completions=8 faultin-pages=1 bytes-copied=4096 " +
+			"write-iters=1 get-blocks=8 writepages=1"},
+	} {
+		for _, data := range []bool{true, false} {
+			t.Run(fmt.Sprintf("bsize=%d/data=%v", tc.bsize, data), func(t *testing.T) {
+				w := newWriteBench(t, data, tc.bsize)
+				for range 8 { // fill the page cache: from here on, reclaim runs
+					w.writeSync(t)
+				}
+				before := w.cpu.Events()
+				for range 4 {
+					w.writeSync(t)
+				}
+				var perPage []string
+				for e, n := range w.cpu.Events().Sub(before) {
+					if n != 0 {
+						perPage = append(perPage, fmt.Sprintf("%s=%g", Event(e), float64(n)/1024))
+					}
+				}
+				assert.Equal(t, tc.want, strings.Join(perPage, " "))
+			})
+		}
+	}
 }

@@ -96,9 +96,9 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 				}
 				continue
 			}
-			if bh.testClear(BHDirty) {
+			// test_clear_buffer_dirty, then mark_buffer_async_write
+			if bh.testClearSet(BHDirty, BHAsyncWrite) {
 				bh.endIO = endAsyncWrite
-				bh.set(BHAsyncWrite)
 			} else {
 				UnlockBuffer(cpu, bh)
 			}
@@ -177,15 +177,17 @@ func waitOnWriteback(cpu *CPU, f *Folio) {
 // them, so the ring scan needs no b_uptodate_lock here.
 func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 	f := bh.folio
-	if ok {
-		bh.set(BHUptodate)
+	if ok { // set_buffer_uptodate, clear_buffer_async_write, unlock_buffer
+		if bh.change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
+			cpu.count(EvWarning) // UnlockBuffer's check
+		}
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(bh)
 		f.set(FolioError)
+		bh.clear(BHAsyncWrite)
+		UnlockBuffer(cpu, bh)
 	}
-	bh.clear(BHAsyncWrite)
-	UnlockBuffer(cpu, bh)
 	for b := bh.thisPage; b != bh; b = b.thisPage {
 		if b.Has(BHAsyncWrite) {
 			return
