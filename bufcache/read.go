@@ -43,7 +43,14 @@ func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 			}
 			d.readahead(cpu, index, lastIndex-index+1)
 			if f = d.mapping.getFolio(cpu, index, fgpAccessed); f == nil {
-				continue // reclaimed before we got to it: read again
+				// Reclaimed before we got to it (a page cache smaller than the
+				// window): read this folio on its own, as filemap_create_folio
+				// does, so that the read always makes progress.
+				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
+				if !f.Has(FolioUptodate) {
+					d.readFolio(cpu, f)
+				}
+				f.unlockFolio()
 			}
 		}
 		if !f.Has(FolioUptodate) {

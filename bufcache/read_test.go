@@ -64,6 +64,25 @@ func TestReadReadahead(t *testing.T) {
 	assert.Equal(t, perSize[0], perSize[1], "the same work whatever the block size")
 }
 
+// TestReadPageCacheSmallerThanWindow: with a page cache smaller than the
+// readahead window, the window's first folios are reclaimed before the read
+// copies them; the read then brings each in on its own and still returns the
+// disk's bytes (it used to retry the window forever).
+func TestReadPageCacheSmallerThanWindow(t *testing.T) {
+	for _, limit := range []int{1, 8, RAPages - 1} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			m, d, disk := newDev(t, Config{PageCacheLimit: limit}, 1<<20, 512, DeviceOptions{})
+			want := fillDisk(t, disk)
+			got := make([]byte, 256<<10)
+			n, err := d.Read(m.CPU(0), 4096, got)
+			require.NoError(t, err)
+			require.Equal(t, uint64(len(got)), n)
+			assert.True(t, bytes.Equal(want[4096:4096+len(got)], got))
+			assert.LessOrEqual(t, d.NrPages(), len(got)/4096+reclaimBatch, "bounded by one window")
+		})
+	}
+}
+
 // TestReadSmallReadsUseTheWindow: 4 KiB reads of an uncached device bring in
 // RAPages pages at a time.
 func TestReadSmallReadsUseTheWindow(t *testing.T) {
