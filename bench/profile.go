@@ -128,6 +128,21 @@ type LedgerLine struct {
 // Total is Count × NS.
 func (l LedgerLine) Total() float64 { return l.Count * l.NS }
 
+// Set prices q at ns nanoseconds, with the source of the figure.
+func (p *Profile) Set(q Param, ns float64, source string) { p.NS[q], p.Source[q] = ns, source }
+
+// Scaled returns a new profile called name whose every cost is factor times
+// p's, each source saying so; why explains the factor. Callers then Set the
+// costs that differ in kind rather than in speed.
+func (p *Profile) Scaled(name, description string, factor float64, why string) *Profile {
+	s := &Profile{Name: name, Description: description}
+	for i := range numParams {
+		s.NS[i] = p.NS[i] * factor
+		s.Source[i] = fmt.Sprintf("%s × %.1f (%s): %s", p.Name, factor, why, p.Source[i])
+	}
+	return s
+}
+
 // Describe renders the profile's priced parameters with their sources.
 func (p *Profile) Describe() string {
 	var sb strings.Builder

@@ -1,10 +1,6 @@
 package bench
 
-import (
-	"fmt"
-
-	"github.com/bhsim/bhsim/bufcache"
-)
+import "github.com/bhsim/bhsim/bufcache"
 
 // a9Slowdown is how much longer kernel code takes on the Helios4's Cortex-A9
 // at 1.6 GHz than on the x86 server profile's ~3 GHz core: 1.9× the clock
@@ -23,16 +19,9 @@ const a9Slowdown = 4.7
 // RAID6 parity (the kernel's NEON raid6 code). Calibrate fits some of them to
 // the published table (ReproduceBlocksize names which).
 func Helios4() *Profile {
-	x := X86Server()
-	p := &Profile{
-		Name:        "helios4",
-		Description: "Helios4: Marvell Armada 388, 2 × Cortex-A9 at 1.6 GHz, 2 GiB DDR3-800, 4 × WD8003FFBX",
-	}
-	for i := range numParams {
-		p.NS[i] = x.NS[i] * a9Slowdown
-		p.Source[i] = fmt.Sprintf("x86-server × %.1f (Cortex-A9 at 1.6 GHz, estimate): %s", a9Slowdown, x.Source[i])
-	}
-	set := func(q Param, ns float64, src string) { p.NS[q], p.Source[q] = ns, src }
+	p := X86Server().Scaled("helios4", "Helios4: Marvell Armada 388, 2 × Cortex-A9 at 1.6 GHz, 2 GiB DDR3-800, 4 × WD8003FFBX",
+		a9Slowdown, "Cortex-A9 at 1.6 GHz, estimate")
+	set := p.Set
 	ev := func(e bufcache.Event) Param { return Param(e) }
 	const atomic = "estimate: ldrex/strex loop with the dmb before and after that a value-returning atomic needs on ARMv7 SMP ≈ 50 cycles at 1.6 GHz"
 	set(ev(bufcache.EvFolioGet), 31, atomic+" (folio_try_get)")

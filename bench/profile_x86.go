@@ -25,7 +25,7 @@ func X86Server() *Profile {
 		Name:        "x86-server",
 		Description: "x86-64 server core, ~3 GHz, 4 KiB pages, bare metal",
 	}
-	set := func(q Param, ns float64, src string) { p.NS[q], p.Source[q] = ns, src }
+	set := p.Set
 	ev := func(e bufcache.Event) Param { return Param(e) }
 
 	set(ev(bufcache.EvIndexLookup), 4, "estimate: filemap_get_entry's fixed part: rcu_read_lock, xas setup, head load, xas_reload re-check ≈ 12 cycles")

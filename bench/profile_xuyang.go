@@ -1,10 +1,6 @@
 package bench
 
-import (
-	"fmt"
-
-	"github.com/bhsim/bhsim/bufcache"
-)
+import "github.com/bhsim/bhsim/bufcache"
 
 // a53Slowdown is how much longer kernel code takes on a 1.8 GHz Cortex-A53
 // than on the x86 server profile's ~3 GHz core: 1.7× the clock period times
@@ -21,16 +17,9 @@ const a53Slowdown = 5.0
 // user-space access of the pre-fault and the copy. ReproduceIomap fits two of
 // them (DefaultIomapFit).
 func XuYangBoard() *Profile {
-	x := X86Server()
-	p := &Profile{
-		Name:        "xu-yang-board",
-		Description: "NXP arm64 board of seed 002 (assumed: 4 × Cortex-A53 at 1.8 GHz, 4 KiB pages with THP, 2 GiB, SSD ≈ 340 MB/s)",
-	}
-	for i := range numParams {
-		p.NS[i] = x.NS[i] * a53Slowdown
-		p.Source[i] = fmt.Sprintf("x86-server × %.1f (Cortex-A53 at 1.8 GHz, estimate): %s", a53Slowdown, x.Source[i])
-	}
-	set := func(q Param, ns float64, src string) { p.NS[q], p.Source[q] = ns, src }
+	p := X86Server().Scaled("xu-yang-board", "NXP arm64 board of seed 002 (assumed: 4 × Cortex-A53 at 1.8 GHz, 4 KiB pages with THP, 2 GiB, SSD ≈ 340 MB/s)",
+		a53Slowdown, "Cortex-A53 at 1.8 GHz, estimate")
+	set := p.Set
 	ev := func(e bufcache.Event) Param { return Param(e) }
 	const atomic = "estimate: an ldxr/stxr loop with the barriers of a value-returning atomic on ARMv8.0 without LSE ≈ 40 cycles at 1.8 GHz"
 	for _, e := range []bufcache.Event{bufcache.EvFolioGet, bufcache.EvFolioPut, bufcache.EvBHGet, bufcache.EvBHPut} {
