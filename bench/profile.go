@@ -138,7 +138,7 @@ func (p *Profile) Scaled(name, description string, factor float64, why string) *
 	s := &Profile{Name: name, Description: description}
 	for i := range numParams {
 		s.NS[i] = p.NS[i] * factor
-		s.Source[i] = fmt.Sprintf("%s × %.1f (%s): %s", p.Name, factor, why, p.Source[i])
+		s.Source[i] = fmt.Sprintf("%s × %.3g (%s): %s", p.Name, factor, why, p.Source[i])
 	}
 	return s
 }
@@ -157,7 +157,9 @@ func (p *Profile) Describe() string {
 }
 
 // Profiles returns the built-in profiles, freshly built (callers may modify them).
-func Profiles() []*Profile { return []*Profile{X86Server(), Helios4(), XuYangBoard()} }
+func Profiles() []*Profile {
+	return []*Profile{X86Server(), Helios4(), XuYangBoard(), X86Desktop2017()}
+}
 
 // ProfileByName returns the built-in profile called name.
 func ProfileByName(name string) (*Profile, error) {
