@@ -3,9 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -254,23 +252,15 @@ func (d DD) Run() (*DDResult, error) {
 // their results in order, or the first error.
 func RunAll(runs []DD) ([]*DDResult, error) {
 	results := make([]*DDResult, len(runs))
-	errs := make([]error, len(runs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = runs[i].Run()
-			<-sem
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("dd %s %s read=%v: %w", runs[i].Layout, runs[i].Preset.Name, runs[i].Read, err)
+	err := parallel(len(runs), 0, func(i int) error {
+		var err error
+		if results[i], err = runs[i].Run(); err != nil {
+			return fmt.Errorf("dd %s %s read=%v: %w", runs[i].Layout, runs[i].Preset.Name, runs[i].Read, err)
 		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, err
 	}
 	return results, nil
 }
