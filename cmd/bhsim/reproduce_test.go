@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/bench"
-	"github.com/bhsim/bhsim/internal/race"
 )
 
 // reproduceDoc is the documented JSON shape of `bhsim reproduce --format json`.
@@ -157,29 +156,6 @@ func TestReproducePlotErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	assert.Equal(t, 1, run([]string{"reproduce", "--plot", file, "lru"}, &out, &errb))
 	assert.Contains(t, errb.String(), "bhsim reproduce:")
-}
-
-// TestReproduceDDThreads runs the two dd threads (blocksize and iomap, the
-// slow ones) with their charts and checks tables, CSV and JSON agree.
-func TestReproduceDDThreads(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("runs two full reproductions: skipped in -short and under the race detector")
-	}
-	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	require.Equal(t, 0, run([]string{"reproduce", "--format", "json", "--plot", dir, "blocksize", "iomap"}, &out, &errb), errb.String())
-	var doc reproduceDoc
-	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
-	require.Len(t, doc.Tables, 2)
-	assert.Equal(t, "blocksize-helios4", doc.Tables[0].ID, "tables in the order named")
-	assert.Len(t, doc.Tables[0].Cells, 40)
-	assert.Equal(t, "iomap-xu-yang", doc.Tables[1].ID)
-	assert.Len(t, doc.Tables[1].Cells, 18)
-	checkChart(t, dir, "blocksize-helios4")
-	checkChart(t, dir, "iomap-xu-yang")
-	svg, err := os.ReadFile(filepath.Join(dir, "iomap-xu-yang.svg"))
-	require.NoError(t, err)
-	assert.Contains(t, string(svg), "dd bs (KiB)")
 }
 
 // TestRunThreadsIndependent runs the same thread twice at once: the results
