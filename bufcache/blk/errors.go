@@ -16,6 +16,15 @@ var (
 	// ErrNotSupported is returned for a bio whose operation the device does not
 	// know (BLK_STS_NOTSUPP, -EOPNOTSUPP).
 	ErrNotSupported = errors.New("blk: operation not supported")
+	// ErrInjected marks a failure a FaultyDevice injected. The bio's error
+	// wraps ErrIO too: to the layers above it is an ordinary I/O error.
+	ErrInjected = errors.New("blk: injected fault")
+	// ErrReadOnly marks a write a FaultyDevice failed because it was made
+	// read-only (FaultyDevice.SetReadOnly), as a disk that turns
+	// write-protected under the host fails writes. The bio's error wraps ErrIO
+	// too: the buffer cache's end_io sees only failure (-EIO at the next
+	// sync); -EROFS and -EPERM belong to open(2) and write(2), not to bios.
+	ErrReadOnly = errors.New("blk: write to a read-only device")
 )
 
 // Errors of the request layer's configuration and use.
@@ -27,4 +36,7 @@ var (
 	// ErrPlugNotStarted is returned by Plug.Finish on a plug that is not
 	// started.
 	ErrPlugNotStarted = errors.New("blk: plug finished without a matching start")
+	// ErrNoCutPoint is returned by PowerLog.CutAt and PowerLog.CutPerDisk
+	// for a cut point that the log does not have.
+	ErrNoCutPoint = errors.New("blk: no such power-cut point")
 )

@@ -61,6 +61,23 @@ const (
 // from several goroutines, each with its own plug, each driving the members it
 // needs from its own goroutine. RAID6 writes meet in the stripe cache (see
 // SubmitPlugged).
+//
+// Degraded operation (v5.10's md_error and the personalities' error
+// handling, simplified: see degraded.go). A raid0 member error fails the
+// array's bio with that error. On raid10 and raid6 a member whose bio fails is
+// marked faulty (md_error; also SetFaulty, mdadm --fail), and no bio is sent
+// to it again: a read it should have served goes to the other copy (raid10) or
+// is rebuilt from the other members' data and P or Q (raid6, any two members
+// lost); writes skip it, and a raid6 stripe whose lost data unit the write
+// does not wholly cover rebuilds that unit's old contents before computing
+// the new parity. The array's bio then succeeds. It fails with the member's
+// error when raid10 would lose its last copy of the data (raid10_error
+// refuses to fail that member), and with ErrDataLost once a raid6 has lost
+// more than two members. Degraded and Failed report the state. A degraded
+// read of a raid6 stripe that a write is changing at the same moment may see
+// the stripe half written (the kernel serialises the two in the stripe
+// cache); a single submitter, or writes and reads of different stripes, are
+// exact.
 type Array struct {
 	name    string
 	level   Level
@@ -72,6 +89,8 @@ type Array struct {
 	rowChunks  uint64 // chunks per member in one copy (f2: per half)
 
 	cache stripeCache // raid6: the stripe_heads writes attach to
+
+	deg degradedState // which members are faulty
 
 	mu    sync.Mutex // guards free and stats
 	free  []*request
@@ -160,6 +179,7 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 			ErrBadMember, name, members[0].Sectors(), a.level, chunk)
 	}
 	a.sectors = chunks << a.chunkShift >> blk.SectorShift
+	a.deg.init(len(members))
 	if a.level == Raid6 {
 		a.cache.init(cache, a.chunkShift-pageShift)
 	}

@@ -178,6 +178,19 @@
 // the per-bio attach work. Stats.BiosIn, WriteBios, StripeAttach, MemberBios,
 // Stripes and ParityBytes are the counts a cost model turns into that CPU time.
 //
+// # Degraded arrays
+//
+// A member that fails an I/O is marked faulty (md_error), as is one failed by
+// hand (Array.SetFaulty, mdadm --fail). raid0 has nothing to fall back on and
+// fails the I/O. raid10 reads the other copy and writes the surviving one, and
+// refuses to fail the member holding a chunk's last copy (ErrLastCopy). raid6
+// rebuilds a lost data unit from the others and P or Q, with up to two members
+// lost, and writes skip the faulty members after reconstructing what a partial
+// write needs; a third loss is ErrDataLost. Array.Degraded and Array.Failed
+// report the state; Stats.MemberErrors and DegradedReads count the events. The
+// kernel first tries to rewrite a bad sector from a good copy or to record it
+// in the bad-block log; the model fails the member at once.
+//
 // # Data and metadata-only bios
 //
 // A bio either carries data in every vector or in none. With data, everything

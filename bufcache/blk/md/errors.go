@@ -3,8 +3,11 @@ package md
 import "errors"
 
 // Errors New and Submit return. Each is wrapped with the details of the call;
-// test with errors.Is. Errors of member devices are passed to the parent bio
-// unchanged, so errors.Is(err, blk.ErrIO) works through an array.
+// test with errors.Is. A member's error reaches the parent bio unchanged (so
+// errors.Is(err, blk.ErrIO) works through an array) only where the level has
+// no redundancy left to absorb it: raid0, or a raid10/raid6 that has lost
+// data (see degraded.go); otherwise the member is marked faulty and the I/O
+// is served from the other copy or from parity.
 var (
 	// ErrBadLevel: a Level outside Raid0..Raid6, or a name ParseLevel does not
 	// know (mdadm: "invalid raid level").

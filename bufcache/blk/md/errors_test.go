@@ -116,9 +116,10 @@ func (d *faultDisk) Submit(b *blk.Bio) {
 	d.MemDisk.Submit(b)
 }
 
-// TestMemberError checks that a failing member fails the parent with its
-// error, once, after all member bios completed; a RAID6 write whose pre-read
-// fails writes nothing.
+// TestMemberError checks what a failing member does to the parent, which
+// completes once, after all member bios completed: raid0 fails it with the
+// member's error; raid10 and raid6 mark the member faulty and serve the bio
+// degraded (see degraded_test.go for the data).
 func TestMemberError(t *testing.T) {
 	tests := []struct {
 		level      Level
@@ -129,19 +130,23 @@ func TestMemberError(t *testing.T) {
 		failOp     blk.Op
 		wantFailed int
 		wantBios   uint64 // member bios issued
+		wantErr    bool
 	}{
-		{Raid0, blk.OpRead, 0, 64 << 10, 1, blk.OpRead, 1, 4},
-		{Raid0, blk.OpWrite, 0, 64 << 10, 2, blk.OpWrite, 1, 4},
-		{Raid10Near2, blk.OpWrite, 0, 16 << 10, 1, blk.OpWrite, 1, 2},
-		{Raid10Near2, blk.OpRead, 0, 16 << 10, 0, blk.OpRead, 1, 1},
-		{Raid10Far2, blk.OpWrite, 0, 16 << 10, 1, blk.OpWrite, 1, 2},
-		{Raid6, blk.OpRead, 0, 16 << 10, 1, blk.OpRead, 1, 1},
+		{Raid0, blk.OpRead, 0, 64 << 10, 1, blk.OpRead, 1, 4, true},
+		{Raid0, blk.OpWrite, 0, 64 << 10, 2, blk.OpWrite, 1, 4, true},
+		{Raid10Near2, blk.OpWrite, 0, 16 << 10, 1, blk.OpWrite, 1, 2, false},
+		// The read is sent again to the other copy, on member 1.
+		{Raid10Near2, blk.OpRead, 0, 16 << 10, 0, blk.OpRead, 1, 2, false},
+		{Raid10Far2, blk.OpWrite, 0, 16 << 10, 1, blk.OpWrite, 1, 2, false},
+		// D0 on member 1 is rebuilt from the other three members.
+		{Raid6, blk.OpRead, 0, 16 << 10, 1, blk.OpRead, 1, 4, false},
 		// A 4 KiB write to row 0 unit 0 pre-reads D1 on member 2: it fails, so
-		// neither the data nor P and Q are written.
-		{Raid6, blk.OpWrite, 0, 4096, 2, blk.OpRead, 1, 1},
+		// the stripe pre-reads the three others to rebuild D1 and writes D0, P
+		// and Q.
+		{Raid6, blk.OpWrite, 0, 4096, 2, blk.OpRead, 1, 1 + 3 + 3, false},
 		// A full-row write: 4 stripes of 4 bios; writing P on member 3 fails in
-		// each.
-		{Raid6, blk.OpWrite, 0, 32 << 10, 3, blk.OpWrite, 4, 16},
+		// each, and the data is in D0, D1 and Q.
+		{Raid6, blk.OpWrite, 0, 32 << 10, 3, blk.OpWrite, 4, 16, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("level=%s/op=%s/fail=%s", tc.level, tc.op, tc.failOp), func(t *testing.T) {
@@ -152,10 +157,17 @@ func TestMemberError(t *testing.T) {
 			a, err := New(Config{Level: tc.level, ChunkSize: 16 << 10}, devs)
 			require.NoError(t, err)
 			err = doIO(t, a, tc.op, tc.sector, ioOpts{data: make([]byte, tc.size)})
-			assert.ErrorIs(t, err, blk.ErrIO)
-			assert.ErrorContains(t, err, fmt.Sprintf("injected on sd%c", 'a'+tc.failDev))
+			if tc.wantErr {
+				assert.ErrorIs(t, err, blk.ErrIO)
+				assert.ErrorContains(t, err, fmt.Sprintf("injected on sd%c", 'a'+tc.failDev))
+				assert.Empty(t, a.Failed())
+			} else {
+				assert.NoError(t, err)
+				assert.Equal(t, []int{tc.failDev}, a.Failed())
+			}
 			assert.Equal(t, tc.wantFailed, bad.failed)
 			assert.Equal(t, tc.wantBios, a.Stats().MemberBios)
+			assert.Equal(t, uint64(tc.wantFailed), a.Stats().MemberErrors)
 
 			// Nothing is left behind: no stripe_head is in use and the last
 			// chunk (on a healthy member in every case) reads.

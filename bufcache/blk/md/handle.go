@@ -17,8 +17,10 @@ const (
 	stepRead
 	// stepWrite: its writes are in flight.
 	stepWrite
-	// stepDone: written, or abandoned after a failed pre-read.
+	// stepDone: written, or abandoned after it lost too many members.
 	stepDone
+	// stepReplan: a pre-read failed; plan again without that member.
+	stepReplan
 )
 
 // batch models one pass of raid5d (v5.10) over the stripes released to it,
@@ -33,11 +35,17 @@ type batch struct {
 	stripes []*stripeHead
 	plug    blk.Plug     // raid5d's plug: member bios of consecutive stripes merge
 	pending atomic.Int32 // member bios in flight, plus one while a round is issued
-	mu      sync.Mutex   // guards the stripes' err
+	mu      sync.Mutex   // guards the stripes' err and step changes by advance, and failed
 	bios    memberBios
+	devs    []int       // the member of each of bios, in order
 	units   [][]byte    // one stripe's data units, for genSyndrome
 	ends    []stripeEnd // the attachments to complete when the batch is done
 	t       Stats       // counters, added to the array's when the batch is done
+
+	// Degraded operation: member I/O that failed in the current round, and
+	// the plans of the stripes planned with members lost (by stripe index).
+	failed []stripeFault
+	plans  []degPlan
 }
 
 // stripeEnd is one attachment to complete, with its stripe's error.
@@ -73,8 +81,8 @@ func (b *batch) run() {
 	for {
 		b.pending.Store(1)
 		b.plug.Start()
-		for _, sh := range b.stripes {
-			b.handleStripe(sh)
+		for i, sh := range b.stripes {
+			b.handleStripe(i, sh)
 		}
 		_ = b.plug.Finish() // started just above: no error
 		if b.pending.Add(-1) != 0 || !b.advance() {
@@ -83,31 +91,30 @@ func (b *batch) run() {
 	}
 }
 
-// endStripeMember is the EndIO of a stripe's member bio: it records an error
-// for the stripe and, for the last bio of a round, carries the batch on.
+// endStripeMember is the EndIO of a stripe's member bio: it notes a failure
+// for advance and, for the last bio of a round, carries the batch on.
 func endStripeMember(mb *blk.Bio) {
 	sh := mb.Private.(*stripeHead)
 	b := sh.b
 	if mb.Err != nil {
-		b.mu.Lock()
-		if sh.err == nil {
-			sh.err = mb.Err
-		}
-		b.mu.Unlock()
+		b.noteFault(stripeFault{sh: sh, mb: mb, op: mb.Op})
 	}
 	if b.pending.Add(-1) == 0 && b.advance() {
 		b.run()
 	}
 }
 
-// advance is called when a round has completed. It returns true when stripes
-// whose pre-reads succeeded are to be written next; otherwise it finishes the
-// batch and returns false. A stripe whose pre-read failed is not written.
+// advance is called when a round has completed. It handles the round's
+// member failures (absorbFaults), then returns true when stripes whose
+// pre-reads succeeded are to be written, or stripes whose pre-reads failed
+// are to be planned again, next; otherwise it finishes the batch and returns
+// false. A stripe that lost too many members is not written.
 func (b *batch) advance() bool {
+	b.absorbFaults()
 	again := false
 	b.mu.Lock()
 	for _, sh := range b.stripes {
-		if sh.step == stepRead && sh.err == nil {
+		if (sh.step == stepRead || sh.step == stepReplan) && sh.err == nil {
 			again = true
 		} else {
 			sh.step = stepDone
@@ -120,18 +127,23 @@ func (b *batch) advance() bool {
 	return again
 }
 
-// handleStripe models handle_stripe (v5.10) for one stripe in the current
-// round: a new stripe chooses how to compute its parity and sends its
-// pre-reads, or its writes if it needs none; a stripe that has pre-read is
-// written; a written one is left alone.
-func (b *batch) handleStripe(sh *stripeHead) {
+// handleStripe models handle_stripe (v5.10) for stripe i of the batch in
+// the current round: a new stripe chooses how to compute its parity and sends
+// its pre-reads, or its writes if it needs none (planDegraded while members
+// are faulty); a stripe that has pre-read is written; one whose pre-read
+// failed is planned again; a written one is left alone.
+func (b *batch) handleStripe(i int, sh *stripeHead) {
 	switch sh.step {
 	case stepNew:
 		if sh.data && sh.pages == nil {
 			sh.pages = make([]byte, len(b.a.members)*pageSize)
 		}
+		if b.a.Degraded() != 0 {
+			b.planDegraded(i, sh, true)
+			return
+		}
 		if b.plan(sh) == 0 {
-			b.write(sh)
+			b.write(i, sh)
 			return
 		}
 		sh.step = stepRead
@@ -147,7 +159,9 @@ func (b *batch) handleStripe(sh *stripeHead) {
 			b.unitIO(sh, blk.OpRead, qd)
 		}
 	case stepRead:
-		b.write(sh)
+		b.write(i, sh)
+	case stepReplan:
+		b.planDegraded(i, sh, false)
 	}
 }
 
@@ -182,11 +196,12 @@ func (b *batch) plan(sh *stripeHead) uint64 {
 	return rcwReads
 }
 
-// write computes sh's parity and sends the writes of its written data units
-// and of P and Q (ops_run_io: one bio per member per stripe_head).
-func (b *batch) write(sh *stripeHead) {
+// write computes the parity of sh, stripe i of the batch, and sends the
+// writes of its written data units and of P and Q (ops_run_io: one bio per
+// member per stripe_head; none to a faulty member).
+func (b *batch) write(i int, sh *stripeHead) {
 	sh.step = stepWrite
-	b.computeParity(sh)
+	b.computeParity(i, sh)
 	a := b.a
 	for k, m := range sh.cover {
 		if m != 0 {
@@ -198,16 +213,19 @@ func (b *batch) write(sh *stripeHead) {
 	b.unitIO(sh, blk.OpWrite, qd)
 }
 
-// computeParity copies the attached writes into sh's pages in the order they
-// came (ops_run_biodrain) and computes P and Q: by folding each written unit's
-// old and new contents into the old P and Q (read-modify-write:
-// ops_run_prexor6, then ops_run_reconstruct6 with xor_syndrome), or from all
-// the data units (full-stripe write and reconstruct-write: gen_syndrome). A
-// metadata-only stripe computes nothing. O(members · PAGE_SIZE).
-func (b *batch) computeParity(sh *stripeHead) {
+// computeParity copies the attached writes into the pages of sh, stripe i of
+// the batch, in the order they came (ops_run_biodrain) and computes P and Q:
+// by folding each written unit's old and new contents into the old P and Q
+// (read-modify-write: ops_run_prexor6, then ops_run_reconstruct6 with
+// xor_syndrome), or from all the data units (full-stripe write and
+// reconstruct-write: gen_syndrome). A stripe planned with lost data units
+// first rebuilds their old contents (rebuildLost). A metadata-only stripe
+// computes nothing. O(members · PAGE_SIZE).
+func (b *batch) computeParity(i int, sh *stripeHead) {
 	if !sh.data {
 		return
 	}
+	b.rebuildLost(i, sh)
 	a := b.a
 	pd, qd := a.parityDevs(sh.row)
 	p, q := sh.page(pd), sh.page(qd)
@@ -241,10 +259,18 @@ func (b *batch) foldWritten(sh *stripeHead, p, q []byte) {
 }
 
 // unitIO sends sh's page of member dev to or from that member, through
-// raid5d's plug.
+// raid5d's plug. Nothing goes to a faulty member: a write skips it, a read is
+// noted as failed so that the stripe is planned again.
 func (b *batch) unitIO(sh *stripeHead, op blk.Op, dev int) {
 	a := b.a
+	if a.faulty(dev) {
+		if op == blk.OpRead {
+			b.noteFault(stripeFault{sh: sh, dev: dev, op: op})
+		}
+		return
+	}
 	mb := b.bios.next(op, a.rowSector(sh.row)+sh.unit<<(pageShift-blk.SectorShift), endStripeMember, sh)
+	b.devs = append(b.devs, dev)
 	mb.AddVec(sh.page(dev), pageSize)
 	b.t.MemberBios++
 	if op == blk.OpRead {
@@ -278,8 +304,10 @@ func (b *batch) finish() {
 	}
 	clear(b.ends)
 	clear(b.stripes)
-	b.ends, b.stripes = b.ends[:0], b.stripes[:0]
+	clear(b.plans)
+	b.ends, b.stripes, b.plans = b.ends[:0], b.stripes[:0], b.plans[:0]
 	b.bios.reset()
+	b.devs = b.devs[:0]
 	c.mu.Lock()
 	c.batches = append(c.batches, b)
 	c.mu.Unlock()

@@ -32,6 +32,12 @@ type request struct {
 
 	t    Stats      // this request's counters, added to the array's when it completes
 	bios memberBios // mapped I/O: the member bios
+	devs []int      // the member of each of bios, in order
+
+	// Degraded operation (recover): member bios that failed or met a faulty
+	// member, guarded by mu, and the raid6 rebuilds whose reads are in flight.
+	failed []*blk.Bio
+	jobs   []*reconJob
 }
 
 // memberBios is a reusable set of member bios: the ones a request or a stripe
@@ -81,25 +87,22 @@ func (a *Array) put(r *request) {
 	r.bios.reset()
 	t := r.t
 	r.parent, r.plug, r.err, r.t = nil, nil, nil, Stats{}
+	r.devs, r.failed, r.jobs = r.devs[:0], nil, nil
 	a.mu.Lock()
 	a.stats.add(&t)
 	a.free = append(a.free, r)
 	a.mu.Unlock()
 }
 
-// done ends one thing the parent waits for, with err (nil on success). The
-// last one completes the parent with the first error (no member has
-// redundancy to cover an error until degraded operation is modelled), after
-// adding the request's counters to the array's.
+// done ends one thing the parent waits for, with err (nil on success). When
+// the last one has ended, failed member bios are recovered from (recover), in
+// a new pass if need be; after the last pass the parent completes with the
+// first error, after the request's counters are added to the array's.
 func (r *request) done(err error) {
 	if err != nil {
-		r.mu.Lock()
-		if r.err == nil {
-			r.err = err
-		}
-		r.mu.Unlock()
+		r.setErr(err)
 	}
-	if r.pending.Add(-1) != 0 {
+	if r.pending.Add(-1) != 0 || r.recover() {
 		return
 	}
 	r.mu.Lock()
@@ -119,11 +122,28 @@ func (r *request) mapBio() {
 	r.done(nil)
 }
 
-// endMember is the EndIO of a mapped member bio.
-func endMember(mb *blk.Bio) { mb.Private.(*request).done(mb.Err) }
+// endMember is the EndIO of a mapped member bio: a failure is noted for
+// recover.
+func endMember(mb *blk.Bio) {
+	r := mb.Private.(*request)
+	if mb.Err != nil {
+		r.addFailed(mb)
+	}
+	r.done(nil)
+}
 
-// submit sends mapped member bio mb to member dev, through r.plug.
+// submit sends mapped member bio mb to member dev, through r.plug. To a
+// faulty member nothing is sent: a write skips it (the other copy is
+// written), a read is noted for recover, which serves it another way.
 func (r *request) submit(dev int, mb *blk.Bio) {
+	r.devs = append(r.devs, dev)
+	if r.a.faulty(dev) {
+		if mb.Op == blk.OpRead {
+			mb.Err = errSkipped
+			r.addFailed(mb)
+		}
+		return
+	}
 	r.t.MemberBios++
 	r.pending.Add(1)
 	blk.SubmitBio(r.plug, r.a.members[dev], mb)

@@ -55,6 +55,14 @@ type Stats struct {
 	// Splits is the number of personality passes. RAID6 writes are not split:
 	// they are attached stripe by stripe.
 	Splits uint64
+	// MemberErrors counts member bios that completed with an error. On raid10
+	// and raid6 each marks its member faulty (md_error) and the array goes
+	// on degraded; on raid0 it fails the array's bio.
+	MemberErrors uint64
+	// DegradedReads counts member reads that their member could not serve
+	// (it failed them, or it was faulty) and that were served instead by the
+	// other copy (raid10) or rebuilt from the other members (raid6).
+	DegradedReads uint64
 }
 
 // add adds o's counters to s.
@@ -71,6 +79,8 @@ func (s *Stats) add(o *Stats) {
 	s.ReconstructWrites += o.ReconstructWrites
 	s.ParityBytes += o.ParityBytes
 	s.Splits += o.Splits
+	s.MemberErrors += o.MemberErrors
+	s.DegradedReads += o.DegradedReads
 }
 
 // Stats returns the array's counters: a consistent snapshot that includes every

@@ -28,7 +28,9 @@ import (
 // Members are driven from the calling goroutine (or, for a round of member bios
 // that completes later, from the goroutine completing its last member bio). b
 // completes exactly once, after every member bio it needed completed, with nil
-// or the first member error. A bio that is empty, unaligned to the logical
+// or an error: raid0 passes the first member error on; raid10 and raid6 mark a
+// failing member faulty and complete from the other copy or from parity, and
+// fail only when the redundancy is gone (ErrLastCopy, ErrDataLost). A bio that is empty, unaligned to the logical
 // block size, reaches past the end or has an operation other than read and
 // write completes with blk.CheckBio's error (blk.ErrMisaligned,
 // blk.ErrBeyondEnd, blk.ErrNotSupported), and one mixing data and
