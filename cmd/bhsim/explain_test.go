@@ -39,3 +39,17 @@ func TestExplain(t *testing.T) {
 		})
 	}
 }
+
+func TestExplainCrashLoss(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"explain", "crash-loss", "--count", "8"}, &out, &errb), errb.String())
+	assert.Contains(t, out.String(), "after dd's close")
+	assert.Contains(t, out.String(), "lost MiB")
+	out.Reset()
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"explain", "crash-loss", "--bs", "1M"}, &out, &errb))
+	assert.Contains(t, errb.String(), "does not apply")
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"explain", "nope"}, &out, &errb))
+	assert.Contains(t, errb.String(), "crash-loss")
+}
