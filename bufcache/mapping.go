@@ -8,16 +8,29 @@ import (
 // Mapping models the block device inode's struct address_space: the page-cache
 // index of its folios and private_lock, which guards the buffer rings attached
 // to them.
+//
+// The index's writer lock plays xa_lock. Every change of a folio's dirty or
+// writeback flag that goes with a change of its tag is made inside the index
+// (pageindex.Index.UpdateMarks), in one critical section with the tag change
+// and only if the folio is still the one stored at its index, so a folio
+// removed and replaced at the same index never leaves its tag behind, nor
+// gets the newcomer's. Every reader of tags (the writeback walks, Check)
+// takes that lock too, and so sees a folio's flag and tag change as one step.
+// The invariants that keep sync from missing data follow:
+//   - a folio in the page cache with PG_dirty carries the dirty tag: setDirty
+//     sets both at once, and the only ones who clear the tag without the flag
+//     (setWriteback) look at the flag in the same critical section;
+//   - a folio whose dirty bit writeback cleared for I/O keeps its dirty tag
+//     until setWriteback swaps it for the writeback tag in one step, so a
+//     concurrent sync finds it under one tag or the other;
+//   - PG_writeback and the writeback tag agree: both are set, and cleared,
+//     together.
 type Mapping struct {
 	dev   *BlockDevice
 	index pageindex.Index[Folio]
 	// privateLock is mapping->private_lock (i_private_lock from 6.8): it excludes
 	// ring lookups (__find_get_block_slow) from attach and detach.
 	privateLock spin.Lock
-	// tagLock stands for xa_lock around the dirty tag: a folio's dirty flag,
-	// its tag in the index and its membership change together under it, so a
-	// folio removed and replaced at the same index never leaves its tag behind.
-	tagLock spin.Lock
 }
 
 // fgp flags select what filemapGetFolio does (FGP_*).
@@ -125,56 +138,65 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 }
 
 // setDirty marks a folio dirty and, on a clean→dirty transition of a folio
-// still in this mapping, tags it in the index (__folio_mark_dirty re-checks
-// folio->mapping under xa_lock). The tag is set before the flag, so a folio
-// seen dirty is already tagged (or leaving the page cache): a folio found
-// dirty without the lock, as mark_buffer_dirty's folio_test_set_dirty finds
-// it, needs nothing more.
+// still in this mapping, tags it in the index: __folio_mark_dirty, which
+// re-checks folio->mapping under xa_lock (the check here is that the index
+// still holds the folio). The flag is set inside the critical section that
+// sets the tag, so whoever sees the folio dirty, as mark_buffer_dirty's
+// folio_test_set_dirty does without a lock, and then looks for dirty tags
+// (which takes that lock) finds it tagged: a folio found dirty needs nothing
+// more. A folio no longer in the page cache only gets the flag.
 func (m *Mapping) setDirty(f *Folio) {
 	if f.Has(FolioDirty) {
 		return
 	}
-	m.tagLock.Lock()
-	if !f.Has(FolioDirty) { // only the tag lock's holder sets the flag of a cached folio
-		if f.mapping.Load() == m {
-			m.index.SetMark(f.index, pageindex.MarkDirty)
-		}
+	if !m.index.UpdateMarks(f.index, f, markDirty) {
 		f.set(FolioDirty)
 	}
-	m.tagLock.Unlock()
+}
+
+// markDirty is setDirty's step under the index lock: PG_dirty and the dirty
+// tag.
+func markDirty(f *Folio, marks pageindex.Marks) pageindex.Marks {
+	f.set(FolioDirty)
+	return marks | pageindex.MarkDirty.Bit()
 }
 
 // cancelDirty models folio_cancel_dirty for a folio whose buffers are being
 // dropped: if it is dirty (tested first, without the lock, as the kernel
-// does), its dirty bit and tag are cleared. It reports whether it was dirty.
-// (Writeback clears only the bit, folio_clear_dirty_for_io, and the tag when
-// writeback starts: setWriteback.)
-func (m *Mapping) cancelDirty(f *Folio) bool {
+// does), its dirty bit and, in the same index critical section, its tag are
+// cleared. (Writeback clears only the bit, folio_clear_dirty_for_io, and the
+// tag when writeback starts: setWriteback.)
+func (m *Mapping) cancelDirty(f *Folio) {
 	if !f.Has(FolioDirty) {
-		return false
+		return
 	}
-	m.tagLock.Lock()
-	was := f.testClear(FolioDirty)
-	if was && f.mapping.Load() == m {
-		m.index.ClearMark(f.index, pageindex.MarkDirty)
+	if !m.index.UpdateMarks(f.index, f, cancelDirtyTag) {
+		f.clear(FolioDirty)
 	}
-	m.tagLock.Unlock()
-	return was
+}
+
+// cancelDirtyTag is cancelDirty's step under the index lock: the tag goes
+// with the bit, if the bit was still set.
+func cancelDirtyTag(f *Folio, marks pageindex.Marks) pageindex.Marks {
+	if f.testClear(FolioDirty) {
+		marks &^= pageindex.MarkDirty.Bit()
+	}
+	return marks
 }
 
 // remove models filemap_remove_folio for a locked folio: take it out of the
-// index and drop the page cache's reference.
+// index (its tags go with it, as page_cache_delete's xas_init_marks clears
+// them), clear its stale dirty bit and mapping, and drop the page cache's
+// reference. A setDirty racing with it either tags the folio before the
+// deletion, which removes the tag, or finds the folio gone and only sets the
+// flag of what is now an orphan: no tag is left behind.
 func (m *Mapping) remove(cpu *CPU, f *Folio) {
-	m.tagLock.Lock()
-	removed := m.index.Delete(f.index, f)
-	if removed {
-		f.clear(FolioDirty)
-		f.mapping.Store(nil)
+	if !m.index.Delete(f.index, f) {
+		return
 	}
-	m.tagLock.Unlock()
-	if removed {
-		cpu.count(EvIndexDelete)
-		m.dev.m.cached.Add(-1)
-		f.put(cpu)
-	}
+	f.clear(FolioDirty)
+	f.mapping.Store(nil)
+	cpu.count(EvIndexDelete)
+	m.dev.m.cached.Add(-1)
+	f.put(cpu)
 }

@@ -20,17 +20,22 @@ const (
 // writepages models blkdev_writepages (generic_writepages over write_cache_pages
 // in 5.10; writeback_iter + block_write_full_folio in 6.x): inside a block plug,
 // for every folio tagged dirty, in index order, lock it, clear its dirty bit for
-// I/O (folio_clear_dirty_for_io) and write it (block_write_full_folio). The plug
-// is finished at the end, which dispatches the merged requests.
+// I/O (folio_clear_dirty_for_io) and write it (block_write_full_folio). The
+// tagged folios are looked up a batch at a time (a folio_batch filled by
+// filemap_get_folios_tag), each batch a snapshot. A folio dirtied before the
+// walk passes its index is in a batch, since it was tagged when it became
+// dirty; one cleared for I/O by another writer and not yet under writeback
+// still carries its dirty tag (setWriteback swaps the two tags in one step).
+// The plug is finished at the end, which dispatches the merged requests.
 func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 	m := &d.mapping
 	cpu.plug.Start()
 	for start := uint64(0); ; {
-		index, f, ok := m.index.NextMarked(start, pageindex.MarkDirty)
-		if !ok {
-			break
-		}
-		if f.tryGet(cpu) {
+		batch := m.index.FindMarked(start, pageindex.MarkDirty)
+		for _, f := range batch.Items[:batch.N] {
+			if !f.tryGet(cpu) {
+				continue // being freed
+			}
 			f.lockFolio(cpu)
 			if f.mapping.Load() == m {
 				if f.Has(FolioWriteback) && mode == wbSyncAll {
@@ -46,10 +51,10 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 			}
 			f.put(cpu)
 		}
-		if index == ^uint64(0) {
+		if batch.Done {
 			break
 		}
-		start = index + 1
+		start = batch.Next
 	}
 	cpu.plug.Finish()
 }
@@ -131,30 +136,46 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	cpu.scratch = async[:0]
 }
 
-// setWriteback models __folio_start_writeback: under xa_lock, PG_writeback and
-// its tag are set and, if the folio is no longer dirty, its dirty tag is
-// cleared — the two tags change together, so a concurrent sync always finds the
-// folio under one of them.
+// setWriteback models __folio_start_writeback: in one index critical section
+// (xa_lock), PG_writeback and its tag are set and, if the folio is no longer
+// dirty, its dirty tag is cleared — the two tags change together, so a
+// concurrent sync always finds the folio under one of them, and a setDirty
+// racing with it either comes first (the folio is dirty: its tag stays) or
+// after (it tags the folio again). The caller holds the folio lock, so the
+// folio is still in the page cache; the fallback only sets the flag.
 func (d *BlockDevice) setWriteback(f *Folio) {
-	m := &d.mapping
-	m.tagLock.Lock()
-	if !f.testSet(FolioWriteback) && f.mapping.Load() == m {
-		m.index.SetMark(f.index, pageindex.MarkWriteback)
-		if !f.Has(FolioDirty) {
-			m.index.ClearMark(f.index, pageindex.MarkDirty)
-		}
+	if !d.mapping.index.UpdateMarks(f.index, f, startWriteback) {
+		f.set(FolioWriteback)
 	}
-	m.tagLock.Unlock()
 }
 
-// endWriteback models folio_end_writeback.
-func (d *BlockDevice) endWriteback(f *Folio) {
-	m := &d.mapping
-	m.tagLock.Lock()
-	if f.testClear(FolioWriteback) && f.mapping.Load() == m {
-		m.index.ClearMark(f.index, pageindex.MarkWriteback)
+// startWriteback is setWriteback's step under the index lock.
+func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
+	if f.testSet(FolioWriteback) {
+		return marks
 	}
-	m.tagLock.Unlock()
+	marks |= pageindex.MarkWriteback.Bit()
+	if !f.Has(FolioDirty) {
+		marks &^= pageindex.MarkDirty.Bit()
+	}
+	return marks
+}
+
+// endWriteback models folio_end_writeback (__folio_end_writeback): PG_writeback
+// and its tag are cleared in one index critical section, so they never
+// disagree. A folio that left the page cache only loses the flag.
+func (d *BlockDevice) endWriteback(f *Folio) {
+	if !d.mapping.index.UpdateMarks(f.index, f, finishWriteback) {
+		f.clear(FolioWriteback)
+	}
+}
+
+// finishWriteback is endWriteback's step under the index lock.
+func finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
+	if f.testClear(FolioWriteback) {
+		marks &^= pageindex.MarkWriteback.Bit()
+	}
+	return marks
 }
 
 // waitOnWriteback models folio_wait_writeback; it flushes the CPU's plug
@@ -217,21 +238,20 @@ func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
 func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
 	d.writepages(cpu, wbSyncAll)
 	m := &d.mapping
-	for start := uint64(0); ; {
-		index, f, ok := m.index.NextMarked(start, pageindex.MarkWriteback)
-		if !ok {
-			break
-		}
-		if f.tryGet(cpu) {
-			if f.mapping.Load() == m && f.index == index {
-				waitOnWriteback(cpu, f)
+	for start := uint64(0); ; { // filemap_fdatawait: batches of writeback-tagged folios
+		batch := m.index.FindMarked(start, pageindex.MarkWriteback)
+		for _, f := range batch.Items[:batch.N] {
+			if f.tryGet(cpu) {
+				if f.mapping.Load() == m {
+					waitOnWriteback(cpu, f)
+				}
+				f.put(cpu)
 			}
-			f.put(cpu)
 		}
-		if index == ^uint64(0) {
+		if batch.Done {
 			break
 		}
-		start = index + 1
+		start = batch.Next
 	}
 	d.debugCheck()
 	if n := d.wbErr.Load(); n != d.wbErrSeen.Swap(n) {

@@ -52,3 +52,28 @@ func TestXArrayWritesInPlaceAllocateNothing(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(1000, op.fn), op.name)
 	}
 }
+
+func TestUpdateAndFindMarkedAllocateNothing(t *testing.T) {
+	forEachKind(t, func(t *testing.T, idx Index[folio]) {
+		items := make([]*folio, 2*BatchSize)
+		for i := range items {
+			items[i] = &folio{uint64(i) << 10}
+			require.True(t, idx.Insert(items[i].index, items[i]))
+		}
+		toggle := func(_ *folio, m Marks) Marks { return m ^ MarkDirty.Bit() }
+		ops := []struct {
+			name string
+			fn   func()
+		}{
+			{"update marks", func() { idx.UpdateMarks(items[3].index, items[3], toggle) }},
+			{"update marks, refused", func() { idx.UpdateMarks(items[3].index, items[4], toggle) }},
+			{"find marked, full batch", func() { idx.FindMarked(0, MarkWriteback) }},
+		}
+		for _, f := range items {
+			idx.SetMark(f.index, MarkWriteback)
+		}
+		for _, op := range ops {
+			assert.Zero(t, testing.AllocsPerRun(1000, op.fn), op.name)
+		}
+	})
+}

@@ -129,6 +129,38 @@ func (t *BTree[T]) ClearMark(index uint64, m Mark) {
 	t.marks[m].Delete(index)
 }
 
+// UpdateMarks calls fn on item and its marks and gives item the marks fn
+// returns, under the write lock, if index holds exactly item, and reports
+// whether it did (see Index.UpdateMarks). O(log n), no allocation beyond
+// what the mark sets' B-tree nodes need.
+func (t *BTree[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Marks) Marks) bool {
+	if item == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.items.Get(btreeEntry[T]{index: index}); !ok || e.item != item {
+		return false
+	}
+	var was Marks
+	for m, set := range t.marks {
+		if set.Has(index) {
+			was |= Mark(m).Bit()
+		}
+	}
+	now := fn(item, was)
+	for m, set := range t.marks {
+		switch bit := Mark(m).Bit(); {
+		case was&bit == now&bit:
+		case now&bit != 0:
+			set.ReplaceOrInsert(index)
+		default:
+			set.Delete(index)
+		}
+	}
+	return true
+}
+
 // Marked reports whether the item at index carries mark m. O(log n).
 func (t *BTree[T]) Marked(index uint64, m Mark) bool {
 	if !m.valid() {
@@ -167,6 +199,34 @@ func (t *BTree[T]) NextMarked(start uint64, m Mark) (index uint64, item *T, ok b
 		item = e.item
 	}
 	return index, item, ok
+}
+
+// FindMarked returns up to BatchSize items at indices >= start carrying mark
+// m, in index order, under one read lock (see Index.FindMarked): an ascent
+// of m's set from start, then each item's lookup. O(BatchSize · log n), no
+// allocation.
+func (t *BTree[T]) FindMarked(start uint64, m Mark) Batch[T] {
+	var b Batch[T]
+	if !m.valid() {
+		b.Done = true
+		return b
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	last := start
+	t.marks[m].AscendGreaterOrEqual(start, func(i uint64) bool {
+		e, _ := t.items.Get(btreeEntry[T]{index: i})
+		b.Items[b.N], last = e.item, i
+		b.N++
+		return b.N < BatchSize
+	})
+	switch {
+	case b.N < BatchSize || last == math.MaxUint64:
+		b.Done = true
+	default:
+		b.Next = last + 1
+	}
+	return b
 }
 
 // CountMarked returns the size of mark m's set (0 for an invalid mark). O(1).

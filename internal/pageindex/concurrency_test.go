@@ -10,6 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// toWriteback swaps the dirty mark for the writeback mark, as
+// __folio_start_writeback does.
+func toWriteback(_ *folio, m Marks) Marks {
+	return m&^MarkDirty.Bit() | MarkWriteback.Bit()
+}
+
 func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 	// Each writer owns some indices; together they make the xarray grow from
 	// a lone item to height 11 and shrink back, over and over.
@@ -49,6 +55,12 @@ func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 				if i, f, ok := idx.NextMarked(0, MarkDirty); ok && f.index != i {
 					bad.Add(1)
 				}
+				b := idx.FindMarked(1, MarkWriteback)
+				for k, f := range b.Items[:b.N] {
+					if f == nil || f.index < 1 || (k > 0 && f.index <= b.Items[k-1].index) {
+						bad.Add(1)
+					}
+				}
 				_ = idx.Marked(1<<29, MarkDirty)
 				_ = idx.CountMarked(MarkDirty) + idx.Len() + idx.Height() + idx.Nodes()
 			}
@@ -65,7 +77,10 @@ func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 						idx.SetMark(i, MarkDirty)
 					}
 					for k, i := range set {
-						idx.ClearMark(i, MarkDirty)
+						if !idx.UpdateMarks(i, items[k], toWriteback) {
+							bad.Add(1)
+						}
+						idx.ClearMark(i, MarkWriteback)
 						if !idx.Delete(i, items[k]) {
 							bad.Add(1)
 						}

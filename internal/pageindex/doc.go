@@ -81,6 +81,17 @@
 // CountMarked returns a mark's population in O(1), standing in for the
 // kernel's NR_FILE_DIRTY / NR_WRITEBACK counters.
 //
+// Two calls serve the page cache's write path with one lock acquisition
+// where separate calls would take several. UpdateMarks is the kernel's
+// xa_lock section around a tag change: it checks that the slot still holds
+// the caller's item, lets the caller change the item's own state (a folio's
+// dirty or writeback flag) and sets and clears any of its marks, all in one
+// critical section, so a flag and its tag change together for every reader
+// of marks, and a folio removed and replaced at the same index cannot lose
+// or take another's tag. FindMarked returns up to BatchSize marked items
+// in index order, as filemap_get_folios_tag fills a folio_batch: writeback
+// looks up fifteen dirty folios per lock acquisition instead of one.
+//
 // # The question this answers: block 4G
 //
 // In June 2023 Marcelo Tosatti proposed removing the per-CPU buffer_head LRU

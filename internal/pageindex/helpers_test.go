@@ -59,6 +59,35 @@ func collect(t *testing.T, idx Index[folio], m Mark, marked bool) []uint64 {
 	return got
 }
 
+// collectBatches returns the indices of the items FindMarked finds walking
+// from 0 batch by batch, checking that each batch is in index order, starts
+// at or after its start and leaves no item in a slot beyond N.
+func collectBatches(t *testing.T, idx Index[folio], m Mark) []uint64 {
+	t.Helper()
+	var got []uint64
+	for start := uint64(0); ; {
+		b := idx.FindMarked(start, m)
+		require.LessOrEqual(t, b.N, BatchSize)
+		for i, f := range b.Items[:b.N] {
+			require.NotNil(t, f)
+			require.GreaterOrEqual(t, f.index, start)
+			if i > 0 {
+				require.Greater(t, f.index, b.Items[i-1].index)
+			}
+			got = append(got, f.index)
+		}
+		for _, f := range b.Items[b.N:] {
+			require.Nil(t, f)
+		}
+		if b.Done {
+			return got
+		}
+		require.Equal(t, BatchSize, b.N, "a short batch is the last")
+		require.Equal(t, b.Items[b.N-1].index+1, b.Next)
+		start = b.Next
+	}
+}
+
 // checkInvariants runs the structural checker of the xarray (a no-op for
 // other kinds) and fails the test on the first broken invariant.
 func checkInvariants(t *testing.T, idx Index[folio]) {

@@ -32,6 +32,43 @@ const (
 // valid reports whether m names one of the NumMarks marks.
 func (m Mark) valid() bool { return m < NumMarks }
 
+// Marks is a set of marks, bit m standing for Mark m: the marks one item
+// carries, as UpdateMarks passes and takes them. Bits at or above NumMarks
+// name no mark; UpdateMarks ignores them.
+type Marks uint8
+
+// allMarks is the set of every valid mark.
+const allMarks = Marks(1)<<NumMarks - 1
+
+// Bit returns the set holding only m, or the empty set if m is not a valid
+// mark.
+func (m Mark) Bit() Marks {
+	if !m.valid() {
+		return 0
+	}
+	return 1 << m
+}
+
+// Has reports whether s holds mark m (false for an invalid mark).
+func (s Marks) Has(m Mark) bool { return s&m.Bit() != 0 }
+
+// BatchSize is the capacity of a Batch: PAGEVEC_SIZE, the number of folios a
+// pagevec or folio_batch holds (include/linux/pagevec.h: 15 in v5.10–v6.6;
+// later kernels raised it to 31).
+const BatchSize = 15
+
+// Batch is what FindMarked returns: Items[:N], the items found, in index
+// order. Done reports that the search reached the end of the index space, so
+// no item at a higher index carried the mark when the batch was taken;
+// otherwise the search goes on from Next, the index after the last item found.
+// A Batch is returned by value, so filling one allocates nothing.
+type Batch[T any] struct {
+	Items [BatchSize]*T
+	N     int
+	Next  uint64
+	Done  bool
+}
+
 // Index is the page-cache index of a simulated address_space: it maps a page
 // index (pgoff_t) to a *T, normally a folio. It models the part of
 // struct address_space that the kernel keeps in mapping->i_pages (an xarray
@@ -79,6 +116,31 @@ type Index[T any] interface {
 	// mark m; ok is false if there is none or m is invalid. Models xa_find
 	// with a mark, the walk of filemap_get_folios_tag / writeback_iter.
 	NextMarked(start uint64, m Mark) (index uint64, item *T, ok bool)
+	// UpdateMarks changes the marks of one item if it is still stored: when
+	// the slot at index holds exactly item (pointer equality) it calls fn
+	// with item and the marks item carries, gives item the marks fn returns
+	// (bits of invalid marks are ignored) and reports true; otherwise it
+	// calls nothing, changes nothing and reports false. fn runs under the
+	// writer lock and the new marks are in place before the lock is
+	// released, so what fn does to the item's own state (a folio's flags)
+	// and the mark change form one step for every other method but Load:
+	// every method that reads marks takes that lock. fn must not call the
+	// index. Models the xa_lock section of __folio_mark_dirty,
+	// __folio_start_writeback and __folio_end_writeback (v6.x; their page
+	// forms in v5.10): check the folio is still the mapping's, change its
+	// flag and set or clear its tags. O(height) for the xarray,
+	// O(log n) for the btree; no allocation.
+	UpdateMarks(index uint64, item *T, fn func(item *T, marks Marks) Marks) bool
+	// FindMarked returns up to BatchSize items at indices >= start that
+	// carry mark m, in index order, found under one acquisition of the lock
+	// (an invalid mark finds nothing and is Done). Models
+	// filemap_get_folios_tag filling a folio_batch (pagevec_lookup_range_tag
+	// before v6.2), the lookup of writeback (write_cache_pages,
+	// writeback_iter) and of filemap_fdatawait. Like the kernel's, a batch
+	// is a snapshot: an item marked after the call, at an index below the
+	// batch's Next, is not found by a walk that goes on from Next. No
+	// allocation.
+	FindMarked(start uint64, m Mark) Batch[T]
 	// CountMarked returns the number of items carrying mark m in O(1) (0 for
 	// an invalid mark). The kernel keeps such counts in the NR_FILE_DIRTY /
 	// NR_WRITEBACK statistics rather than in the xarray; writeback accounting

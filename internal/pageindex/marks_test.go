@@ -129,3 +129,132 @@ func TestNextMarkedInIndexOrder(t *testing.T) {
 		}
 	})
 }
+
+func TestUpdateMarks(t *testing.T) {
+	tests := []struct {
+		name  string
+		index uint64
+	}{
+		{"lone 0", 0},
+		{"small", 9},
+		{"deep", 1 << 29},
+		{"max", math.MaxUint64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachKind(t, func(t *testing.T, idx Index[folio]) {
+				f, other := &folio{tc.index}, &folio{tc.index}
+				never := func(*folio, Marks) Marks {
+					t.Error("fn called for an item the index does not hold")
+					return allMarks
+				}
+				assert.False(t, idx.UpdateMarks(tc.index, f, never), "empty slot")
+				require.True(t, idx.Insert(tc.index, f))
+				assert.False(t, idx.UpdateMarks(tc.index, other, never), "another item at the index")
+				assert.False(t, idx.UpdateMarks(tc.index, nil, never), "nil item")
+				assert.False(t, idx.UpdateMarks(tc.index^1, f, never), "the item, at another index")
+
+				// A swap in one step, as __folio_start_writeback does it:
+				// dirty off, writeback on; bits that name no mark are dropped.
+				idx.SetMark(tc.index, MarkDirty)
+				var seen Marks
+				assert.True(t, idx.UpdateMarks(tc.index, f, func(got *folio, m Marks) Marks {
+					assert.Same(t, f, got)
+					seen = m
+					return m&^MarkDirty.Bit() | MarkWriteback.Bit() | 0xf0
+				}))
+				assert.Equal(t, MarkDirty.Bit(), seen)
+				checkInvariants(t, idx)
+				assert.False(t, idx.Marked(tc.index, MarkDirty))
+				assert.True(t, idx.Marked(tc.index, MarkWriteback))
+				assert.Zero(t, idx.CountMarked(MarkDirty))
+				assert.Equal(t, 1, idx.CountMarked(MarkWriteback))
+				i, got, ok := idx.NextMarked(0, MarkWriteback)
+				assert.True(t, ok)
+				assert.Equal(t, tc.index, i)
+				assert.Same(t, f, got)
+				_, _, ok = idx.NextMarked(0, MarkDirty)
+				assert.False(t, ok, "the cleared mark left no trace in the ancestors")
+
+				// Returning the marks unchanged changes nothing.
+				assert.True(t, idx.UpdateMarks(tc.index, f, func(_ *folio, m Marks) Marks { return m }))
+				assert.Equal(t, 1, idx.CountMarked(MarkWriteback))
+				assert.True(t, idx.UpdateMarks(tc.index, f, func(*folio, Marks) Marks { return 0 }))
+				checkInvariants(t, idx)
+				for m := range NumMarks {
+					assert.Zero(t, idx.CountMarked(m))
+					assert.False(t, idx.Marked(tc.index, m))
+				}
+			})
+		})
+	}
+}
+
+func TestMarksBits(t *testing.T) {
+	tests := []struct {
+		mark Mark
+		want Marks
+	}{
+		{MarkDirty, 1},
+		{MarkWriteback, 2},
+		{MarkToWrite, 4},
+		{NumMarks, 0},
+		{200, 0},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, tc.mark.Bit(), "mark %d", tc.mark)
+		assert.Equal(t, tc.want != 0, allMarks.Has(tc.mark), "mark %d", tc.mark)
+		assert.False(t, Marks(0).Has(tc.mark))
+	}
+}
+
+func TestFindMarked(t *testing.T) {
+	// Dense runs that fill several batches within one leaf and across
+	// leaves, a sparse tail far into the index space, and the last index.
+	var marked []uint64
+	for i := range uint64(40) {
+		marked = append(marked, 60+i) // crosses the leaf boundary at 64
+	}
+	marked = append(marked, 4095, 4096, 1<<29, 1<<40, math.MaxUint64-1, math.MaxUint64)
+	tests := []struct {
+		name     string
+		start    uint64
+		wantN    int
+		wantNext uint64
+		wantDone bool
+	}{
+		{"first batch", 0, BatchSize, 60 + BatchSize, false},
+		{"across the leaf boundary", 55, BatchSize, 60 + BatchSize, false},
+		{"up to the second-last index", 90, BatchSize, math.MaxUint64, false},
+		{"short last batch", 1 << 29, 4, 0, true},
+		{"only the last index", math.MaxUint64, 1, 0, true},
+		{"past everything marked", 1<<40 + 1, 2, 0, true},
+	}
+	forEachKind(t, func(t *testing.T, idx Index[folio]) {
+		for _, i := range marked {
+			require.True(t, idx.Insert(i, &folio{i}))
+			idx.SetMark(i, MarkToWrite)
+			require.True(t, idx.Insert(i^1<<20, &folio{i ^ 1<<20}), "an unmarked neighbour")
+		}
+		for _, tc := range tests {
+			b := idx.FindMarked(tc.start, MarkToWrite)
+			assert.Equal(t, tc.wantN, b.N, tc.name)
+			assert.Equal(t, tc.wantDone, b.Done, tc.name)
+			if !tc.wantDone {
+				assert.Equal(t, tc.wantNext, b.Next, tc.name)
+			}
+			for _, f := range b.Items[:b.N] {
+				assert.True(t, idx.Marked(f.index, MarkToWrite), tc.name)
+				assert.GreaterOrEqual(t, f.index, tc.start, tc.name)
+			}
+		}
+		assert.Equal(t, marked, collectBatches(t, idx, MarkToWrite))
+		assert.Equal(t, marked, collect(t, idx, MarkToWrite, true))
+		b := idx.FindMarked(0, NumMarks)
+		assert.True(t, b.Done, "an invalid mark finds nothing")
+		assert.Zero(t, b.N)
+		b = idx.FindMarked(0, MarkDirty)
+		assert.True(t, b.Done, "no item carries the mark")
+		assert.Zero(t, b.N)
+	})
+}

@@ -24,6 +24,9 @@ const (
 	opNext
 	opNextMarked
 	opLoad
+	opUpdateMarks      // UpdateMarks on the stored item: toggle the mark
+	opUpdateMarksWrong // UpdateMarks with a fresh item: refused, fn not called
+	opFindMarked
 	numOps
 )
 
@@ -130,7 +133,70 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 	case opLoad:
 		item, _ := idx.Load(p.index)
 		require.Same(t, stored, item, "%v", p)
+	case opUpdateMarks, opUpdateMarksWrong:
+		item := stored
+		if item == nil || p.code == opUpdateMarksWrong {
+			item = &folio{p.index}
+		}
+		var want Marks
+		for m := range NumMarks {
+			if o.marks[m][p.index] {
+				want |= m.Bit()
+			}
+		}
+		calls := 0
+		ok := idx.UpdateMarks(p.index, item, func(f *folio, got Marks) Marks {
+			calls++
+			require.Same(t, item, f, "%v", p)
+			require.Equal(t, want, got, "%v", p)
+			return got ^ p.mark.Bit() | ^allMarks // the bits beyond the marks must be ignored
+		})
+		if item != stored {
+			require.False(t, ok, "%v", p)
+			require.Zero(t, calls, "%v", p)
+			return
+		}
+		require.True(t, ok, "%v", p)
+		require.Equal(t, 1, calls, "%v", p)
+		if p.mark.valid() {
+			if o.marks[p.mark][p.index] {
+				delete(o.marks[p.mark], p.index)
+			} else {
+				o.marks[p.mark][p.index] = true
+			}
+		}
+	case opFindMarked:
+		o.checkFindMarked(t, idx, p)
 	}
+}
+
+// checkFindMarked compares FindMarked(p.index, p.mark) with the oracle's
+// first BatchSize marked indices at or after p.index.
+func (o *oracle) checkFindMarked(t *testing.T, idx Index[folio], p op) {
+	t.Helper()
+	var want []uint64
+	for start, more := p.index, true; more && len(want) < BatchSize; {
+		k, ok := o.next(start, p.mark, true)
+		if !ok {
+			break
+		}
+		want = append(want, k)
+		start, more = nextAfter(k)
+	}
+	b := idx.FindMarked(p.index, p.mark)
+	require.Equal(t, len(want), b.N, "%v", p)
+	for i, k := range want {
+		require.Same(t, o.items[k], b.Items[i], "%v: item %d", p, i)
+	}
+	for _, f := range b.Items[b.N:] {
+		require.Nil(t, f, "%v: beyond N", p)
+	}
+	if b.N < BatchSize || want[b.N-1] == math.MaxUint64 {
+		require.True(t, b.Done, "%v", p)
+		return
+	}
+	require.False(t, b.Done, "%v", p)
+	require.Equal(t, want[b.N-1]+1, b.Next, "%v", p)
 }
 
 // verify checks the counters after an operation and, every so often, the
@@ -155,6 +221,7 @@ func (o *oracle) verify(t *testing.T, idx Index[folio], full bool) {
 			}
 		})
 		requireIndices(t, want, collect(t, idx, m, true), "mark %d", m)
+		requireIndices(t, want, collectBatches(t, idx, m), "mark %d in batches", m)
 	}
 	if len(o.items) == 0 {
 		assert.Zero(t, idx.Height())

@@ -95,27 +95,6 @@ func descend[T any](h *xaHead[T], index uint64) (*xaNode[T], int) {
 	return n, levels
 }
 
-// leafFor returns the leaf holding index and the index's slot in it, or a nil
-// leaf if the array is empty, index is out of range, the path is missing, or
-// the item is lone in the head (check lone first). Caller holds x.mu.
-func (x *XArray[T]) leafFor(index uint64) (*xaNode[T], uint64) {
-	h := x.head.Load()
-	if h == nil || h.root == nil || index > h.maxIndex {
-		return nil, 0
-	}
-	leaf, _ := descend(h, index)
-	return leaf, index & chunkMask
-}
-
-// lone returns the item held lone in the head if index is 0 and the array is
-// in that shape, else nil. Caller holds x.mu.
-func (x *XArray[T]) lone(index uint64) *T {
-	if h := x.head.Load(); h != nil && h.root == nil && index == 0 {
-		return h.lone
-	}
-	return nil
-}
-
 // Insert stores item at index if the slot is empty, growing the tree as
 // needed, and reports whether it did; false (nothing changed) if the slot is
 // occupied or item is nil. Models xa_insert (-EEXIST) as called by
@@ -215,30 +194,17 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if cur := x.lone(index); cur != nil {
-		if cur != item {
-			return false
-		}
-		for m := range NumMarks {
-			x.marked[m] -= int(x.loneMarks>>m) & 1
-		}
-		x.loneMarks = 0
-		x.head.Store(nil)
-		x.count--
-		return true
-	}
-	leaf, off := x.leafFor(index)
-	if leaf == nil || leaf.items[off].Load() != item {
+	cur, marks, leaf, off := x.locate(index)
+	if cur != item {
 		return false
 	}
-	for m := range NumMarks {
-		if leaf.bits[m]&(1<<off) != 0 {
-			clearBit(leaf, off, int(m))
-			x.marked[m]--
-		}
+	x.changeMarks(leaf, off, marks, 0)
+	x.count--
+	if leaf == nil { // the lone item
+		x.head.Store(nil)
+		return true
 	}
 	leaf.items[off].Store(nil)
-	x.count--
 	x.prune(leaf, off)
 	return true
 }

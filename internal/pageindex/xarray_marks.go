@@ -1,5 +1,60 @@
 package pageindex
 
+// locate returns the item stored at index (nil if none), the marks it
+// carries and where they are kept: bit off of leaf's bitmaps, or the head's
+// loneMarks when leaf is nil. Caller holds x.mu. O(height).
+func (x *XArray[T]) locate(index uint64) (item *T, marks Marks, leaf *xaNode[T], off uint64) {
+	h := x.head.Load()
+	switch {
+	case h == nil || index > h.maxIndex:
+		return nil, 0, nil, 0
+	case h.root == nil: // the lone item; index is 0 here
+		return h.lone, Marks(x.loneMarks), nil, 0
+	}
+	if leaf, _ = descend(h, index); leaf == nil {
+		return nil, 0, nil, 0
+	}
+	off = index & chunkMask
+	if item = leaf.items[off].Load(); item == nil {
+		return nil, 0, nil, 0
+	}
+	for m := range NumMarks {
+		marks |= Marks(leaf.bits[m]>>off&1) << m
+	}
+	return item, marks, leaf, off
+}
+
+// changeMarks gives the item that locate found at (leaf, off) — the lone
+// item when leaf is nil — the marks now instead of was: each mark set is
+// propagated to the ancestors (xas_set_mark's upward walk), each mark
+// cleared is cleared in every ancestor left without it below
+// (xas_clear_mark's), and the per-mark counts follow. Caller holds x.mu.
+// O(height) per changed mark, no allocation.
+func (x *XArray[T]) changeMarks(leaf *xaNode[T], off uint64, was, now Marks) {
+	if now &= allMarks; now == was {
+		return
+	}
+	for m := range NumMarks {
+		switch bit := m.Bit(); {
+		case was&bit == now&bit:
+			continue
+		case now&bit != 0:
+			x.marked[m]++
+			if leaf != nil {
+				setBit(leaf, off, int(m))
+			}
+		default:
+			x.marked[m]--
+			if leaf != nil {
+				clearBit(leaf, off, int(m))
+			}
+		}
+	}
+	if leaf == nil {
+		x.loneMarks = uint8(now)
+	}
+}
+
 // SetMark sets mark m on the item at index (xa_set_mark, v4.20+; in v5.17+
 // the page cache sets the dirty mark in __folio_mark_dirty, the writeback
 // mark in __folio_start_writeback and the towrite mark in
@@ -12,19 +67,9 @@ func (x *XArray[T]) SetMark(index uint64, m Mark) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.lone(index) != nil {
-		if x.loneMarks&(1<<m) == 0 {
-			x.loneMarks |= 1 << m
-			x.marked[m]++
-		}
-		return
+	if item, was, leaf, off := x.locate(index); item != nil {
+		x.changeMarks(leaf, off, was, was|m.Bit())
 	}
-	leaf, off := x.leafFor(index)
-	if leaf == nil || leaf.bits[present]&(1<<off) == 0 || leaf.bits[m]&(1<<off) != 0 {
-		return
-	}
-	setBit(leaf, off, int(m))
-	x.marked[m]++
 }
 
 // ClearMark clears mark m on the item at index (xa_clear_mark, v4.20+; in
@@ -38,19 +83,30 @@ func (x *XArray[T]) ClearMark(index uint64, m Mark) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.lone(index) != nil {
-		if x.loneMarks&(1<<m) != 0 {
-			x.loneMarks &^= 1 << m
-			x.marked[m]--
-		}
-		return
+	if item, was, leaf, off := x.locate(index); item != nil {
+		x.changeMarks(leaf, off, was, was&^m.Bit())
 	}
-	leaf, off := x.leafFor(index)
-	if leaf == nil || leaf.bits[m]&(1<<off) == 0 {
-		return
+}
+
+// UpdateMarks calls fn on item and its marks and gives item the marks fn
+// returns, all under the writer mutex, if index holds exactly item; it
+// reports whether it did (see Index.UpdateMarks). This is xa_lock, xas_load,
+// the mapping check, the flag change and xas_set_mark/xas_clear_mark in one
+// critical section, as __folio_mark_dirty and __folio_start_writeback have
+// them (v6.x; __set_page_dirty and __test_set_page_writeback in v5.10).
+// O(height), no allocation.
+func (x *XArray[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Marks) Marks) bool {
+	if item == nil {
+		return false
 	}
-	clearBit(leaf, off, int(m))
-	x.marked[m]--
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cur, was, leaf, off := x.locate(index)
+	if cur != item {
+		return false
+	}
+	x.changeMarks(leaf, off, was, fn(item, was))
+	return true
 }
 
 // Marked reports whether the item at index carries mark m (xa_get_mark,
@@ -62,11 +118,8 @@ func (x *XArray[T]) Marked(index uint64, m Mark) bool {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.lone(index) != nil {
-		return x.loneMarks&(1<<m) != 0
-	}
-	leaf, off := x.leafFor(index)
-	return leaf != nil && leaf.bits[m]&(1<<off) != 0
+	_, marks, _, _ := x.locate(index)
+	return marks.Has(m)
 }
 
 // CountMarked returns the number of items carrying mark m (0 for an invalid
