@@ -37,7 +37,7 @@ func HeightSweep(calls int) ([]HeightRow, error) {
 	for h := 0; h <= 6; h++ {
 		page := uint64(0)
 		if h > 0 {
-			page = 1 << (6 * (h - 1))
+			page = firstPageOfHeight(h)
 		}
 		m, d, err := lookupMachine(32 << 40)
 		if err != nil {
@@ -162,3 +162,7 @@ func cycleText(rows []CycleRow, p *Profile) string {
 	}
 	return sb.String()
 }
+
+// firstPageOfHeight returns the smallest page index an xarray (64 slots per
+// node) can only hold in a tree of height h ≥ 1: 64^(h−1).
+func firstPageOfHeight(h int) uint64 { return 1 << (6 * (h - 1)) }

@@ -63,10 +63,6 @@ func TestFootprintOfErrors(t *testing.T) {
 	}
 }
 
-// firstPageOfHeight returns the smallest page index an xarray (64 slots per
-// node) can only hold in a tree of height h ≥ 1: 64^(h−1).
-func firstPageOfHeight(h int) uint64 { return 1 << (6 * (h - 1)) }
-
 // BenchmarkFindGetBlockSlowHeight measures __find_get_block_slow on one
 // cached 4 KiB block of a 16 TiB metadata-only device, placed at the first
 // page of each xarray height 1 … 6, with both page-cache indexes: on the
