@@ -40,12 +40,22 @@ type BlockDevice struct {
 // Open models the first open of a block device (blkdev_get_whole with
 // bd_openers == 0): it wraps disk, sets i_blkbits with the machine's
 // set_init_blocksize policy and returns the device. Errors: the disk's logical
-// block size is invalid for this PAGE_SIZE, or the disk is empty.
+// block size is invalid for this PAGE_SIZE; ErrBadDevice for a nil disk, an
+// empty one, or one larger than MAX_LFS_FILESIZE (i_size is a loff_t: the
+// kernel's capacity arithmetic would wrap).
 func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
-	size := disk.Sectors() << blk.SectorShift
-	if size == 0 {
-		return nil, fmt.Errorf("bufcache: open %s: empty device", disk.Name())
+	if disk == nil {
+		return nil, fmt.Errorf("%w: open of a nil disk", ErrBadDevice)
 	}
+	sectors := disk.Sectors()
+	if sectors == 0 {
+		return nil, fmt.Errorf("%w: open %s: empty device", ErrBadDevice, disk.Name())
+	}
+	if sectors > blocksize.MaxLFSFileSize>>blk.SectorShift {
+		return nil, fmt.Errorf("%w: open %s: %d sectors is more than MAX_LFS_FILESIZE (%d bytes)",
+			ErrBadDevice, disk.Name(), sectors, uint64(blocksize.MaxLFSFileSize))
+	}
+	size := sectors << blk.SectorShift
 	bsize, err := m.cfg.Blocksize.InitBlocksize(size, disk.LogicalBlockSize(), m.cfg.PageSize)
 	if err != nil {
 		return nil, fmt.Errorf("bufcache: open %s: %w", disk.Name(), err)

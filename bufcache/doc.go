@@ -116,12 +116,14 @@
 //	bad input                                     entry point            error
 //	--------------------------------------------  ---------------------  ------------------------------------
 //	negative CPUs, LRU size, dirty or page cache  NewMachine             an error (no sentinel)
-//	limit; unknown alloc variant or LRU mode;
-//	flusher CPU out of range
+//	limit; more than MaxCPUs CPUs (2^62 too) or
+//	MaxLRUSize slots; unknown alloc variant or
+//	LRU mode; flusher CPU out of range
 //	PAGE_SIZE not a power of two in [4K, 64K]     NewMachine             blocksize.ErrBadPageSize
 //	unknown set_init_blocksize policy             NewMachine             blocksize.ErrUnknownPolicy
 //	unknown page-cache index kind                 NewMachine             pageindex.ErrUnknownKind
-//	empty disk                                    Open                   an error
+//	nil disk, empty disk, disk larger than        Open                   ErrBadDevice
+//	MAX_LFS_FILESIZE (up to 2^64-1 sectors)
 //	logical block size not a power of two in      Open                   *blocksize.SizeError
 //	[512, PAGE_SIZE]
 //	block size not a power of two, < 512,         SetBlocksize           *blocksize.SizeError wrapping
@@ -135,6 +137,9 @@
 //	valid size other than the block size          Getblk, Bread          ErrSizeMismatch after one round (the
 //	                                                                     kernel loops for ever), or a buffer
 //	                                                                     of the block size
+//	any size, on a page holding a ring of         Getblk, Bread          ErrBuffersBusy, after writing the
+//	another size that is referenced                                      device back once (the kernel loops
+//	                                                                     until the reference goes)
 //	block at or past the device's end             Getblk, Bread          ErrBeyondDevice; the page and its
 //	(block 4G of a small device)                                         unmapped buffers stay cached, as in
 //	                                                                     the kernel
@@ -153,7 +158,8 @@
 //	starts / further on
 //	read at or past the end / crossing it         Read                   0, nil / shortened
 //	iov_iter range outside the user buffer        UserBuf.Iter           an error
-//	(off+n wrapping 2^64 included)
+//	(off+n wrapping 2^64 included); user buffer
+//	page size not a valid PAGE_SIZE (0 included)
 //	write_begin range empty or leaving the folio  BlockWriteBegin        ErrBadRange
 //	unknown write path, chunk policy or EOF       BlkdevWrite,           iomap.ErrBadOption
 //	check; chunk not a power of two of at least   FileBufferedWrite
@@ -168,19 +174,14 @@
 // The block layer and the LRU answer theirs the same way: blk.NewMemDisk,
 // blk.NewNullDisk and blk.NewQueue refuse bad sizes and limits
 // (blk.ErrInvalidConfig), a bio out of the device or misaligned completes
-// with blk.ErrBeyondEnd or blk.ErrMisaligned (FuzzDeviceConfig), and lru.New
-// refuses counts below 1 or too large to allocate (lru.ErrCPUs, lru.ErrSize;
+// with blk.ErrBeyondEnd or blk.ErrMisaligned (FuzzDeviceConfig), a segment
+// that would take a bio past 4 GiB − 1 bytes is refused (Bio.AddPage reports
+// false, as bio_add_page returns 0; TestBioSizeLimit), and lru.New refuses
+// counts below 1 or too large to allocate (lru.ErrCPUs, lru.ErrSize;
 // FuzzNew).
 //
 // A CPU number is the caller's own choice, not input: Machine.CPU and the LRU
-// panic on one out of range, as they would on a nil pointer. Not yet errors
-// (each has a skipped test naming the fix): a disk larger than
-// MAX_LFS_FILESIZE or nil given to Open (TestOpenTooLarge, TestOpenNil), a
-// CPU count or LRU size no kernel has (TestNewMachineHugeCounts: a panic or
-// an out-of-memory abort), a user buffer of page size 0 (TestUserBufPageSize),
-// getblk with the block size on a page where a refused getblk left a busy
-// ring of another size (TestGetblkBusyForeignRing: it loops), and a bio past
-// 4 GiB (blk's TestBioSizeLimit: its size wraps).
+// panic on one out of range, as they would on a nil pointer.
 //
 // # Errors
 //

@@ -34,8 +34,9 @@ const entryStepTimeout = 10 * time.Second
 
 // entryDevices are the devices FuzzEntryPoints opens: two small ones with
 // data (one whose size is not a multiple of PAGE_SIZE), a metadata-only
-// 16 TiB one (block 4G and beyond) and a metadata-only one of 2^63 bytes,
-// whose last byte is at MAX_LFS_FILESIZE (larger ones: TestOpenTooLarge).
+// 16 TiB one (block 4G and beyond) and a metadata-only one of
+// MAX_LFS_FILESIZE bytes (rounded down to the logical block size), the
+// largest Open admits (larger ones: TestOpenTooLarge).
 var entryDevices = []struct {
 	size     uint64
 	metaOnly bool
@@ -43,7 +44,7 @@ var entryDevices = []struct {
 	{256 << 10, false},
 	{256<<10 + 4096 + 512, false},
 	{16 << 40, true},
-	{blocksize.MaxLFSFileSize + 1, true},
+	{blocksize.MaxLFSFileSize, true},
 }
 
 // entryRig is one FuzzEntryPoints run: a device, its oracle (data devices
@@ -126,15 +127,18 @@ func (r *entryRig) getblkErr(block uint64, size uint32) error {
 	return nil
 }
 
-// livelocks reports whether getblk(block, size) would loop for ever: size
-// is the block size, and the page holds a ring of another size, left by a
-// getblk with the wrong size, that cannot be freed (TestGetblkBusyForeignRing).
-func (r *entryRig) livelocks(block uint64, size uint32) bool {
-	d := r.d
-	if size != d.BlockSize() || !d.Geometry().BlockInRange(block) {
+// foreignBusy reports whether the page that getblk(block, size) grows holds
+// a ring of another size that a reference (the program's, or a CPU's bh
+// LRU's) pins: getblk then writes the device back once and gives up with
+// ErrBuffersBusy, where the kernel would loop until the reference is dropped
+// (TestGetblkBusyForeignRing). Dirty buffers alone do not pin: the writeback
+// cleans them.
+func (r *entryRig) foreignBusy(block uint64, size uint32) bool {
+	if err := r.getblkErr(block, size); err == ErrInvalidBlockSize || err == ErrOutOfRange {
 		return false
 	}
-	f := d.mapping.lookup(r.cpu, d.Geometry().PageIndex(block))
+	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}
+	f := r.d.mapping.lookup(r.cpu, g.PageIndex(block))
 	if f == nil {
 		return false
 	}
@@ -144,11 +148,11 @@ func (r *entryRig) livelocks(block uint64, size uint32) bool {
 		return false
 	}
 	for bh := head; ; {
-		if bh.Count() != 0 || bh.Has(BHDirty) || bh.Has(BHLock) {
+		if bh.Count() != 0 {
 			return true
 		}
 		if bh = bh.thisPage; bh == head {
-			return f.Has(FolioWriteback)
+			return false
 		}
 	}
 }
@@ -164,9 +168,7 @@ func (r *entryRig) step(op []byte) {
 	case 0, 1: // getblk or bread
 		block := entryValue(mode, a, d.Size()/bsize)
 		size := entrySize(mode, b, d)
-		if r.livelocks(block, size) {
-			return
-		}
+		busy := r.foreignBusy(block, size)
 		var bh *BufferHead
 		var err error
 		if kind%13 == 0 {
@@ -179,11 +181,11 @@ func (r *entryRig) step(op []byte) {
 		}
 		if err != nil {
 			require.Nil(t, bh)
-			// A size other than the block size may also end in ErrSizeMismatch
-			// past the end, when the page holds a busy ring of a third size
-			// that grow cannot free.
 			want := r.getblkErr(block, size)
-			if size != d.BlockSize() && (want == nil || want == ErrBeyondDevice && errors.Is(err, ErrSizeMismatch)) {
+			switch {
+			case busy:
+				want = ErrBuffersBusy
+			case size != d.BlockSize() && want == nil:
 				want = ErrSizeMismatch
 			}
 			require.ErrorIs(t, err, want, "getblk(%d, %d)", block, size)

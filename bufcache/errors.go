@@ -31,4 +31,7 @@ var (
 	// ErrBuffersBusy: a buffer of the folio is referenced, dirty or locked, or
 	// the folio is under writeback.
 	ErrBuffersBusy = errors.New("bufcache: buffers busy")
+	// ErrBadDevice: Open of a nil disk, an empty one, or one whose size in
+	// bytes passes MAX_LFS_FILESIZE.
+	ErrBadDevice = errors.New("bufcache: bad device")
 )

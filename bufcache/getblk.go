@@ -1,6 +1,7 @@
 package bufcache
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/bhsim/bhsim/blocksize"
@@ -23,7 +24,11 @@ import (
 // i_blkbits) may find a buffer of the device's size carrying that number, or —
 // where the kernel's __getblk_slow would loop forever between growing one page
 // and searching another — the model returns ErrSizeMismatch after one futile
-// round. Growing may also free a page's buffers of the other size.
+// round. Growing may also free a page's buffers of the other size. When they
+// are busy, the kernel retries until they are not; the model writes the device
+// back once (the flusher's part: dirty buffers become freeable) and then
+// returns ErrBuffersBusy, wrapped, if a buffer is still referenced or locked
+// (held by a caller or a CPU's bh LRU).
 func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
 	if bh := d.FindGetBlock(cpu, block, size); bh != nil {
 		return bh, nil
@@ -40,8 +45,19 @@ func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHe
 			ErrInvalidBlockSize, d.Name(), block, size, d.logical, d.m.cfg.PageSize)
 	}
 	defer d.debugCheck()
+	flushed := false
 	for round := 0; ; round++ {
-		if err := d.growBuffers(cpu, block, size); err != nil {
+		err := d.growBuffers(cpu, block, size)
+		if errors.Is(err, ErrBuffersBusy) && !flushed {
+			// The page holds buffers of another size that cannot be freed.
+			// The kernel loops until they can, which for dirty ones is when
+			// the flusher has written them; the model has no flusher running
+			// beside it, so it writes the device back itself, once.
+			flushed = true
+			d.writeAndWait(cpu)
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 		if bh := d.FindGetBlock(cpu, block, size); bh != nil {
@@ -70,7 +86,8 @@ func (d *BlockDevice) growBuffers(cpu *CPU, block uint64, size uint32) error {
 // growDevFolio models grow_dev_page / grow_dev_folio: find or create the folio
 // at index, locked and marked accessed; if it has buffers of this size, map any
 // unmapped ones; if it has buffers of another size, free them (when they are
-// busy, return nil so the caller retries, as the kernel does); otherwise build a
+// busy, return ErrBuffersBusy, wrapped, for the caller to decide whether to
+// retry; the kernel returns 0 and __getblk_slow loops); otherwise build a
 // ring (alloc_page_buffers), attach it and initialise it under private_lock
 // (link_dev_buffers + init_page_buffers). It returns ErrBeyondDevice if block is
 // past the device's end for this size.
@@ -84,8 +101,9 @@ func (d *BlockDevice) growDevFolio(cpu *CPU, block, index, first uint64, size ui
 	var end uint64
 	if head := f.private; head != nil {
 		if head.size != size {
-			if d.tryToFreeBuffers(cpu, f) != nil {
-				return nil
+			if err := d.tryToFreeBuffers(cpu, f); err != nil {
+				return fmt.Errorf("getblk(%s, %d, %d) needs page %d, which holds buffers of %d bytes: %w",
+					d.Name(), block, size, index, head.size, err)
 			}
 		} else {
 			// As in the kernel, without private_lock: the folio lock excludes

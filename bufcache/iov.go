@@ -3,6 +3,8 @@ package bufcache
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bhsim/bhsim/blocksize"
 )
 
 // ErrFault is -EFAULT: the user buffer is not readable where the write needs it.
@@ -65,9 +67,13 @@ type IovIter struct {
 	sink  byte   // what the fault-in touches read (per iterator: a UserBuf may be shared)
 }
 
-// Iter returns an iterator over bytes [off, off+n) of u. Errors: the range is
-// not inside the buffer.
+// Iter returns an iterator over bytes [off, off+n) of u. Errors: the buffer's
+// page size is not a valid PAGE_SIZE (blocksize.ValidatePageSize), or the
+// range is not inside the buffer.
 func (u *UserBuf) Iter(off, n uint64) (*IovIter, error) {
+	if err := blocksize.ValidatePageSize(uint32(u.pageSize)); err != nil {
+		return nil, fmt.Errorf("bufcache: user buffer: %w", err)
+	}
 	if off > u.size || n > u.size-off {
 		return nil, fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)
 	}

@@ -73,6 +73,9 @@ func (m LRUMode) String() string {
 // Config is the simulated kernel and machine: the variants that differ between
 // the kernels the threads compare, and the number of CPUs. The zero value is a
 // one-CPU machine running current mainline with 4 KiB pages.
+//
+// NewMachine refuses counts no kernel has (they would only exhaust memory):
+// more than MaxCPUs CPUs or more than MaxLRUSize LRU slots per CPU.
 type Config struct {
 	// CPUs is the number of simulated CPUs (0 means 1).
 	CPUs int
@@ -148,11 +151,22 @@ type lruKey struct {
 	size  uint32
 }
 
-// NewMachine builds a machine from cfg. Errors: an invalid page size, an unknown
-// variant, a negative CPU count or LRU size.
+// The largest counts NewMachine accepts.
+const (
+	// MaxCPUs is the largest CONFIG_NR_CPUS the kernel allows (x86-64 with
+	// MAXSMP).
+	MaxCPUs = 8192
+	// MaxLRUSize bounds Config.LRUSize: BH_LRU_SIZE is 16 (8 before v3.18);
+	// the LRU is searched linearly, so sizes far beyond that model nothing.
+	MaxLRUSize = 1024
+)
+
+// NewMachine builds a machine from cfg. Errors: an invalid page size, an
+// unknown variant, a CPU count outside [0, MaxCPUs] or an LRU size outside
+// [0, MaxLRUSize] (0 selects the default of each).
 func NewMachine(cfg Config) (*Machine, error) {
-	if cfg.CPUs < 0 {
-		return nil, fmt.Errorf("bufcache: %d CPUs", cfg.CPUs)
+	if cfg.CPUs < 0 || cfg.CPUs > MaxCPUs {
+		return nil, fmt.Errorf("bufcache: %d CPUs (valid: 1 to %d)", cfg.CPUs, MaxCPUs)
 	}
 	if cfg.CPUs == 0 {
 		cfg.CPUs = 1
@@ -181,8 +195,8 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.DirtyLimit < 0 {
 		return nil, fmt.Errorf("bufcache: dirty limit %d", cfg.DirtyLimit)
 	}
-	if cfg.LRUSize < 0 {
-		return nil, fmt.Errorf("bufcache: LRU size %d", cfg.LRUSize)
+	if cfg.LRUSize < 0 || cfg.LRUSize > MaxLRUSize {
+		return nil, fmt.Errorf("bufcache: LRU size %d (valid: 1 to %d)", cfg.LRUSize, MaxLRUSize)
 	}
 	if cfg.LRUSize == 0 {
 		cfg.LRUSize = lru.DefaultSize

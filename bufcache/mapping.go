@@ -124,9 +124,14 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		if flags&fgpLock != 0 {
 			f.unlockFolio()
 		}
+		// Never published, but a lock-free reader holding a stale pointer
+		// to this recycled frame may have taken a reference since the
+		// count became 2: drop only ours (the page cache's and the
+		// caller's), as filemap_add_folio's error path and its caller's
+		// folio_put do; the last put frees the frame.
 		f.mapping.Store(nil)
-		f.ref.Store(0)
-		cpu.freeFolio(f) // never published: back to the free list
+		f.ref.Add(-1)
+		f.put(cpu)
 		return nil
 	}
 	cpu.count(EvIndexInsert)

@@ -18,13 +18,16 @@ const bioMaxPages = 256
 
 // Read models a buffered read(2) from the block device node: blkdev_read_iter
 // → filemap_read. Reads at or past the end return 0; reads crossing it are
-// shortened. A folio that is not cached, or not uptodate and without buffers,
-// is brought in by synchronous readahead (page_cache_sync_ra →
-// mpage_readahead): a window of at least RAPages folios, read with multi-page
-// bios and no buffer heads — which is why read throughput does not depend on
-// the block size. A cached folio that has buffers but is not uptodate is read
-// buffer by buffer (block_read_full_folio). It returns the bytes read; ErrIO if
-// a read failed (after what was read before it).
+// shortened. A folio that is not cached is brought in by synchronous
+// readahead (page_cache_sync_ra → mpage_readahead): a window of at least
+// RAPages folios, read with multi-page bios and no buffer heads — which is why
+// read throughput does not depend on the block size. A cached folio that is
+// not uptodate is read under its lock (filemap_update_page →
+// filemap_read_folio): buffer by buffer if it has buffers
+// (block_read_full_folio), with one bio if not; if it left the page cache
+// while the reader waited for that lock (truncated, reclaimed), the page is
+// looked up again (AOP_TRUNCATED_PAGE). It returns the bytes read; ErrIO if a
+// read failed (after what was read before it).
 func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	if pos >= d.size {
 		return 0, nil
@@ -36,33 +39,9 @@ func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	for done < n {
 		index, off := (pos+done)/ps, (pos+done)%ps
 		chunk := min(ps-off, n-done)
-		f := d.mapping.getFolio(cpu, index, fgpAccessed)
-		if f == nil || (!f.Has(FolioUptodate) && f.private == nil) {
-			if f != nil {
-				f.put(cpu)
-			}
-			d.readahead(cpu, index, lastIndex-index+1)
-			if f = d.mapping.getFolio(cpu, index, fgpAccessed); f == nil {
-				// Reclaimed before we got to it (a page cache smaller than the
-				// window): read this folio on its own, as filemap_create_folio
-				// does, so that the read always makes progress.
-				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
-				if !f.Has(FolioUptodate) {
-					d.readFolio(cpu, f)
-				}
-				f.unlockFolio()
-			}
-		}
-		if !f.Has(FolioUptodate) {
-			f.lockFolio(cpu) // waits for the read in flight
-			if !f.Has(FolioUptodate) && f.mapping.Load() == &d.mapping {
-				d.readFolio(cpu, f)
-			}
-			f.unlockFolio()
-			if !f.Has(FolioUptodate) {
-				f.put(cpu)
-				return done, fmt.Errorf("%w: read of page %d on %s", ErrIO, index, d.Name())
-			}
+		f, err := d.readPage(cpu, index, lastIndex-index+1)
+		if err != nil {
+			return done, err
 		}
 		if f.data != nil {
 			copy(dst[done:done+chunk], f.data[off:off+chunk])
@@ -72,6 +51,51 @@ func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 		done += chunk
 	}
 	return done, nil
+}
+
+// readPage returns page index of the device uptodate, with a reference the
+// caller drops: filemap_get_pages for one page, want pages being left to
+// read from it (the readahead window's minimum). It returns ErrIO if the
+// page's read failed.
+func (d *BlockDevice) readPage(cpu *CPU, index, want uint64) (*Folio, error) {
+	for {
+		f := d.mapping.getFolio(cpu, index, fgpAccessed)
+		if f == nil {
+			d.readahead(cpu, index, want)
+			if f = d.mapping.getFolio(cpu, index, fgpAccessed); f == nil {
+				// Reclaimed before we got to it (a page cache smaller than the
+				// window): read this folio on its own, as filemap_create_folio
+				// does, so that the read always makes progress.
+				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
+				return d.readLocked(cpu, f)
+			}
+		}
+		if f.Has(FolioUptodate) {
+			return f, nil
+		}
+		f.lockFolio(cpu) // waits for a read in flight
+		if f.mapping.Load() != &d.mapping {
+			f.unlockFolio() // truncated or reclaimed while we waited
+			f.put(cpu)
+			continue
+		}
+		return d.readLocked(cpu, f)
+	}
+}
+
+// readLocked reads a locked folio of the page cache unless it is uptodate
+// and unlocks it: filemap_read_folio. It returns the folio, or drops the
+// caller's reference and returns ErrIO if the read failed.
+func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
+	if !f.Has(FolioUptodate) {
+		d.readFolio(cpu, f)
+	}
+	f.unlockFolio()
+	if !f.Has(FolioUptodate) {
+		f.put(cpu)
+		return nil, fmt.Errorf("%w: read of page %d on %s", ErrIO, f.index, d.Name())
+	}
+	return f, nil
 }
 
 // readFolio brings a locked folio uptodate: block_read_full_folio for a folio

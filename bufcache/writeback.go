@@ -236,6 +236,17 @@ func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
 // sync, once: the 5.x test-and-clear of AS_EIO (filemap_check_errors), not a
 // per-opener errseq. It returns nil or an error wrapping ErrIO.
 func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
+	d.writeAndWait(cpu)
+	if n := d.wbErr.Load(); n != d.wbErrSeen.Swap(n) {
+		return fmt.Errorf("%w: lost async page write on %s", ErrIO, d.Name())
+	}
+	return nil
+}
+
+// writeAndWait writes back every dirty folio of the device and waits until no
+// folio is under writeback, leaving any write error for the next sync to
+// report: filemap_fdatawrite + filemap_fdatawait_keep_errors.
+func (d *BlockDevice) writeAndWait(cpu *CPU) {
 	d.writepages(cpu, wbSyncAll)
 	m := &d.mapping
 	for start := uint64(0); ; { // filemap_fdatawait: batches of writeback-tagged folios
@@ -254,10 +265,6 @@ func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
 		start = batch.Next
 	}
 	d.debugCheck()
-	if n := d.wbErr.Load(); n != d.wbErrSeen.Swap(n) {
-		return fmt.Errorf("%w: lost async page write on %s", ErrIO, d.Name())
-	}
-	return nil
 }
 
 // balanceDirtyPages is a simplified balance_dirty_pages_ratelimited: when the

@@ -38,7 +38,8 @@ func extremePos(mode byte, raw, size uint64) uint64 {
 // end, around 4 GiB and near 2^64, counts up to 2^64 − 1 (a metadata-only
 // user buffer; what is really written stays bounded), user addresses that
 // wrap, and arbitrary option values — unknown paths, chunk policies and EOF
-// checks included — on metadata-only devices of 16 TiB and of 2^63 bytes,
+// checks included — on metadata-only devices of 16 TiB and of
+// MAX_LFS_FILESIZE bytes (rounded down to a sector, the largest Open admits),
 // with 4, 16 or 64 KiB pages. It must answer ErrBadOption for an unknown
 // variant, else as blkdev_write_iter: -EPERM, -ENOSPC, the write shortened to
 // the end, the iterator keeping the rest; never panic, and leave the
@@ -53,7 +54,7 @@ func FuzzBlkdevWriteExtreme(f *testing.F) {
 		pageSize := uint32(4096) << (2 * (sel & 3 % 3))
 		size := uint64(16 << 40)
 		if sel&4 != 0 {
-			size = blocksize.MaxLFSFileSize + 1
+			size = blocksize.MaxLFSFileSize &^ 511 // the largest device Open admits
 		}
 		opts := Options{
 			Path:   WritePath(optBits & 3),

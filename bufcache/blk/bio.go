@@ -1,6 +1,9 @@
 package blk
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Op is a bio operation (REQ_OP_READ, REQ_OP_WRITE).
 type Op uint8
@@ -81,9 +84,11 @@ func (b *Bio) Reset(op Op, sector uint64) {
 // PFN is NoPFN, so it never coalesces with a neighbour into one DMA segment).
 // data is the memory (len(data) must equal n; it panics otherwise, as the
 // submitter builds both from one buffer) or nil for metadata-only I/O. It
-// allocates only past MaxInlineVecs segments. O(1) amortised.
-func (b *Bio) AddVec(data []byte, n uint32) {
-	b.add(Vec{Data: data, Len: n, PFN: NoPFN})
+// reports false, adding nothing, if the bio would pass 4 GiB − 1 bytes
+// (bi_size is 32 bits). It allocates only past MaxInlineVecs segments. O(1)
+// amortised.
+func (b *Bio) AddVec(data []byte, n uint32) bool {
+	return b.add(Vec{Data: data, Len: n, PFN: NoPFN})
 }
 
 // AddPage appends a segment of n bytes that starts offset bytes into page frame
@@ -91,23 +96,30 @@ func (b *Bio) AddVec(data []byte, n uint32) {
 // the memory (len(data) must equal n; it panics otherwise) or nil for
 // metadata-only I/O. Unlike the kernel, AddPage does not fold a physically
 // contiguous page into the previous vector; the request layer finds contiguity
-// when it counts segments, which gives the same count. It allocates only past
-// MaxInlineVecs segments. O(1) amortised.
-func (b *Bio) AddPage(data []byte, n uint32, pfn uint64, offset uint32) {
-	b.add(Vec{Data: data, Len: n, PFN: pfn, Offset: offset})
+// when it counts segments, which gives the same count. Like bio_add_page it
+// reports false, adding nothing, if the bio would pass 4 GiB − 1 bytes (a
+// submitter of at most BIO_MAX_VECS pages never gets there). It allocates only
+// past MaxInlineVecs segments. O(1) amortised.
+func (b *Bio) AddPage(data []byte, n uint32, pfn uint64, offset uint32) bool {
+	return b.add(Vec{Data: data, Len: n, PFN: pfn, Offset: offset})
 }
 
-// add appends v. A data slice whose length differs from the segment's is a
-// programming error of the submitter (bufcache builds both from one buffer).
-func (b *Bio) add(v Vec) {
+// add appends v unless the bio's 32-bit size would overflow. A data slice
+// whose length differs from the segment's is a programming error of the
+// submitter (bufcache builds both from one buffer).
+func (b *Bio) add(v Vec) bool {
 	if v.Data != nil && uint32(len(v.Data)) != v.Len {
 		panic(fmt.Sprintf("blk: a %d-byte segment with %d bytes of data", v.Len, len(v.Data)))
+	}
+	if v.Len > math.MaxUint32-b.size {
+		return false
 	}
 	if b.vecs == nil {
 		b.vecs = b.inline[:0]
 	}
 	b.vecs = append(b.vecs, v)
 	b.size += v.Len
+	return true
 }
 
 // Vecs returns the bio's segments in order.
