@@ -329,13 +329,19 @@ func TestNewMachineHugeCounts(t *testing.T) {
 // the page cache. Once a write(2) has dirtied it, getblk with the right size
 // on that page can free the ring only after it is written back: the kernel
 // loops until the flusher has done so, the model writes the device back
-// itself. The getblk must return the block, and the write must be on the
-// media.
+// itself, as the flusher would: skipping a buffer the caller holds locked
+// (waiting for it would deadlock). The getblk must return the block, and the
+// write must be on the media.
 func TestGetblkBusyForeignRing(t *testing.T) {
 	m, d, disk := newDev(t, Config{}, 1<<20, 512, DeviceOptions{})
 	cpu := m.CPU(0)
 	require.Equal(t, uint32(4096), d.BlockSize())
-	_, err := d.Getblk(cpu, 4, 1024) // grows a 1024-byte ring on page 1
+	held, err := d.Getblk(cpu, 10, 4096) // the caller's own buffer, locked and dirty
+	require.NoError(t, err)
+	LockBuffer(cpu, held)
+	held.set(BHUptodate)
+	MarkBufferDirty(cpu, held)
+	_, err = d.Getblk(cpu, 4, 1024) // grows a 1024-byte ring on page 1
 	require.ErrorIs(t, err, ErrSizeMismatch)
 	it, err := NewUserBuf([]byte{0x5a}, 0, 4096).Iter(0, 1)
 	require.NoError(t, err)
@@ -361,6 +367,9 @@ func TestGetblkBusyForeignRing(t *testing.T) {
 	_, err = disk.ReadAt(got, 4096)
 	require.NoError(t, err)
 	assert.Equal(t, byte(0x5a), got[0], "the dirty ring was not written before it was freed")
+	assert.True(t, held.Has(BHDirty), "the caller's locked buffer was written under its lock")
+	UnlockBuffer(cpu, held)
+	Brelse(cpu, held)
 	require.NoError(t, d.SyncBlockdev(cpu))
 	require.NoError(t, d.Check())
 }

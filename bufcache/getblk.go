@@ -52,9 +52,11 @@ func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHe
 			// The page holds buffers of another size that cannot be freed.
 			// The kernel loops until they can, which for dirty ones is when
 			// the flusher has written them; the model has no flusher running
-			// beside it, so it writes the device back itself, once.
+			// beside it, so it writes the device back itself, once, as the
+			// flusher would (WB_SYNC_NONE: a buffer the caller may hold
+			// locked is skipped, not waited for).
 			flushed = true
-			d.writeAndWait(cpu)
+			d.writeAndWait(cpu, wbSyncNone)
 			continue
 		}
 		if err != nil {

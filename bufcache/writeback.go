@@ -236,18 +236,19 @@ func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
 // sync, once: the 5.x test-and-clear of AS_EIO (filemap_check_errors), not a
 // per-opener errseq. It returns nil or an error wrapping ErrIO.
 func (d *BlockDevice) SyncBlockdev(cpu *CPU) error {
-	d.writeAndWait(cpu)
+	d.writeAndWait(cpu, wbSyncAll)
 	if n := d.wbErr.Load(); n != d.wbErrSeen.Swap(n) {
 		return fmt.Errorf("%w: lost async page write on %s", ErrIO, d.Name())
 	}
 	return nil
 }
 
-// writeAndWait writes back every dirty folio of the device and waits until no
-// folio is under writeback, leaving any write error for the next sync to
-// report: filemap_fdatawrite + filemap_fdatawait_keep_errors.
-func (d *BlockDevice) writeAndWait(cpu *CPU) {
-	d.writepages(cpu, wbSyncAll)
+// writeAndWait writes back the dirty folios of the device (every one with
+// wbSyncAll; with wbSyncNone, buffers someone holds locked are left dirty)
+// and waits until no folio is under writeback, leaving any write error for
+// the next sync to report: filemap_fdatawrite + filemap_fdatawait_keep_errors.
+func (d *BlockDevice) writeAndWait(cpu *CPU, mode syncMode) {
+	d.writepages(cpu, mode)
 	m := &d.mapping
 	for start := uint64(0); ; { // filemap_fdatawait: batches of writeback-tagged folios
 		batch := m.index.FindMarked(start, pageindex.MarkWriteback)
