@@ -196,12 +196,21 @@ func cancelDirtyTag(f *Folio, marks pageindex.Marks) pageindex.Marks {
 // deletion, which removes the tag, or finds the folio gone and only sets the
 // flag of what is now an orphan: no tag is left behind.
 func (m *Mapping) remove(cpu *CPU, f *Folio) {
+	if m.unlink(cpu, f) {
+		f.put(cpu)
+	}
+}
+
+// unlink is remove without the put, for a caller that owns the page cache's
+// reference (reclaim, which froze the count): page_cache_delete. It reports
+// whether f was in the index.
+func (m *Mapping) unlink(cpu *CPU, f *Folio) bool {
 	if !m.index.Delete(f.index, f) {
-		return
+		return false
 	}
 	f.clear(FolioDirty)
 	f.mapping.Store(nil)
 	cpu.count(EvIndexDelete)
 	m.dev.m.cached.Add(-1)
-	f.put(cpu)
+	return true
 }

@@ -101,12 +101,11 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 				l.pushLocked(f)
 			case !f.tryLockFolio():
 				l.pushLocked(f)
+			case d.evictFolio(cpu, f): // freed: no unlock, no put
+				freed++
+				continue
 			default:
-				if d.evictFolio(cpu, f) {
-					freed++
-				} else {
-					l.pushLocked(f)
-				}
+				l.pushLocked(f)
 				f.unlockFolio()
 			}
 			f.put(cpu)
@@ -129,8 +128,16 @@ func containsDev(ds []*BlockDevice, d *BlockDevice) bool {
 }
 
 // evictFolio removes a locked, clean folio that the caller holds one reference
-// to from the page cache if nobody else uses it: its buffers must be freeable
-// and its only other references the page cache's and the ring's.
+// to from the page cache and frees it, if nobody else uses it: its buffers
+// must be freeable and its only other references the page cache's and the
+// ring's. It reports whether it did; the caller then neither unlocks nor puts
+// the folio, which is gone.
+//
+// As __remove_mapping does, it freezes the count (folio_ref_freeze: from the
+// two expected references to zero, in one compare-and-swap, counted as one
+// EvFolioPut) before it takes the folio out of the index: a lock-free lookup
+// that comes in between cannot take a reference (folio_try_get fails on zero)
+// and looks again, so nobody ever holds a folio reclaim removed.
 func (d *BlockDevice) evictFolio(cpu *CPU, f *Folio) bool {
 	want := int32(2) // the page cache's and ours
 	if f.private != nil {
@@ -142,6 +149,16 @@ func (d *BlockDevice) evictFolio(cpu *CPU, f *Folio) bool {
 	if d.tryToFreeBuffers(cpu, f) != nil {
 		return false
 	}
-	d.mapping.remove(cpu, f)
+	cpu.count(EvFolioPut)
+	if !f.ref.CompareAndSwap(2, 0) {
+		return false // referenced since the check: keep it, without its buffers
+	}
+	if f.Has(FolioDirty) { // dirtied since (a racing setDirty): folio_ref_unfreeze
+		f.ref.Store(2)
+		return false
+	}
+	d.mapping.unlink(cpu, f) // in the index: the folio is locked and still d's
+	f.unlockFolio()
+	cpu.freeFolio(f)
 	return true
 }

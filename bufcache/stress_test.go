@@ -392,11 +392,8 @@ func TestStress(t *testing.T) {
 // reads it; the read must succeed with the device's bytes. Made
 // deterministic by holding the folio lock until the reader holds its
 // reference. TestStress found the failure (Read returned ErrIO), by
-// set_blocksize and by reclaim: evictFolio checks the folio's count and then
-// removes it, so a lookup can take a reference in between. (The kernel's
-// __remove_mapping freezes the count, folio_ref_freeze, so that such a lookup
-// retries before it holds the folio; the model does not freeze, and the
-// re-lookup after the lock covers both.)
+// set_blocksize, and by reclaim before it froze the count as
+// __remove_mapping does (TestReclaimFreezesCount).
 func TestReadRacingTruncate(t *testing.T) {
 	m, d, disk := newDev(t, Config{CPUs: 2}, 64<<10, 512, DeviceOptions{})
 	require.NoError(t, d.SetBlocksize(m.CPU(0), 1024))
@@ -528,4 +525,45 @@ func TestReadRacingFreeBuffers(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, d.SetBlocksize(m.CPU(0), 1024<<(round%2))) // drop the page for the next round
 	}
+}
+
+// deleteHook is a page-cache index that calls hook with the item before each
+// Delete: the moment a lock-free lookup on another CPU can race with the
+// removal.
+type deleteHook struct {
+	pageindex.Index[Folio]
+	hook func(f *Folio)
+}
+
+func (x deleteHook) Delete(index uint64, f *Folio) bool {
+	x.hook(f)
+	return x.Index.Delete(index, f)
+}
+
+// TestReclaimFreezesCount: reclaim removes a folio only with its count
+// frozen at zero (__remove_mapping's folio_ref_freeze), so a lock-free
+// lookup that reaches the folio between the freeze and the index deletion
+// cannot take a reference (folio_try_get fails) and looks again; nobody is
+// left holding a folio reclaim freed.
+func TestReclaimFreezesCount(t *testing.T) {
+	m, d, _ := newDev(t, Config{PageCacheLimit: 4}, 64<<10, 512, DeviceOptions{})
+	cpu, other := m.CPU(0), m.CPU(0) // one goroutine: the hook stands for the other CPU
+	var raced, got int
+	d.mapping.index = deleteHook{Index: d.mapping.index, hook: func(f *Folio) {
+		raced++
+		if f.tryGet(other) {
+			got++
+			f.put(other)
+		}
+	}}
+	for block := range uint64(12) { // 12 pages through a 4-page cache
+		bh, err := d.Bread(cpu, block, 4096)
+		require.NoError(t, err)
+		Brelse(cpu, bh)
+		m.InvalidateBhLRUs(cpu) // the LRU would pin the page
+	}
+	require.NotZero(t, raced, "reclaim removed nothing")
+	assert.Zero(t, got, "a lookup took a reference to a folio being reclaimed")
+	assert.LessOrEqual(t, d.NrPages(), 4+reclaimBatch)
+	require.NoError(t, m.Check())
 }
