@@ -92,6 +92,7 @@ func TestBadInput(t *testing.T) {
 		{"NewMachine: 2^62 CPUs", false, func(*badRig) error { return newMachine(Config{CPUs: 1 << 62}) }, errAnyBadInput},
 		{"NewMachine: more than MaxLRUSize slots", false, func(*badRig) error { return newMachine(Config{LRUSize: MaxLRUSize + 1}) }, errAnyBadInput},
 		{"Open: nil disk", false, func(r *badRig) error { return open(r, nil) }, ErrBadDevice},
+		{"Open: nil *blk.MemDisk", false, func(r *badRig) error { return open(r, (*blk.MemDisk)(nil)) }, ErrBadDevice},
 		{"Open: empty disk", false, func(r *badRig) error { return open(r, describedDisk{0, 512}) }, ErrBadDevice},
 		{"Open: 2^64-1 sectors", false, func(r *badRig) error { return open(r, describedDisk{math.MaxUint64, 512}) }, ErrBadDevice},
 		{"Open: logical block size 0", false, func(r *badRig) error { return open(r, describedDisk{8, 0}) }, blocksize.ErrNotPowerOfTwo},

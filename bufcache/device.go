@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"fmt"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/blocksize"
@@ -46,6 +47,9 @@ type BlockDevice struct {
 func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
 	if disk == nil {
 		return nil, fmt.Errorf("%w: open of a nil disk", ErrBadDevice)
+	}
+	if v := reflect.ValueOf(disk); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("%w: open of a nil %T", ErrBadDevice, disk)
 	}
 	sectors := disk.Sectors()
 	if sectors == 0 {

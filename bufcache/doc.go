@@ -109,16 +109,16 @@
 // Every entry point that takes a size, a block number, a byte position, a
 // length or a page index answers bad values with an error (test with
 // errors.Is), leaves the page cache as it was unless the kernel changes it
-// too, and never panics; FuzzEntryPoints checks this with values near 0, the
+// too (or the row says otherwise), and never panics; FuzzEntryPoints checks this with values near 0, the
 // device's end, 2^32 and 2^64, and TestBadInput row by row (BlkdevWrite and
 // FileBufferedWrite are package iomap's):
 //
 //	bad input                                     entry point            error
 //	--------------------------------------------  ---------------------  ------------------------------------
 //	negative CPUs, LRU size, dirty or page cache  NewMachine             an error (no sentinel)
-//	limit; more than MaxCPUs CPUs (2^62 too) or
-//	MaxLRUSize slots; unknown alloc variant or
-//	LRU mode; flusher CPU out of range
+//	limit; more than MaxCPUs CPUs or MaxLRUSize
+//	LRU slots; unknown alloc variant or LRU
+//	mode; flusher CPU out of range
 //	PAGE_SIZE not a power of two in [4K, 64K]     NewMachine             blocksize.ErrBadPageSize
 //	unknown set_init_blocksize policy             NewMachine             blocksize.ErrUnknownPolicy
 //	unknown page-cache index kind                 NewMachine             pageindex.ErrUnknownKind
@@ -138,8 +138,8 @@
 //	                                                                     kernel loops for ever), or a buffer
 //	                                                                     of the block size
 //	any size, on a page holding a ring of         Getblk, Bread          ErrBuffersBusy, after writing the
-//	another size that is referenced                                      device back once (the kernel loops
-//	                                                                     until the reference goes)
+//	another size that is referenced (a CPU's bh                          device back once (the kernel loops
+//	LRU counts) or locked                                                until the buffers are free)
 //	block at or past the device's end             Getblk, Bread          ErrBeyondDevice; the page and its
 //	(block 4G of a small device)                                         unmapped buffers stay cached, as in
 //	                                                                     the kernel
@@ -187,7 +187,7 @@
 //
 // Bad input returns an error wrapping one of the Err* values (invalid block
 // size, block beyond the device, out-of-range index, size mismatch, I/O
-// error, busy buffers); kernel WARNs are counted as [EvWarning]. Panics are
+// error, busy buffers, bad device) or, for a configuration, a plain error; kernel WARNs are counted as [EvWarning]. Panics are
 // reserved for broken internal invariants; [Config].Check runs the invariant
 // checker ([BlockDevice.Check]) after the operations that change the page
 // cache's structure or dirty state.

@@ -25,10 +25,15 @@ import (
 // where the kernel's __getblk_slow would loop forever between growing one page
 // and searching another — the model returns ErrSizeMismatch after one futile
 // round. Growing may also free a page's buffers of the other size. When they
-// are busy, the kernel retries until they are not; the model writes the device
-// back once (the flusher's part: dirty buffers become freeable) and then
-// returns ErrBuffersBusy, wrapped, if a buffer is still referenced or locked
-// (held by a caller or a CPU's bh LRU).
+// are busy, the kernel retries until they are not (before 4.16 its
+// free_more_memory woke the flusher, wakeup_flusher_threads, between tries);
+// the model writes the device back once, as the flusher would (WB_SYNC_NONE:
+// dirty buffers become freeable, locked ones are skipped), and then returns
+// ErrBuffersBusy, wrapped, if a buffer is still referenced or locked (by a
+// caller, or referenced by a CPU's bh LRU). That writeback locks the device's
+// dirty folios one by one: the caller must not hold a folio lock of this
+// device when it calls Getblk or Bread (the kernel's getblk locks only the
+// folio it grows).
 func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
 	if bh := d.FindGetBlock(cpu, block, size); bh != nil {
 		return bh, nil

@@ -45,7 +45,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 			data = data[:n]
 		}
 	}
-	bb.bio.AddPage(data, n, bh.folio.pfn, bh.offset)
+	bb.bio.AddPage(data, n, bh.folio.pfn, bh.offset) // one buffer in a new bio: cannot pass 4 GiB
 	bb.bio.EndIO = endBioBH
 	bb.bio.Private = bb
 	cpu.count(EvBioSubmit)

@@ -166,7 +166,7 @@ const (
 // [0, MaxLRUSize] (0 selects the default of each).
 func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.CPUs < 0 || cfg.CPUs > MaxCPUs {
-		return nil, fmt.Errorf("bufcache: %d CPUs (valid: 1 to %d)", cfg.CPUs, MaxCPUs)
+		return nil, fmt.Errorf("bufcache: %d CPUs (valid: 0, meaning 1, to %d)", cfg.CPUs, MaxCPUs)
 	}
 	if cfg.CPUs == 0 {
 		cfg.CPUs = 1
@@ -196,7 +196,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("bufcache: dirty limit %d", cfg.DirtyLimit)
 	}
 	if cfg.LRUSize < 0 || cfg.LRUSize > MaxLRUSize {
-		return nil, fmt.Errorf("bufcache: LRU size %d (valid: 1 to %d)", cfg.LRUSize, MaxLRUSize)
+		return nil, fmt.Errorf("bufcache: LRU size %d (valid: 0, meaning the default, to %d)", cfg.LRUSize, MaxLRUSize)
 	}
 	if cfg.LRUSize == 0 {
 		cfg.LRUSize = lru.DefaultSize

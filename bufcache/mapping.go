@@ -43,8 +43,12 @@ const (
 )
 
 // lookup models filemap_get_entry: a lock-free index load, a speculative
-// reference (folio_try_get) and a re-check that the slot still holds the folio.
-// It returns a referenced folio or nil.
+// reference (folio_try_get) and a re-check that the folio is still the page
+// cache's at that index. The kernel re-reads the slot (xas_reload); the model
+// checks the folio's mapping and index instead, which is equivalent because
+// addFolio publishes a folio's mapping only once the folio is in the index: a
+// recycled frame that lost its insertion race never shows this mapping. It
+// returns a referenced folio or nil.
 func (m *Mapping) lookup(cpu *CPU, index uint64) *Folio {
 	for {
 		cpu.count(EvIndexLookup)
@@ -109,7 +113,10 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	// Nobody uses the folio before its mapping is set below (a stale lock-free
 	// reader re-checks the mapping), so its flags are set in one store, as the
 	// kernel sets a new folio's with __folio_set_locked and
-	// __folio_set_referenced.
+	// __folio_set_referenced. The mapping is set once the folio is in the
+	// index (the kernel sets it first and has readers re-read the slot; see
+	// lookup), so a folio that loses its insertion race is never seen as this
+	// mapping's, locked or not.
 	var fl FolioFlag
 	if flags&fgpAccessed != 0 {
 		fl |= FolioReferenced
@@ -119,7 +126,6 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		fl |= FolioLocked
 	}
 	f.flags.Store(uint32(fl))
-	f.mapping.Store(m)
 	if !m.index.Insert(index, f) {
 		if flags&fgpLock != 0 {
 			f.unlockFolio()
@@ -129,11 +135,11 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		// count became 2: drop only ours (the page cache's and the
 		// caller's), as filemap_add_folio's error path and its caller's
 		// folio_put do; the last put frees the frame.
-		f.mapping.Store(nil)
 		f.ref.Add(-1)
 		f.put(cpu)
 		return nil
 	}
+	f.mapping.Store(m)
 	cpu.count(EvIndexInsert)
 	mc.cached.Add(1)
 	if mc.cfg.PageCacheLimit > 0 {

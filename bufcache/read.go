@@ -92,8 +92,9 @@ func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
 	}
 	f.unlockFolio()
 	if !f.Has(FolioUptodate) {
+		index := f.index // not after the put: the frame may be reused
 		f.put(cpu)
-		return nil, fmt.Errorf("%w: read of page %d on %s", ErrIO, f.index, d.Name())
+		return nil, fmt.Errorf("%w: read of page %d on %s", ErrIO, index, d.Name())
 	}
 	return f, nil
 }
@@ -203,7 +204,9 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*F
 			data = f.data[:n]
 			clear(f.data[n:])
 		}
-		rb.bio.AddPage(data, uint32(n), f.pfn, 0)
+		if !rb.bio.AddPage(data, uint32(n), f.pfn, 0) { // at most bioMaxPages pages
+			panic("bufcache: a readahead bio past 4 GiB")
+		}
 		rb.folios = append(rb.folios, f)
 		if dropRef {
 			f.put(cpu)

@@ -135,9 +135,10 @@ func containsDev(ds []*BlockDevice, d *BlockDevice) bool {
 //
 // As __remove_mapping does, it freezes the count (folio_ref_freeze: from the
 // two expected references to zero, in one compare-and-swap, counted as one
-// EvFolioPut) before it takes the folio out of the index: a lock-free lookup
-// that comes in between cannot take a reference (folio_try_get fails on zero)
-// and looks again, so nobody ever holds a folio reclaim removed.
+// EvFolioPut when it succeeds) before it takes the folio out of the index: a
+// lock-free lookup that comes in between cannot take a reference
+// (folio_try_get fails on zero) and looks again, so nobody ever holds a folio
+// reclaim removed.
 func (d *BlockDevice) evictFolio(cpu *CPU, f *Folio) bool {
 	want := int32(2) // the page cache's and ours
 	if f.private != nil {
@@ -149,15 +150,16 @@ func (d *BlockDevice) evictFolio(cpu *CPU, f *Folio) bool {
 	if d.tryToFreeBuffers(cpu, f) != nil {
 		return false
 	}
-	cpu.count(EvFolioPut)
 	if !f.ref.CompareAndSwap(2, 0) {
 		return false // referenced since the check: keep it, without its buffers
 	}
-	if f.Has(FolioDirty) { // dirtied since (a racing setDirty): folio_ref_unfreeze
-		f.ref.Store(2)
-		return false
+	cpu.count(EvFolioPut)
+	// The kernel re-tests PG_dirty after the freeze, under xa_lock. Here
+	// nothing can dirty the folio: it is locked, has no buffers, and its
+	// count is zero.
+	if !d.mapping.unlink(cpu, f) {
+		panic("bufcache: a locked folio of the mapping is not in its index")
 	}
-	d.mapping.unlink(cpu, f) // in the index: the folio is locked and still d's
 	f.unlockFolio()
 	cpu.freeFolio(f)
 	return true

@@ -454,7 +454,8 @@ func (x failingInsert) Insert(index uint64, f *Folio) bool {
 // reused for an insertion that loses its race (the index slot is taken); a
 // lock-free reader still holding the old pointer takes a reference in that
 // window (folio_try_get succeeds: the count is 2), re-checks the mapping and
-// drops it. Every reference must survive: the reader's folio_put must not
+// drops it: the re-check must fail, since the folio never entered the page
+// cache, and every reference must survive: the reader's folio_put must not
 // take the count below zero. TestStress found this as a panic ("folio
 // reference count below zero") in writepages, whose dirty-tag batches hold
 // such pointers.
@@ -480,14 +481,16 @@ func TestFailedInsertKeepsRacingReference(t *testing.T) {
 	require.NoError(t, err)
 	defer Brelse(cpu, bh)
 	reader := m.CPU(0)
-	var got bool
+	var got, accepted bool
 	d.mapping.index = failingInsert{Index: d.mapping.index, hook: func(f *Folio) {
 		if f == stale {
 			got = f.tryGet(reader)
+			accepted = f.mapping.Load() == &d.mapping && f.index == 1 // lookup's re-check
 		}
 	}}
 	require.Nil(t, d.mapping.addFolio(cpu, 1, fgpLock))
 	require.True(t, got, "the reused folio was not the stale one")
+	assert.False(t, accepted, "a lookup would take a folio that never entered the page cache")
 	assert.NotPanics(t, func() {
 		if stale.mapping.Load() != &d.mapping || stale.index != 1 { // the reader's re-check
 			stale.put(reader)

@@ -278,7 +278,7 @@ func (r *request) startRecon(j *reconJob) {
 			continue
 		}
 		mb := r.bios.next(blk.OpRead, j.first, endMember, r)
-		mb.AddVec(j.page(d), j.span)
+		mb.AddVec(j.page(d), j.span) // at most a page in a new bio: cannot pass 4 GiB
 		r.devs = append(r.devs, d)
 	}
 	j.hi = r.bios.n

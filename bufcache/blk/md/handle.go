@@ -271,7 +271,7 @@ func (b *batch) unitIO(sh *stripeHead, op blk.Op, dev int) {
 	}
 	mb := b.bios.next(op, a.rowSector(sh.row)+sh.unit<<(pageShift-blk.SectorShift), endStripeMember, sh)
 	b.devs = append(b.devs, dev)
-	mb.AddVec(sh.page(dev), pageSize)
+	mb.AddVec(sh.page(dev), pageSize) // one page in a new bio: cannot pass 4 GiB
 	b.t.MemberBios++
 	if op == blk.OpRead {
 		b.t.MemberReads++

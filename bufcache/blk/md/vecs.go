@@ -27,7 +27,7 @@ func addVecs(mb *blk.Bio, vecs []blk.Vec, off, n uint32) {
 		if v.Data != nil {
 			data = v.Data[o : o+k]
 		}
-		mb.AddPage(data, k, v.PFN, v.Offset+o)
+		mb.AddPage(data, k, v.PFN, v.Offset+o) // a part of a parent within 4 GiB: cannot fail
 		n -= k
 	}
 }
