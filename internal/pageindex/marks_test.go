@@ -10,17 +10,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// markIndexCases are the indices the mark tests put a lone item at: the
+// first slot, a small index, one deep in the tree and the last.
+var markIndexCases = []struct {
+	name  string
+	index uint64
+}{
+	{"lone 0", 0},
+	{"small", 9},
+	{"deep", 1 << 29},
+	{"max", math.MaxUint64},
+}
+
 func TestMarksSetClear(t *testing.T) {
-	tests := []struct {
-		name  string
-		index uint64
-	}{
-		{"lone 0", 0},
-		{"small", 9},
-		{"deep", 1 << 29},
-		{"max", math.MaxUint64},
-	}
-	for _, tc := range tests {
+	for _, tc := range markIndexCases {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, idx Index[folio]) {
 				idx.SetMark(tc.index, MarkDirty) // empty slot: no-op
@@ -131,16 +134,7 @@ func TestNextMarkedInIndexOrder(t *testing.T) {
 }
 
 func TestUpdateMarks(t *testing.T) {
-	tests := []struct {
-		name  string
-		index uint64
-	}{
-		{"lone 0", 0},
-		{"small", 9},
-		{"deep", 1 << 29},
-		{"max", math.MaxUint64},
-	}
-	for _, tc := range tests {
+	for _, tc := range markIndexCases {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, idx Index[folio]) {
 				f, other := &folio{tc.index}, &folio{tc.index}

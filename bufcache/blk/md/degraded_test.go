@@ -216,19 +216,8 @@ func degradedRun(t *testing.T, seed uint64, tc degradedCase, plugged bool) {
 	if tc.start != nil {
 		tc.start(t, a, fds)
 	}
-	var plug blk.Plug
-	var log bioLog
-	finish := func() {
-		if plug.Active() {
-			require.NoError(t, plug.Finish())
-		}
-	}
-	read := func(off, n uint64) {
-		finish()
-		got := make([]byte, n)
-		require.NoError(t, doIO(t, a, blk.OpRead, off>>blk.SectorShift, ioOpts{data: got, rng: rng}))
-		require.Equal(t, oracle[off:off+n], got, "read at %d", off)
-	}
+	io := &oracleIO{t: t, d: a, rng: rng, oracle: oracle, plugged: plugged, flushOneIn: 4}
+	finish, read := io.finish, io.read
 	for i := range 200 {
 		if i == 100 && tc.mid != nil {
 			finish()
@@ -240,23 +229,10 @@ func degradedRun(t *testing.T, seed uint64, tc degradedCase, plugged bool) {
 			read(off, n)
 			continue
 		}
-		data := fill(rng, int(n))
-		o := ioOpts{data: data, rng: rng}
-		if plugged {
-			if !plug.Active() {
-				plug.Start()
-			}
-			blk.SubmitBio(&plug, a, log.track(makeBio(blk.OpWrite, off>>blk.SectorShift, o)))
-			if rng.IntN(4) == 0 {
-				finish()
-			}
-		} else {
-			require.NoError(t, doIO(t, a, blk.OpWrite, off>>blk.SectorShift, o))
-		}
-		copy(oracle[off:], data)
+		io.write(off, n)
 	}
 	finish()
-	log.checkOnce(t)
+	io.log.checkOnce(t)
 	assert.Equal(t, tc.failed, a.Failed())
 	assert.NotZero(t, a.Stats().MemberErrors+a.Stats().DegradedReads, "the failure was met")
 	require.Zero(t, stripesInUse(a))

@@ -301,3 +301,50 @@ func (l *bioLog) checkOnce(t testing.TB) {
 		}
 	}
 }
+
+// oracleIO drives a device with writes and reads checked against a flat
+// byte-array oracle. Plugged, writes go through one plug that is flushed one
+// time in flushOneIn; every write's completions are tracked by log.
+type oracleIO struct {
+	t          *testing.T
+	d          blk.Device
+	rng        *rand.Rand
+	oracle     []byte
+	plugged    bool
+	flushOneIn int
+	plug       blk.Plug
+	log        bioLog
+}
+
+// finish flushes the plug, if one is active.
+func (o *oracleIO) finish() {
+	if o.plug.Active() {
+		require.NoError(o.t, o.plug.Finish())
+	}
+}
+
+// write writes n fresh random bytes at byte off and records them in the oracle.
+func (o *oracleIO) write(off, n uint64) {
+	data := fill(o.rng, int(n))
+	opts := ioOpts{data: data, rng: o.rng}
+	if o.plugged {
+		if !o.plug.Active() {
+			o.plug.Start()
+		}
+		blk.SubmitBio(&o.plug, o.d, o.log.track(makeBio(blk.OpWrite, off>>blk.SectorShift, opts)))
+		if o.rng.IntN(o.flushOneIn) == 0 {
+			o.finish()
+		}
+	} else {
+		require.NoError(o.t, doIO(o.t, o.d, blk.OpWrite, off>>blk.SectorShift, opts))
+	}
+	copy(o.oracle[off:], data)
+}
+
+// read flushes the plug, reads n bytes at byte off and requires the oracle's.
+func (o *oracleIO) read(off, n uint64) {
+	o.finish()
+	got := make([]byte, n)
+	require.NoError(o.t, doIO(o.t, o.d, blk.OpRead, off>>blk.SectorShift, ioOpts{data: got, rng: o.rng}))
+	require.Equal(o.t, o.oracle[off:off+n], got, "read at %d", off)
+}

@@ -49,29 +49,8 @@ func oracleRun(t *testing.T, seed uint64, level Level, members int, plugged bool
 	a, disks := newArray(t, level, members, memberSize, chunk)
 	size := a.Sectors() << blk.SectorShift
 	oracle := make([]byte, size)
-	var plug blk.Plug
-	var log bioLog
-	finish := func() {
-		if plug.Active() {
-			require.NoError(t, plug.Finish())
-		}
-	}
-	write := func(off, n uint64) {
-		data := fill(rng, int(n))
-		o := ioOpts{data: data, rng: rng}
-		if plugged {
-			if !plug.Active() {
-				plug.Start()
-			}
-			blk.SubmitBio(&plug, a, log.track(makeBio(blk.OpWrite, off>>blk.SectorShift, o)))
-			if rng.IntN(6) == 0 {
-				finish()
-			}
-		} else {
-			require.NoError(t, doIO(t, a, blk.OpWrite, off>>blk.SectorShift, o))
-		}
-		copy(oracle[off:], data)
-	}
+	io := &oracleIO{t: t, d: a, rng: rng, oracle: oracle, plugged: plugged, flushOneIn: 6}
+	write := io.write
 	for i := range 300 {
 		switch i % 10 {
 		case 0: // dd bs=1M: a whole, aligned MiB
@@ -84,16 +63,12 @@ func oracleRun(t *testing.T, seed uint64, level Level, members int, plugged bool
 			write(off, min(size-off, (1+rng.Uint64N(3*chunk>>9))<<9))
 		}
 		if i%25 == 0 { // a read in the middle of the writes, after the plug
-			finish()
 			off := rng.Uint64N(size>>9) << 9
-			n := min(size-off, (1+rng.Uint64N(256))<<9)
-			got := make([]byte, n)
-			require.NoError(t, doIO(t, a, blk.OpRead, off>>blk.SectorShift, ioOpts{data: got, rng: rng}))
-			require.Equal(t, oracle[off:off+n], got, "read at %d", off)
+			io.read(off, min(size-off, (1+rng.Uint64N(256))<<9))
 		}
 	}
-	finish()
-	log.checkOnce(t)
+	io.finish()
+	io.log.checkOnce(t)
 	for off := uint64(0); off < size; {
 		n := min(size-off, (1+rng.Uint64N(2*chunk>>9))<<9)
 		got := make([]byte, n)
