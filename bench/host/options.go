@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"io"
 	"time"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	// every run; an error fails the run there and a panic propagates out of
 	// Run, both after cleanup. Tests inject failures with it.
 	BeforeOp func(k int) error
+	// TraceDump, when not nil, receives each run's raw trace text (the
+	// tracing instance's trace file), for reading events the counters sum up.
+	TraceDump io.Writer
 }
 
 // DefaultTimeout is a run's time bound when Options.Timeout is 0.

@@ -170,7 +170,7 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 			res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
 		}
 	}
-	if err := e.stopTracing(att); err != nil {
+	if err := e.stopTracing(att, opts.TraceDump); err != nil {
 		return nil, err
 	}
 	if att.begins != len(s.Ops) {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,7 +124,7 @@ var entriesRE = regexp.MustCompile(`entries-in-buffer/entries-written: (\d+)/(\d
 
 // stopTracing turns tracing off and feeds the trace to a; it fails when the
 // buffer lost events.
-func (e *env) stopTracing(a *attribution) error {
+func (e *env) stopTracing(a *attribution, dump io.Writer) error {
 	if err := os.WriteFile(filepath.Join(e.instance, "tracing_on"), []byte("0"), 0); err != nil {
 		return fmt.Errorf("host: tracing instance tracing_on: %w", err)
 	}
@@ -137,6 +138,11 @@ func (e *env) stopTracing(a *attribution) error {
 	checked := false
 	for sc.Scan() {
 		line := sc.Text()
+		if dump != nil {
+			if _, err := io.WriteString(dump, line+"\n"); err != nil {
+				return fmt.Errorf("host: trace dump: %w", err)
+			}
+		}
 		if strings.HasPrefix(line, "#") {
 			if m := entriesRE.FindStringSubmatch(line); m != nil {
 				checked = true

@@ -22,6 +22,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per scenario; counters record min..max over them")
 	out := flag.String("out", "", "directory for NAME.json files (created)")
 	print := flag.Bool("print", false, "print each result to standard output instead of writing files")
+	dump := flag.String("trace", "", "append each run's raw trace text to this file")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: record [-runs N] (-out DIR | -print) SCENARIO.scn...\n")
 		flag.PrintDefaults()
@@ -31,13 +32,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Args(), *runs, *out, *print); err != nil {
+	if err := run(flag.Args(), *runs, *out, *print, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string, runs int, out string, print bool) error {
+func run(files []string, runs int, out string, print bool, dump string) error {
 	if err := host.Check(); err != nil {
 		return err
 	}
@@ -46,12 +47,21 @@ func run(files []string, runs int, out string, print bool) error {
 			return err
 		}
 	}
+	opts := host.Options{Runs: runs}
+	if dump != "" {
+		f, err := os.OpenFile(dump, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.TraceDump = f
+	}
 	for _, file := range files {
 		s, err := workload.ParseFile(file)
 		if err != nil {
 			return err
 		}
-		r, err := host.Run(context.Background(), s, host.Options{Runs: runs})
+		r, err := host.Run(context.Background(), s, opts)
 		if err != nil {
 			return err
 		}
