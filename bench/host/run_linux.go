@@ -120,7 +120,6 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 		major: e.major, minor: e.minor,
 		bdevIno:    kernelDev(e.major, e.minor),
 		backingDev: fmt.Sprintf("%d:%d", unix.Major(bst.Dev), unix.Minor(bst.Dev)),
-		backingIno: bst.Ino,
 		tid:        unix.Gettid(),
 	}
 	res = workload.NewResult(s, workload.RunnerKernel)
@@ -163,10 +162,8 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 		var cs workload.CounterSet
 		addStatDelta(&cs, before, after)
 		or.Counters = cs.Counters()
-		if _, ok := op.(workload.Fsync); ok {
-			res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
-		}
-		if _, ok := op.(workload.Fdatasync); ok {
+		switch op.(type) {
+		case workload.Fsync, workload.Fdatasync:
 			res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
 		}
 	}

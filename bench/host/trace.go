@@ -135,7 +135,6 @@ type filter struct {
 	major, minor uint32 // the loop device
 	bdevIno      uint64 // the block device inode's number (its dev_t)
 	backingDev   string // "maj:min" of the tmpfs holding the backing file
-	backingIno   uint64 // the backing file's inode number
 	tid          int    // the thread that runs the scenario
 }
 
