@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -405,7 +406,23 @@ func (r *Result) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return append(compactLeaves(b), '\n'), nil
+}
+
+// leafObject is an indented JSON object holding only scalar members.
+var leafObject = regexp.MustCompile(`\{\n(?:[ ]+"(?:[^"\\\n]|\\.)*": [^\n{}\[\]]*\n)+[ ]*\}`)
+
+// compactLeaves writes each object of scalar members (a counter, a CPU
+// measurement) on one line, so that golden files stay short and diff well.
+func compactLeaves(b []byte) []byte {
+	return leafObject.ReplaceAllFunc(b, func(m []byte) []byte {
+		lines := strings.Split(string(m), "\n")
+		parts := make([]string, 0, len(lines))
+		for _, l := range lines[1 : len(lines)-1] {
+			parts = append(parts, strings.TrimSpace(l))
+		}
+		return []byte("{" + strings.Join(parts, " ") + "}")
+	})
 }
 
 // DecodeResult reads a result written by Encode, refusing another schema
