@@ -30,8 +30,9 @@
 //
 // From v6.6 a buffered write to a block device goes through iomap
 // (487c607df790) instead of generic_perform_write. Xu Yang (NXP) found dd's
-// write speed falling as its bs grew, flat with the change reverted ("[PATCH]
-// iomap: fault in smaller chunks for non-large folio mappings", LKML 2024).
+// write speed falling as its bs grew, flat with the change reverted ("Re:
+// [PATCH 5/6] block: use iomap for writes to block devices", LKML
+// 2024-04-26; the fix became 4e527d5841e2).
 // The model runs his dd for the three kernels and six block sizes on an
 // assumed i.MX 8M Plus class board (the thread names neither SoC nor disk).
 // The root cause, as the model counts it: iomap_write_iter takes chunks of

@@ -9,10 +9,10 @@ import (
 	"github.com/bhsim/bhsim/bufcache"
 )
 
-// The iomap thread. Xu Yang (NXP), "[PATCH] iomap: fault in smaller chunks
-// for non-large folio mappings", LKML 2024: dd if=/dev/zero of=/dev/sda bs=X
+// The iomap thread. Xu Yang (NXP), "Re: [PATCH 5/6] block: use iomap for
+// writes to block devices", LKML 2024-04-26: dd if=/dev/zero of=/dev/sda bs=X
 // count=N, about 4 GiB a run, MB/s, on v6.6 (block-device writes through
-// iomap), with the iomap change reverted, and with the fix.
+// iomap), with the iomap change reverted, and with the fix (4e527d5841e2).
 
 // iomapKernel is a column of Xu Yang's table: the kernel preset and its
 // label in the thread.
@@ -113,7 +113,7 @@ func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduct
 		Table: timing.Table{
 			ID:     "iomap-xu-yang",
 			Title:  fmt.Sprintf("dd if=/dev/zero of=/dev/sda, %.3g GiB per run, by dd bs", 4*opts.scale()),
-			Source: "Xu Yang, \"[PATCH] iomap: fault in smaller chunks for non-large folio mappings\", LKML 2024",
+			Source: "Xu Yang, \"Re: [PATCH 5/6] block: use iomap for writes to block devices\", LKML 2024-04-26",
 			Unit:   "MB/s",
 			Cells:  cal.Cells,
 		}}

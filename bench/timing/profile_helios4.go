@@ -10,7 +10,7 @@ import "github.com/bhsim/bhsim/bufcache"
 // scales are the x86 profile's, which cite their own sources.
 const a9Slowdown = 4.7
 
-// Helios4 is the profile of the Helios4 NAS of seed 000: a Marvell Armada 388
+// Helios4 is the profile of the Helios4 NAS of the set_init_blocksize thread: a Marvell Armada 388
 // (2 × Cortex-A9 at 1.6 GHz, ARMv7, 4 KiB pages, 2 GiB DDR3-800 on a 32-bit
 // bus). Most costs are the x86 server profile's scaled by a9Slowdown; the ones
 // where the two architectures differ in kind are set on their own: atomics

@@ -8,7 +8,7 @@ import "github.com/bhsim/bhsim/bufcache"
 // estimate, not a measurement.
 const a53Slowdown = 5.0
 
-// IMX8Board is the profile of the board of seed 002. Xu Yang (NXP) names
+// IMX8Board is the profile of the board of the iomap thread. Xu Yang (NXP) names
 // neither the SoC nor how the SSD is attached; this profile assumes an
 // i.MX 8M Plus class SoC — four Cortex-A53 at 1.8 GHz, ARMv8.0 (no LSE
 // atomics, no hardware PAN), 4 KiB pages with THP — with 2 GiB of RAM and an
@@ -17,7 +17,7 @@ const a53Slowdown = 5.0
 // user-space access of the pre-fault and the copy. The iomap thread fits two of
 // them.
 func IMX8Board() *Profile {
-	p := X86Server().Scaled("xu-yang-board", "NXP arm64 board of seed 002 (assumed: 4 × Cortex-A53 at 1.8 GHz, 4 KiB pages with THP, 2 GiB, SSD ≈ 340 MB/s)",
+	p := X86Server().Scaled("xu-yang-board", "NXP arm64 board of the iomap thread (assumed: 4 × Cortex-A53 at 1.8 GHz, 4 KiB pages with THP, 2 GiB, SSD ≈ 340 MB/s)",
 		a53Slowdown, "Cortex-A53 at 1.8 GHz, estimate")
 	set := p.Set
 	const atomic = "estimate: an ldxr/stxr loop with the barriers of a value-returning atomic on ARMv8.0 without LSE ≈ 40 cycles at 1.8 GHz"

@@ -15,7 +15,7 @@ const (
 )
 
 // X86Server is the profile of a 2023 x86-64 server core, the kind of machine
-// Marcelo Tosatti measured __find_get_block on (seed 004 does not name it; his
+// Marcelo Tosatti measured __find_get_block on (the bh-LRU thread does not name it; his
 // work targets KVM real-time guests on recent Xeons). Costs of operations that
 // the LRU thread does not exercise (allocation, bios) are provisional estimates
 // until the write-path scenarios calibrate them. ParamTimer starts at a

@@ -9,7 +9,7 @@ const (
 	serverClock       = 3.0
 )
 
-// X86Desktop2017 is the profile of the machine of seed 003. Sean Fu does not
+// X86Desktop2017 is the profile of the machine of the alloc_page_buffers thread. Sean Fu does not
 // name his hardware (his host name, linux-zmni, is openSUSE's default, so a
 // desktop or laptop install); this profile assumes a desktop of June 2017: one
 // core of a Skylake client CPU (Core i5-6600/i7-6700 class, 6th generation)
@@ -39,6 +39,6 @@ func X86Desktop2017() *Profile {
 		"estimate: 4.12's alloc_buffer_head: kmem_cache_zalloc(GFP_NOFS) of a 104-byte object from the SLUB per-CPU freelist (no memcg accounting of buffer heads yet) plus the per-CPU bh_accounting update ≈ 60 cycles at 3.5 GHz")
 	p.Set(Ev(bufcache.EvCopyByte), 0.1,
 		"estimate: copy_user_enhanced_fast_string (ERMS rep movsb) of page-sized runs at ≈ 10 GB/s: an 800 MiB stream does not stay in an 8 MiB L3, and two DDR4-2133 channels (34 GB/s peak) give one core about a third of that for a copy")
-	p.Set(ParamTimer, 0, "not used: seed 003 times whole processes (time(1)), no timed calls")
+	p.Set(ParamTimer, 0, "not used: the alloc_page_buffers thread times whole processes (time(1)), no timed calls")
 	return p
 }

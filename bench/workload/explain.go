@@ -17,7 +17,7 @@ import (
 // only its own (ExplainOp.Args names them) and ExplainOp.Parse fills in the
 // defaults.
 type OpArgs struct {
-	// Block is the block the find-get-block operations look up (seed 004
+	// Block is the block the find-get-block operations look up (the bh-LRU thread
 	// looks up block 1): below 2^18 on a 1 GiB device, beyond it on a
 	// 32 TiB metadata-only one, so that a large block shows a taller index.
 	Block uint64
@@ -249,7 +249,7 @@ func (o *Operation) Ledger(s *OpStep, p *timing.Profile) []timing.LedgerLine {
 func (o *Operation) SimNS(s *OpStep, p *timing.Profile) float64 { return p.BusyNS(&s.Load) / o.Per }
 
 // lookupSmallDevice is the device a lookup uses for blocks that fit it (the
-// 1 GiB loop device of seed 004); larger blocks get lookupLargeDevice.
+// 1 GiB loop device of the bh-LRU thread); larger blocks get lookupLargeDevice.
 const (
 	lookupSmallDevice = 1 << 30
 	lookupLargeDevice = 32 << 40

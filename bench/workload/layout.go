@@ -11,7 +11,7 @@ import (
 // over the first partition of each of the four disks.
 type Layout uint8
 
-// The layouts of seed 000's columns.
+// The layouts of the Helios4 table's columns.
 const (
 	LayoutDirect Layout = iota
 	LayoutRaid0

@@ -11,7 +11,7 @@ import (
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// tosattiSize is the size argument of seed 004's __find_get_block calls.
+// tosattiSize is the size argument of the bh-LRU thread's __find_get_block calls.
 const tosattiSize = 512
 
 // lookupPaths are the per-call events of one lookup workload under the three

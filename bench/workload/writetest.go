@@ -51,7 +51,7 @@ type WriteTest struct {
 	// patch (4.12-circular).
 	Kernel Kernel
 	// BlockSize is ext3's block size, one of 1024, 2048 and 4096 (mkfs.ext3
-	// -b); seed 003 uses 1024, four buffers a page.
+	// -b); the alloc_page_buffers thread uses 1024, four buffers a page.
 	BlockSize uint32
 	// Bytes is the size of the file (writetest -b N writes N MiB).
 	Bytes uint64
