@@ -110,18 +110,16 @@ func reproduceAlloc(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduct
 		obs = append(obs, timing.Observation{Row: c.row, Column: c.column, Published: publishedMS(seanFuRuns[i][:]),
 			Q: sysMSQuantities(ph), Run: c.kernel + "/" + c.row})
 	}
-	fitted, cal, err := timing.Calibrate(p, fit, obs)
+	rep, err := calibrated(p, fit, obs, timing.Table{
+		ID:     "alloc-sean-fu",
+		Title:  "writetest -b 800 on ext3 with 1 KiB blocks (read: cold cache), before and after \"fs: buffer: Modify alloc_page_buffers\"",
+		Source: "Sean Fu, \"Re: [PATCH] fs: buffer: Modify alloc_page_buffers.\", LKML 2017-06-21, <20170621170746.GA4355@linux-zmni.DHCP>, mean of 10 runs",
+		Unit:   "ms of system time for 800 MiB",
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Reproduction{Profile: fitted, Calibration: cal,
-		Table: timing.Table{
-			ID:     "alloc-sean-fu",
-			Title:  "writetest -b 800 on ext3 with 1 KiB blocks (read: cold cache), before and after \"fs: buffer: Modify alloc_page_buffers\"",
-			Source: "Sean Fu, \"Re: [PATCH] fs: buffer: Modify alloc_page_buffers.\", LKML 2017-06-21, <20170621170746.GA4355@linux-zmni.DHCP>, mean of 10 runs",
-			Unit:   "ms of system time for 800 MiB",
-			Cells:  cal.Cells,
-		}}
+	fitted := rep.Profile
 	rep.Notes = runs.notes(fitted)
 	rep.Figures = []Figure{cellsFigure(rep.Table, "writetest -b 800 on ext3, 1 KiB blocks", "phase, kernel (before: mainline; after: Sean Fu's patch)")}
 	return rep, runs, nil

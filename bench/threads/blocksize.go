@@ -119,18 +119,16 @@ func reproduceBlocksize(p *timing.Profile, fit timing.Fit, opts Options) (*Repro
 			}
 		}
 	}
-	fitted, cal, err := timing.Calibrate(p, fit, obs)
+	rep, err := calibrated(p, fit, obs, timing.Table{
+		ID:     "blocksize-helios4",
+		Title:  fmt.Sprintf("dd bs=1M count=%d on a Helios4: write (W) and read (R)", count),
+		Source: helios4Source,
+		Unit:   "MB/s",
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Reproduction{Profile: fitted, Calibration: cal,
-		Table: timing.Table{
-			ID:     "blocksize-helios4",
-			Title:  fmt.Sprintf("dd bs=1M count=%d on a Helios4: write (W) and read (R)", count),
-			Source: helios4Source,
-			Unit:   "MB/s",
-			Cells:  cal.Cells,
-		}}
+	fitted := rep.Profile
 	rep.Derived = []timing.Table{blocksizeRatios(rep.Table)}
 	rep.Notes = blocksizeNotes(fitted, runs)
 	rep.Figures = []Figure{helios4Figure(rep.Table)}

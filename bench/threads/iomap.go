@@ -105,18 +105,16 @@ func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduct
 			obs = append(obs, o)
 		}
 	}
-	fitted, cal, err := timing.Calibrate(p, fit, obs)
+	rep, err := calibrated(p, fit, obs, timing.Table{
+		ID:     "iomap-xu-yang",
+		Title:  fmt.Sprintf("dd if=/dev/zero of=/dev/sda, %.3g GiB per run, by dd bs", 4*opts.scale()),
+		Source: "Xu Yang, \"Re: [PATCH 5/6] block: use iomap for writes to block devices\", LKML 2024-04-26",
+		Unit:   "MB/s",
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Reproduction{Profile: fitted, Calibration: cal,
-		Table: timing.Table{
-			ID:     "iomap-xu-yang",
-			Title:  fmt.Sprintf("dd if=/dev/zero of=/dev/sda, %.3g GiB per run, by dd bs", 4*opts.scale()),
-			Source: "Xu Yang, \"Re: [PATCH 5/6] block: use iomap for writes to block devices\", LKML 2024-04-26",
-			Unit:   "MB/s",
-			Cells:  cal.Cells,
-		}}
+	fitted := rep.Profile
 	rep.Notes = iomapNotes(fitted, runs)
 	rep.Figures = []Figure{iomapFigure(rep.Table)}
 	return rep, runs, nil

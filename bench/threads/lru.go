@@ -54,10 +54,16 @@ func reproduceLRU(p *timing.Profile) (*Reproduction, *lruResults, error) {
 		posted.Slow.Obs(lruRow, "__find_get_block_slow", lruSlowNS),
 		posted.Find.Obs(lruRow, "__find_get_block", lruFindNS),
 	}
-	fitted, cal, err := timing.Calibrate(p, LRUFit(), obs)
+	rep, err := calibrated(p, LRUFit(), obs, timing.Table{
+		ID:     "lru-tosatti",
+		Title:  "__find_get_block vs __find_get_block_slow, 200 000 calls each",
+		Source: "Marcelo Tosatti, \"[PATCH] fs/buffer.c: remove per-CPU buffer_head lookup cache\", LKML 2023-06-26",
+		Unit:   "ns per call",
+	})
 	if err != nil {
 		return nil, nil, err
 	}
+	fitted := rep.Profile
 	res := &lruResults{posted: posted}
 	for _, size := range []uint64{1 << 30, 32 << 40} {
 		s := workload.PostedLookupModule()
@@ -74,14 +80,6 @@ func reproduceLRU(p *timing.Profile) (*Reproduction, *lruResults, error) {
 	if res.cycles, err = workload.CycleSweep(20, 100); err != nil {
 		return nil, nil, err
 	}
-	rep := &Reproduction{Profile: fitted, Calibration: cal,
-		Table: timing.Table{
-			ID:     "lru-tosatti",
-			Title:  "__find_get_block vs __find_get_block_slow, 200 000 calls each",
-			Source: "Marcelo Tosatti, \"[PATCH] fs/buffer.c: remove per-CPU buffer_head lookup cache\", LKML 2023-06-26",
-			Unit:   "ns per call",
-			Cells:  cal.Cells,
-		}}
 	rep.Notes = res.notes(fitted)
 	rep.Figures = []Figure{res.figure(rep.Table, fitted)}
 	return rep, res, nil

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -50,9 +51,51 @@ type Reproduction struct {
 	Table       timing.Table
 	Derived     []timing.Table
 	Calibration *timing.Calibration
+	// CrossValidation holds each fitted cell as a fit without it predicts it
+	// (leave-one-out), in the order the fit names them; empty when no such
+	// fit is possible (one parameter per fitted cell), which
+	// CrossValidationNote then says.
+	CrossValidation     []timing.LeftOut
+	CrossValidationNote string
 	// Notes is the thread's account of what the model counted, as text.
 	Notes   string
 	Figures []Figure
+}
+
+// calibrated fits fit's costs of p to obs and returns a Reproduction holding
+// the calibrated profile, the calibration, its table and the leave-one-out
+// cells, which the thread completes.
+func calibrated(p *timing.Profile, fit timing.Fit, obs []timing.Observation, table timing.Table) (*Reproduction, error) {
+	fitted, cal, err := timing.Calibrate(p, fit, obs)
+	if err != nil {
+		return nil, err
+	}
+	table.Cells = cal.Cells
+	r := &Reproduction{Profile: fitted, Calibration: cal, Table: table}
+	r.CrossValidation, err = timing.CrossValidate(p, fit, obs)
+	if errors.Is(err, timing.ErrNoSpareCell) {
+		r.CrossValidationNote, err = err.Error(), nil
+	}
+	return r, err
+}
+
+// CrossValidationText renders the leave-one-out errors, or why there are
+// none.
+func (r *Reproduction) CrossValidationText() string {
+	if len(r.CrossValidation) == 0 {
+		return r.CrossValidationNote + "\n"
+	}
+	var sb strings.Builder
+	sb.WriteString("leave-one-out: each fitted cell as a fit without it predicts it\n")
+	for _, l := range r.CrossValidation {
+		c := l.Cell
+		if l.Why != "" {
+			fmt.Fprintf(&sb, "  %-40s published %9.2f  no fit without it: %s\n", c.Row+" / "+c.Column, c.Published, l.Why)
+			continue
+		}
+		fmt.Fprintf(&sb, "  %-40s published %9.2f  predicted %9.2f  error %+6.1f%%\n", c.Row+" / "+c.Column, c.Published, c.Simulated, 100*c.RelError())
+	}
+	return sb.String()
 }
 
 // Tables returns the published table and the derived ones.

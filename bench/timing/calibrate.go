@@ -205,23 +205,42 @@ func (f Fit) select_(obs []Observation) ([]bool, error) {
 	return chosen, nil
 }
 
+// ErrNoSpareCell is CrossValidate's error for a fit with no cell to spare:
+// as many fitted cells as parameters, so that none can be left out.
+var ErrNoSpareCell = errors.New("timing: no leave-one-out: no fitted cell to spare")
+
+// LeftOut is one fitted cell as a fit without it predicts it: the cell with
+// that prediction as its Simulated figure, or, when the other cells cannot
+// determine the fit (a parameter only this cell exercises), Why says so and
+// Cell.Simulated is 0.
+type LeftOut struct {
+	Cell Cell
+	Why  string
+}
+
 // CrossValidate returns, for each cell fit.Cells names, in that order, the
 // cell as a fit without it predicts it (leave-one-out): the honest error of
-// a fitted cell. Errors: those of Calibrate, for the whole fit or for a fit
-// left with too few cells (one parameter per remaining cell at most).
-func CrossValidate(p *Profile, fit Fit, obs []Observation) ([]Cell, error) {
+// a fitted cell. Errors: those of Calibrate's checks of the fit;
+// ErrNoSpareCell for a fit with as many fitted cells as parameters.
+func CrossValidate(p *Profile, fit Fit, obs []Observation) ([]LeftOut, error) {
 	if _, err := fit.select_(obs); err != nil {
 		return nil, err
 	}
-	var out []Cell
+	if len(fit.Cells) <= len(fit.Params) {
+		return nil, fmt.Errorf("%w: %d parameter(s) for %d fitted cell(s)", ErrNoSpareCell, len(fit.Params), len(fit.Cells))
+	}
+	var out []LeftOut
 	for i, key := range fit.Cells {
+		o := obs[slices.IndexFunc(obs, func(o Observation) bool { return o.Key() == key })]
+		c := Cell{Row: o.Row, Column: o.Column, Published: o.Published, Label: LabelPredicted}
 		rest := Fit{Params: fit.Params, Cells: slices.Delete(slices.Clone(fit.Cells), i, i+1)}
 		fitted, _, err := Calibrate(p, rest, obs)
 		if err != nil {
-			return nil, fmt.Errorf("timing: leaving out %s: %w", key, err)
+			out = append(out, LeftOut{Cell: c, Why: err.Error()})
+			continue
 		}
-		o := obs[slices.IndexFunc(obs, func(o Observation) bool { return o.Key() == key })]
-		out = append(out, Cell{Row: o.Row, Column: o.Column, Published: o.Published, Simulated: fitted.Simulate(o), Label: LabelPredicted})
+		c.Simulated = fitted.Simulate(o)
+		out = append(out, LeftOut{Cell: c})
 	}
 	return out, nil
 }

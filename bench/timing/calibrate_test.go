@@ -111,14 +111,24 @@ func TestCrossValidate(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cells, 3)
 	for _, c := range cells {
-		assert.InDelta(t, 0, c.RelError(), 1e-9, c.Column)
+		assert.Empty(t, c.Why)
+		assert.InDelta(t, 0, c.Cell.RelError(), 1e-9, c.Cell.Column)
 	}
 	obs[2].Published *= 2 // an outlier the timer alone cannot explain
 	cells, err = CrossValidate(X86Server(), fit, obs)
 	require.NoError(t, err)
-	assert.InDelta(t, -0.5, cells[2].RelError(), 1e-9, "fitted on the two exact cells, the outlier is predicted at half")
+	assert.InDelta(t, -0.5, cells[2].Cell.RelError(), 1e-9, "fitted on the two exact cells, the outlier is predicted at half")
 	_, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer}, keys[:1]}, obs)
-	assert.ErrorContains(t, err, "leaving out", "one fitted cell: nothing left to fit")
+	assert.ErrorIs(t, err, ErrNoSpareCell, "one fitted cell: nothing left to fit")
+
+	// A parameter only one cell exercises: leaving that cell out leaves a
+	// singular fit, reported for that cell alone.
+	two, twoKeys := synthetic(truth, true, true, true)
+	two[2].Q[Ev(bufcache.EvBioSubmit)] = 1
+	cells, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer, Ev(bufcache.EvBioSubmit)}, twoKeys}, two)
+	require.NoError(t, err)
+	assert.Empty(t, cells[0].Why)
+	assert.Contains(t, cells[2].Why, "singular")
 }
 
 func TestParams(t *testing.T) {

@@ -38,7 +38,7 @@ func TestErrors(t *testing.T) {
 		{"reproduce: bad cost", []string{"reproduce", "--cost", "bios"}, "want PARAM=NS"},
 		{"reproduce: unknown cost", []string{"reproduce", "--cost", "warp=1"}, "unknown parameter \"warp\""},
 		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "finite number"},
-		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --cost, --format, --plot, --profile"},
+		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --cost, --cross-validate, --format, --plot, --profile"},
 		{"reproduce: flag without value", []string{"reproduce", "lru", "--format"}, "flag needs an argument"},
 
 		{"sweep: unknown machine", []string{"sweep", "--machine", "vax"}, "valid: helios4, xu-yang"},

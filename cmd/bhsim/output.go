@@ -36,6 +36,10 @@ type threadOut struct {
 	FreeParameters []paramOut     `json:"free_parameters"`
 	LabelCounts    map[string]int `json:"label_counts"`
 	Tables         []tableOut     `json:"tables"`
+	// CrossValidation is each fitted cell as a fit without it predicts it;
+	// CrossValidationNote says why there is none.
+	CrossValidation     []leftOut `json:"cross_validation,omitempty"`
+	CrossValidationNote string    `json:"cross_validation_note,omitempty"`
 }
 
 // paramOut is one fitted cost: its prior and fitted values in ns.
@@ -74,6 +78,10 @@ func threadOf(r *threads.Reproduction, subject, costs string) threadOut {
 	for _, c := range r.Calibration.Cells {
 		t.LabelCounts[string(c.Label)]++
 	}
+	for _, l := range r.CrossValidation {
+		t.CrossValidation = append(t.CrossValidation, leftOut{cellOf(l.Cell), l.Why})
+	}
+	t.CrossValidationNote = r.CrossValidationNote
 	for _, tb := range r.Tables() {
 		out := tableOut{ID: tb.ID, Title: tb.Title, Source: tb.Source, Unit: tb.Unit}
 		for _, c := range tb.Cells {
@@ -82,6 +90,13 @@ func threadOf(r *threads.Reproduction, subject, costs string) threadOut {
 		t.Tables = append(t.Tables, out)
 	}
 	return t
+}
+
+// leftOut is one fitted cell as a fit without it predicts it (simulated),
+// or why no such fit exists (simulated 0).
+type leftOut struct {
+	cellOut
+	Why string `json:"why,omitempty"`
 }
 
 // cellOf renders one cell.

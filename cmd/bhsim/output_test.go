@@ -207,3 +207,14 @@ func TestWriteFigure(t *testing.T) {
 	require.NoError(t, writeFigure(dir, f))
 	checkChart(t, dir, "test")
 }
+
+func TestReproduceCrossValidate(t *testing.T) {
+	status, out, errs := bhsim("reproduce", "--cross-validate", "lru")
+	require.Equal(t, 0, status, errs)
+	assert.Contains(t, out, "no leave-one-out: no fitted cell to spare: 1 parameter(s) for 1 fitted cell(s)")
+	_, js, _ := bhsim("reproduce", "--format", "json", "lru")
+	var doc reproduceOut
+	strictDecode(t, js, &doc)
+	assert.Empty(t, doc.Threads[0].CrossValidation)
+	assert.Contains(t, doc.Threads[0].CrossValidationNote, "no leave-one-out")
+}

@@ -16,7 +16,7 @@ import (
 // reproduceSynopsis is the first lines of `bhsim reproduce --help`.
 func reproduceSynopsis() string {
 	var sb strings.Builder
-	sb.WriteString("[--format text|csv|json] [--profile NAME|FILE] [--cost PARAM=NS] [--plot DIR] [thread ...]\n\n" +
+	sb.WriteString("[--format text|csv|json] [--profile NAME|FILE] [--cost PARAM=NS] [--plot DIR] [--cross-validate] [thread ...]\n\n" +
 		"Reproduces the named LKML threads (all by default), each on the profile of the machine it was\n" +
 		"measured on unless --profile names another: the published table beside the simulated one, every\n" +
 		"cell labelled fitted, fitted (shared run), input or predicted, with its error. Threads:\n\n")
@@ -32,6 +32,7 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 	format, checkFormat := formatFlag(fs, "text", "csv", "json")
 	costs := addCostFlags(fs, "each thread's own; the calibration starts from it", false)
 	plotDir := fs.String("plot", "", "write one SVG and one PNG chart per figure into `DIR` (created if missing)")
+	crossValidate := fs.Bool("cross-validate", false, "print each fitted cell's leave-one-out error: the error of a fit without that cell (the JSON always has it)")
 	pos, err := parseArgs(fs, reproduceSynopsis(), args, stdout)
 	if err != nil {
 		return err
@@ -103,7 +104,11 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		if _, err := fmt.Fprint(stdout, r.Text()); err != nil {
+		text := r.Text()
+		if *crossValidate {
+			text += "\n" + r.CrossValidationText()
+		}
+		if _, err := fmt.Fprint(stdout, text); err != nil {
 			return err
 		}
 	}
