@@ -25,7 +25,7 @@ func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead
 		bh.folio = f
 		bh.offset = uint32(off)
 		if circular && state != 0 {
-			bh.set(state)
+			bh.state.Set(state)
 		}
 		if tail == nil {
 			tail = bh
@@ -51,7 +51,7 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 	for {
 		c.count(EvRingWalk)
 		if state != 0 {
-			bh.set(state)
+			bh.state.Set(state)
 		}
 		if bh.thisPage == nil {
 			break
@@ -67,7 +67,7 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 // reference. The caller holds private_lock and the folio lock.
 func (c *CPU) attachBuffers(f *Folio, head *BufferHead) {
 	f.get(c)
-	f.set(FolioPrivate)
+	f.flags.Set(FolioPrivate)
 	f.private = head
 }
 
@@ -97,10 +97,10 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, firs
 			bh.bdev.Store(d)
 			bh.blocknr = block
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			}
 			if block < end {
-				bh.set(BHMapped)
+				bh.state.Set(BHMapped)
 			}
 		}
 		block++

@@ -189,7 +189,7 @@ func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
 	for {
 		cpu.count(EvRingWalk)
 		LockBuffer(cpu, bh)
-		bh.clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+		bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
 		bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
 		UnlockBuffer(cpu, bh)
 		if bh = bh.thisPage; bh == head {

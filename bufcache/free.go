@@ -23,7 +23,7 @@ func (d *BlockDevice) tryToFreeBuffers(cpu *CPU, f *Folio) error {
 	bh := head
 	for {
 		cpu.count(EvRingWalk)
-		if bh.count.Load() != 0 || bh.state.Load()&uint32(BHDirty|BHLock) != 0 {
+		if bh.count.Load() != 0 || bh.state.Any(BHDirty|BHLock) {
 			m.privateLock.Unlock()
 			return fmt.Errorf("%w: page %d: %v", ErrBuffersBusy, f.index, bh)
 		}
@@ -32,7 +32,7 @@ func (d *BlockDevice) tryToFreeBuffers(cpu *CPU, f *Folio) error {
 		}
 	}
 	f.private = nil
-	f.clear(FolioPrivate)
+	f.flags.Clear(FolioPrivate)
 	m.cancelDirty(f)
 	m.privateLock.Unlock()
 	f.put(cpu)

@@ -122,7 +122,7 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 				if data := bh.Data(); data != nil {
 					clear(data)
 				}
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			default:
 				if !bh.Has(BHMapped) {
 					d.getBlock(cpu, bh, block)
@@ -137,7 +137,7 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 		}
 	}
 	if all {
-		f.set(FolioUptodate)
+		f.flags.Set(FolioUptodate)
 	}
 }
 
@@ -227,9 +227,9 @@ func endReadahead(b *blk.Bio) {
 	rb.cpu.count(EvBioComplete)
 	for i, f := range rb.folios {
 		if b.Err == nil {
-			f.set(FolioUptodate)
+			f.flags.Set(FolioUptodate)
 		} else {
-			f.set(FolioError)
+			f.flags.Set(FolioError)
 		}
 		f.unlockFolio()
 		rb.folios[i] = nil

@@ -146,10 +146,10 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 		switch {
 		case end <= from || start >= to:
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			}
 		default:
-			bh.clear(BHNew)
+			bh.state.Clear(BHNew)
 			if !bh.Has(BHMapped) {
 				if mapper == nil {
 					d.getBlock(cpu, bh, block)
@@ -162,7 +162,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 				}
 			}
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			} else if !bh.Has(BHUptodate) && (start < from || end > to) && err == nil {
 				err = readBufferSync(cpu, bh)
 			}
@@ -183,7 +183,7 @@ func (d *BlockDevice) getBlock(cpu *CPU, bh *BufferHead, block uint64) {
 	cpu.count(EvGetBlock)
 	bh.blocknr = block
 	bh.bdev.Store(d)
-	bh.set(BHMapped)
+	bh.state.Set(BHMapped)
 }
 
 // writeEnd models blkdev_write_end = block_write_end + unlock + put: if fewer
@@ -215,16 +215,16 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 				partial = true
 			}
 		} else {
-			bh.set(BHUptodate)
+			bh.state.Set(BHUptodate)
 			MarkBufferDirty(cpu, bh)
 		}
-		bh.clear(BHNew)
+		bh.state.Clear(BHNew)
 		if bh = bh.thisPage; bh == head {
 			break
 		}
 	}
 	if !partial {
-		f.set(FolioUptodate)
+		f.flags.Set(FolioUptodate)
 	}
 }
 
@@ -249,7 +249,7 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 	if extra != 0 {
 		for bh := head; ; {
 			cpu.count(EvRingWalk)
-			bh.set(extra)
+			bh.state.Set(extra)
 			if bh = bh.thisPage; bh == head {
 				break
 			}

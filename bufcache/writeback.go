@@ -41,7 +41,7 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 				if f.Has(FolioWriteback) && mode == wbSyncAll {
 					waitOnWriteback(cpu, f)
 				}
-				if !f.Has(FolioWriteback) && f.testClear(FolioDirty) { // folio_clear_dirty_for_io
+				if !f.Has(FolioWriteback) && f.flags.TestAndClear(FolioDirty) { // folio_clear_dirty_for_io
 					d.writeFolio(cpu, f, mode) // unlocks f
 				} else {
 					f.unlockFolio()
@@ -79,8 +79,8 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	for bh := head; ; block++ { // pass 1: past the end, or not yet mapped
 		cpu.count(EvRingWalk)
 		if block > last {
-			bh.clear(BHDirty)
-			bh.set(BHUptodate)
+			bh.state.Clear(BHDirty)
+			bh.state.Set(BHUptodate)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
 		}
@@ -102,7 +102,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 				continue
 			}
 			// test_clear_buffer_dirty, then mark_buffer_async_write
-			if bh.testClearSet(BHDirty, BHAsyncWrite) {
+			if bh.state.TestAndClearSet(BHDirty, BHAsyncWrite) {
 				bh.endIO = endAsyncWrite
 			} else {
 				UnlockBuffer(cpu, bh)
@@ -145,13 +145,13 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 // folio is still in the page cache; the fallback only sets the flag.
 func (d *BlockDevice) setWriteback(f *Folio) {
 	if !d.mapping.index.UpdateMarks(f.index, f, startWriteback) {
-		f.set(FolioWriteback)
+		f.flags.Set(FolioWriteback)
 	}
 }
 
 // startWriteback is setWriteback's step under the index lock.
 func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	if f.testSet(FolioWriteback) {
+	if f.flags.TestAndSet(FolioWriteback) {
 		return marks
 	}
 	marks |= pageindex.MarkWriteback.Bit()
@@ -166,13 +166,13 @@ func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
 // disagree. A folio that left the page cache only loses the flag.
 func (d *BlockDevice) endWriteback(f *Folio) {
 	if !d.mapping.index.UpdateMarks(f.index, f, finishWriteback) {
-		f.clear(FolioWriteback)
+		f.flags.Clear(FolioWriteback)
 	}
 }
 
 // finishWriteback is endWriteback's step under the index lock.
 func finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	if f.testClear(FolioWriteback) {
+	if f.flags.TestAndClear(FolioWriteback) {
 		marks &^= pageindex.MarkWriteback.Bit()
 	}
 	return marks
@@ -199,14 +199,14 @@ func waitOnWriteback(cpu *CPU, f *Folio) {
 func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 	f := bh.folio
 	if ok { // set_buffer_uptodate, clear_buffer_async_write, unlock_buffer
-		if bh.change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
+		if bh.state.Change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(bh)
-		f.set(FolioError)
-		bh.clear(BHAsyncWrite)
+		f.flags.Set(FolioError)
+		bh.state.Clear(BHAsyncWrite)
 		UnlockBuffer(cpu, bh)
 	}
 	for b := bh.thisPage; b != bh; b = b.thisPage {
@@ -217,13 +217,13 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 	if m := f.mapping.Load(); m != nil {
 		m.dev.endWriteback(f)
 	} else {
-		f.clear(FolioWriteback)
+		f.flags.Clear(FolioWriteback)
 	}
 }
 
 // tryLockBuffer models trylock_buffer.
 func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
-	if bh.testSet(BHLock) {
+	if bh.state.TestAndSet(BHLock) {
 		return false
 	}
 	cpu.count(EvBHLock)
