@@ -47,18 +47,14 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 	if c.m.cfg.Alloc == AllocCircular {
 		return
 	}
-	bh := head
-	for {
-		c.count(EvRingWalk)
+	var tail *BufferHead
+	for bh := range head.ring(c) {
 		if state != 0 {
 			bh.state.Set(state)
 		}
-		if bh.thisPage == nil {
-			break
-		}
-		bh = bh.thisPage
+		tail = bh
 	}
-	bh.thisPage = head
+	tail.thisPage = head
 	c.count(EvRingLink)
 }
 
@@ -88,9 +84,7 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, firs
 	end := d.endBlock(size)
 	uptodate := f.Has(FolioUptodate)
 	block := first
-	bh := head
-	for {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
@@ -104,10 +98,8 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, firs
 			}
 		}
 		block++
-		if bh = bh.thisPage; bh == head {
-			return end
-		}
 	}
+	return end
 }
 
 // endBlock models blkdev_max_block: the first block number at or past the end

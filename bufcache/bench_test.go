@@ -39,12 +39,8 @@ func BenchmarkAllocPageBuffers(b *testing.B) {
 				for b.Loop() {
 					head := cpu.allocPageBuffers(f, size, 0)
 					cpu.closeRing(head, 0)
-					for bh := head; ; {
-						next := bh.thisPage
+					for bh := range head.ring(nil) {
 						cpu.freeBH(bh)
-						if bh = next; bh == head {
-							break
-						}
 					}
 				}
 				reportEvents(b, cpu.Events().Sub(before), EvBHAlloc, EvRingLink, EvRingWalk)

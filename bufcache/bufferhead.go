@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"fmt"
+	"iter"
 	"runtime"
 	"sync/atomic"
 
@@ -115,6 +116,35 @@ func (bh *BufferHead) Folio() *Folio { return bh.folio }
 // Next returns b_this_page: the next buffer of the same folio. Once the ring is
 // attached, following Next from any buffer returns to it.
 func (bh *BufferHead) Next() *BufferHead { return bh.thisPage }
+
+// ring returns an iterator over the buffers linked by b_this_page, starting
+// at bh: bh, its successor, and so on until the walk comes back to bh, or
+// reaches nil on a list alloc_page_buffers built and closeRing has not
+// closed yet. A nil bh yields nothing, so f.private.ring walks a folio's
+// buffers, if it has any.
+//
+// Each buffer yielded counts one EvRingWalk on cpu before the loop body
+// runs, so a loop that stops early has counted exactly the buffers it
+// looked at; with a nil cpu the walk is not counted (the invariant checker,
+// and walks the model does not price). The successor is read before the
+// body runs: the body may free the buffer it is given (drop_buffers). The
+// caller keeps the ring stable (folio lock, private_lock, or buffers under
+// writeback that only their completions touch). O(buffers walked); it
+// allocates nothing once inlined into its range loop.
+func (bh *BufferHead) ring(cpu *CPU) iter.Seq[*BufferHead] {
+	return func(yield func(*BufferHead) bool) {
+		for b := bh; b != nil; {
+			next := b.thisPage
+			if cpu != nil {
+				cpu.count(EvRingWalk)
+			}
+			if !yield(b) || next == bh {
+				return
+			}
+			b = next
+		}
+	}
+}
 
 // Data returns the buffer's bytes (b_data, Size bytes), or nil on a metadata-only
 // device.

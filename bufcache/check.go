@@ -72,7 +72,8 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 	want := pageSize / size
 	end := blocksize.DivRoundUp(d.size, uint64(size)) // the write path maps a block straddling the end
 	n := uint32(0)
-	for bh := head; ; {
+	var last *BufferHead
+	for bh := range head.ring(nil) {
 		if n >= want {
 			bad("ring longer than %d buffers or not closed", want)
 			return
@@ -99,14 +100,11 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 			bad("buffer %d has async I/O bits without the lock: %v", n, st)
 		}
 		n++
-		bh = bh.thisPage
-		if bh == nil {
-			bad("ring not closed after %d buffers", n)
-			return
-		}
-		if bh == head {
-			break
-		}
+		last = bh
+	}
+	if last.thisPage == nil {
+		bad("ring not closed after %d buffers", n)
+		return
 	}
 	if n != want {
 		bad("ring has %d buffers, want %d", n, want)

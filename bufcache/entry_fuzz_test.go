@@ -147,14 +147,12 @@ func (r *entryRig) foreignBusy(block uint64, size uint32) bool {
 	if head == nil || head.size == size {
 		return false
 	}
-	for bh := head; ; {
+	for bh := range head.ring(nil) {
 		if bh.Count() != 0 {
 			return true
 		}
-		if bh = bh.thisPage; bh == head {
-			return false
-		}
 	}
+	return false
 }
 
 // step runs one operation and checks its answer, then the invariants.

@@ -72,12 +72,8 @@ func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 // zeroed and becomes uptodate; each one overlapping is then no longer new, and
 // dirty. The folio is locked.
 func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
-	head := f.private
-	if head == nil {
-		return
-	}
-	for bh, start := head, uint32(0); ; start += bh.size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range f.private.ring(cpu) {
 		end := start + bh.size
 		if bh.Has(BHNew) && end > from && start < to {
 			if !f.Has(FolioUptodate) {
@@ -89,9 +85,7 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 			bh.state.Clear(BHNew)
 			MarkBufferDirty(cpu, bh)
 		}
-		if bh = bh.thisPage; bh == head {
-			return
-		}
+		start = end
 	}
 }
 

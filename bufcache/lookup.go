@@ -26,16 +26,12 @@ func (d *BlockDevice) FindGetBlockSlow(cpu *CPU, block uint64) *BufferHead {
 	cpu.count(EvPrivateLock)
 	m.privateLock.Lock()
 	if head := f.private; head != nil {
-		for bh := head; ; {
-			cpu.count(EvRingWalk)
+		for bh := range head.ring(cpu) {
 			if !bh.Has(BHMapped) {
 				allMapped = false
 			} else if bh.blocknr == block {
 				bh.get(cpu)
 				found = bh
-				break
-			}
-			if bh = bh.thisPage; bh == head {
 				break
 			}
 		}

@@ -114,8 +114,7 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
 	block := g.FirstBlock(f.index)
 	all := true
-	for bh := head; ; block++ {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if !bh.Has(BHUptodate) {
 			switch {
 			case block >= last: // past the end: zeroes
@@ -132,9 +131,7 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 				}
 			}
 		}
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		block++
 	}
 	if all {
 		f.flags.Set(FolioUptodate)

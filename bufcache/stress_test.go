@@ -292,11 +292,8 @@ func (r *stressRig) quiescent(round int) {
 			wantRef := 1
 			if head := f.private; head != nil {
 				wantRef++
-				for bh := head; ; {
+				for bh := range head.ring(nil) {
 					require.Zero(t, bh.Count(), "round %d: %s page %d: %v leaked a reference", round, sd.name, index, bh)
-					if bh = bh.thisPage; bh == head {
-						break
-					}
 				}
 			}
 			require.Equal(t, wantRef, f.RefCount(), "round %d: %s page %d: folio references", round, sd.name, index)

@@ -140,8 +140,8 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
 	uptodate := f.Has(FolioUptodate)
 	var err error
-	for bh, start := head, uint32(0); ; start += size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range head.ring(cpu) {
 		end := start + size
 		switch {
 		case end <= from || start >= to:
@@ -168,13 +168,12 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 			}
 		}
 		block++
-		if bh = bh.thisPage; bh == head {
-			if err != nil {
-				zeroNewBuffers(cpu, f, from, to)
-			}
-			return err
-		}
+		start = end
 	}
+	if err != nil {
+		zeroNewBuffers(cpu, f, from, to)
+	}
+	return err
 }
 
 // getBlock models blkdev_get_block: map bh to block of this device, with no
@@ -206,10 +205,9 @@ func (d *BlockDevice) writeEnd(cpu *CPU, f *Folio, pos, n, copied uint64) uint64
 
 // commitWrite models __block_commit_write over [from, to) of a locked folio.
 func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
-	head := f.private
 	partial := false
-	for bh, start := head, uint32(0); ; start += bh.size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range f.private.ring(cpu) {
 		if start+bh.size <= from || start >= to {
 			if !bh.Has(BHUptodate) {
 				partial = true
@@ -219,9 +217,7 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 			MarkBufferDirty(cpu, bh)
 		}
 		bh.state.Clear(BHNew)
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		start += bh.size
 	}
 	if !partial {
 		f.flags.Set(FolioUptodate)
@@ -247,12 +243,8 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 		extra |= BHDirty
 	}
 	if extra != 0 {
-		for bh := head; ; {
-			cpu.count(EvRingWalk)
+		for bh := range head.ring(cpu) {
 			bh.state.Set(extra)
-			if bh = bh.thisPage; bh == head {
-				break
-			}
 		}
 	}
 	cpu.attachBuffers(f, head)

@@ -76,53 +76,39 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	first := f.index << (uint(d.m.pageShift) - blocksize.Log2(size))
 	last := (d.size - 1) / uint64(size)
 	block := first
-	for bh := head; ; block++ { // pass 1: past the end, or not yet mapped
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
 		if block > last {
 			bh.state.Clear(BHDirty)
 			bh.state.Set(BHUptodate)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
 		}
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		block++
 	}
-	for bh := head; ; { // pass 2: lock and mark what will be written
-		cpu.count(EvRingWalk)
-		if bh.Has(BHMapped) {
-			if mode == wbSyncAll {
-				LockBuffer(cpu, bh)
-			} else if !tryLockBuffer(cpu, bh) {
-				d.mapping.setDirty(f) // redirty_page_for_writepage
-				bh = bh.thisPage
-				if bh == head {
-					break
-				}
-				continue
-			}
-			// test_clear_buffer_dirty, then mark_buffer_async_write
-			if bh.state.TestAndClearSet(BHDirty, BHAsyncWrite) {
-				bh.endIO = endAsyncWrite
-			} else {
-				UnlockBuffer(cpu, bh)
-			}
+	for bh := range head.ring(cpu) { // pass 2: lock and mark what will be written
+		if !bh.Has(BHMapped) {
+			continue
 		}
-		if bh = bh.thisPage; bh == head {
-			break
+		if mode == wbSyncAll {
+			LockBuffer(cpu, bh)
+		} else if !tryLockBuffer(cpu, bh) {
+			d.mapping.setDirty(f) // redirty_page_for_writepage
+			continue
+		}
+		// test_clear_buffer_dirty, then mark_buffer_async_write
+		if bh.state.TestAndClearSet(BHDirty, BHAsyncWrite) {
+			bh.endIO = endAsyncWrite
+		} else {
+			UnlockBuffer(cpu, bh)
 		}
 	}
 	d.setWriteback(f)
 	// Collect first: a plug flush inside a submission may complete buffers of
 	// this folio, and the ring must still show the others as Async_Write.
 	async := cpu.scratch[:0]
-	for bh := head; ; {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if bh.Has(BHAsyncWrite) {
 			async = append(async, bh)
-		}
-		if bh = bh.thisPage; bh == head {
-			break
 		}
 	}
 	for _, bh := range async {
@@ -209,8 +195,8 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		bh.state.Clear(BHAsyncWrite)
 		UnlockBuffer(cpu, bh)
 	}
-	for b := bh.thisPage; b != bh; b = b.thisPage {
-		if b.Has(BHAsyncWrite) {
+	for b := range bh.ring(nil) {
+		if b != bh && b.Has(BHAsyncWrite) {
 			return
 		}
 	}
