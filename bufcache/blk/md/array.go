@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/freelist"
 )
 
 // DefaultChunkSize is the chunk size New uses when Config.ChunkSize is 0:
@@ -93,7 +94,7 @@ type Array struct {
 	deg degradedState // which members are faulty
 
 	mu    sync.Mutex // guards free and stats
-	free  []*request
+	free  freelist.List[request]
 	stats Stats
 }
 
