@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // BHState is a buffer_head state bit set (enum bh_state_bits, in the kernel's
@@ -49,11 +50,13 @@ const (
 	BHDeferCompletion
 )
 
-var bhStateNames = []string{"uptodate", "dirty", "lock", "req", "mapped", "new", "async_read",
-	"async_write", "delay", "boundary", "write_eio", "unwritten", "quiet", "meta", "prio", "defer_completion"}
+// bhStateNames names the state bits for String, in bit order.
+var bhStateNames = enum.NewFlags[BHState]("uptodate", "dirty", "lock", "req", "mapped", "new", "async_read",
+	"async_write", "delay", "boundary", "write_eio", "unwritten", "quiet", "meta", "prio", "defer_completion")
 
-// String lists the set bits, e.g. "uptodate|mapped".
-func (s BHState) String() string { return flagString(uint32(s), bhStateNames) }
+// String lists the set bits, e.g. "uptodate|mapped" ("0" for none; bits
+// without a name in hexadecimal).
+func (s BHState) String() string { return bhStateNames.String(s) }
 
 // NoBlock is the b_blocknr of a buffer head that was never mapped (the kernel's −1).
 const NoBlock = ^uint64(0)

@@ -2,10 +2,10 @@ package bufcache
 
 import (
 	"runtime"
-	"strings"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // FolioFlag is a page flag (PG_*) of a Folio.
@@ -32,24 +32,13 @@ const (
 	FolioError
 )
 
-var folioFlagNames = []string{"locked", "uptodate", "dirty", "writeback", "referenced", "active", "private", "error"}
+// folioFlagNames names the flags for String, in bit order.
+var folioFlagNames = enum.NewFlags[FolioFlag]("locked", "uptodate", "dirty", "writeback", "referenced", "active",
+	"private", "error")
 
-// String lists the set flags, e.g. "uptodate|private".
-func (f FolioFlag) String() string { return flagString(uint32(f), folioFlagNames) }
-
-// flagString renders a bit set with one name per bit.
-func flagString(v uint32, names []string) string {
-	var parts []string
-	for i, n := range names {
-		if v&(1<<i) != 0 {
-			parts = append(parts, n)
-		}
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}
+// String lists the set flags, e.g. "uptodate|private" ("0" for none; bits
+// without a name in hexadecimal).
+func (f FolioFlag) String() string { return folioFlagNames.String(f) }
 
 // Folio models struct folio (order 0: one page, as in the block-device mapping
 // from v5.x to v6.14): its flags, reference count, the buffer ring attached as

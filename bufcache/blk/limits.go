@@ -3,6 +3,8 @@ package blk
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Block-layer defaults (include/linux/blkdev.h, v5.10).
@@ -48,16 +50,13 @@ const (
 	SegmentsCoalesced
 )
 
-// String returns "per-bio" or "coalesced".
-func (a SegmentAccounting) String() string {
-	switch a {
-	case SegmentsPerBio:
-		return "per-bio"
-	case SegmentsCoalesced:
-		return "coalesced"
-	}
-	return fmt.Sprintf("accounting(%d)", uint8(a))
-}
+// accountingNames names the accountings for String.
+var accountingNames = enum.New[SegmentAccounting]("accounting",
+	[]string{SegmentsPerBio: "per-bio", SegmentsCoalesced: "coalesced"}...)
+
+// String returns "per-bio" or "coalesced" ("accounting(n)" for another
+// value).
+func (a SegmentAccounting) String() string { return accountingNames.String(a) }
 
 // Limits models the parts of struct queue_limits (v5.10) that decide how bios
 // become requests. Build it with DefaultLimits and adjust fields; NewQueue

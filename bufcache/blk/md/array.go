@@ -110,7 +110,7 @@ type Array struct {
 // logical block size above 4096); ErrBadStripeCache (a StripeCacheSize out of
 // range). Complexity O(n); the stripe cache grows on demand.
 func New(cfg Config, members []blk.Device) (*Array, error) {
-	if !cfg.Level.valid() {
+	if !levelNames.Valid(cfg.Level) {
 		return nil, fmt.Errorf("%w: %s", ErrBadLevel, cfg.Level)
 	}
 	name := cfg.Name
