@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/internal/freelist"
 )
@@ -121,7 +122,7 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 	if chunk == 0 {
 		chunk = DefaultChunkSize
 	}
-	if chunk < pageSize || chunk&(chunk-1) != 0 {
+	if chunk < pageSize || !blocksize.IsPowerOfTwo(chunk) {
 		return nil, fmt.Errorf("%w: %s: %d bytes is not a power of two >= %d", ErrBadChunk, name, chunk, pageSize)
 	}
 	cache := cfg.StripeCacheSize
