@@ -13,13 +13,14 @@
 // constants), with one name each: String(2) is the third name, and a value
 // outside the table prints as kind(7) with the kind the caller chose.
 // Parse takes exactly those names (case and spaces matter); any other
-// string gives an error wrapping the caller's sentinel, whose text names
-// the string and lists the valid names:
+// string gives an error wrapping the sentinel given to WithError, whose
+// text names the string and lists the valid names:
 //
 //	blocksize: unknown policy "simplified" (valid: grow, logical)
 //
 // so the package prefix and the wording of the failure are the sentinel's
-// (test for it with errors.Is). Lookup is the same search without the error,
+// (test for it with errors.Is); a table without a sentinel says
+// "unknown <kind> ..." instead. Lookup is the same search without the error,
 // for parsers that try several tables in turn; List gives the valid names
 // for their own message.
 //
@@ -47,7 +48,7 @@ type Integer interface {
 }
 
 // Names is the table of names of an enumeration T whose values are 0 to
-// Len()-1. Build it with New.
+// n-1, n names. Build it with New.
 type Names[T Integer] struct {
 	kind    string
 	unknown error // nil: Parse fails with "unknown <kind>"
@@ -83,9 +84,6 @@ func checkNames(names []string) {
 	}
 }
 
-// Len returns the number of named values. O(1).
-func (t *Names[T]) Len() int { return len(t.names) }
-
 // Valid reports whether v has a name. O(1).
 func (t *Names[T]) Valid(v T) bool { return v >= 0 && uint64(v) < uint64(len(t.names)) }
 
@@ -107,7 +105,7 @@ func format[T Integer](v T) string {
 }
 
 // Lookup returns the value named s and true, or 0 and false if no value has
-// that name. O(Len()).
+// that name. O(names).
 func (t *Names[T]) Lookup(s string) (T, bool) {
 	if i := slices.Index(t.names, s); i >= 0 {
 		return T(i), true
@@ -116,7 +114,7 @@ func (t *Names[T]) Lookup(s string) (T, bool) {
 }
 
 // Parse returns the value named s. Errors: for any other s, an error
-// wrapping the table's sentinel, "<sentinel> "s" (valid: a, b, c)". O(Len()).
+// wrapping the table's sentinel, "<sentinel> "s" (valid: a, b, c)". O(names).
 func (t *Names[T]) Parse(s string) (T, error) {
 	if v, ok := t.Lookup(s); ok {
 		return v, nil
@@ -127,7 +125,7 @@ func (t *Names[T]) Parse(s string) (T, error) {
 	return 0, fmt.Errorf("%w %q (valid: %s)", t.unknown, s, t.List())
 }
 
-// Values returns every named value in order, in a new slice. O(Len()).
+// Values returns every named value in order, in a new slice. O(names).
 func (t *Names[T]) Values() []T {
 	vs := make([]T, len(t.names))
 	for i := range vs {
@@ -137,7 +135,7 @@ func (t *Names[T]) Values() []T {
 }
 
 // List returns the names in value order, separated by ", ", as Parse's error
-// lists them. O(Len()).
+// lists them. O(names).
 func (t *Names[T]) List() string { return strings.Join(t.names, ", ") }
 
 // Unsigned is the underlying type of a flag set.

@@ -24,7 +24,6 @@ func TestNamesString(t *testing.T) {
 	assert.Equal(t, "red", colorNames.String(red))
 	assert.Equal(t, "blue", colorNames.String(blue))
 	assert.Equal(t, "color(7)", colorNames.String(7))
-	assert.Equal(t, 3, colorNames.Len())
 	assert.True(t, colorNames.Valid(blue))
 	assert.False(t, colorNames.Valid(3))
 	assert.Equal(t, []color{red, green, blue}, colorNames.Values())
