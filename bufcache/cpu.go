@@ -81,7 +81,11 @@ const bioCacheMax = 4096
 
 // freeBio returns a completed bio to the free list of the CPU that submitted
 // it.
-func (c *CPU) freeBio(bb *bhBio) { c.bioFree.Put(bb) }
+func (c *CPU) freeBio(bb *bhBio) {
+	if len(c.bioFree) < bioCacheMax {
+		c.bioFree.Put(bb)
+	}
+}
 
 // folioCacheMax bounds a CPU's free folio cache.
 const folioCacheMax = 1024
@@ -114,12 +118,16 @@ func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
 	f.private = nil
 	f.gen.Add(1)
-	c.folioFree.Put(f)
+	if len(c.folioFree) < folioCacheMax {
+		c.folioFree.Put(f)
+	}
 }
 
 // freeBH models free_buffer_head: bh is zeroed and kept for reuse.
 func (c *CPU) freeBH(bh *BufferHead) {
 	c.count(EvBHFree)
 	bh.reset()
-	c.bhFree.Put(bh)
+	if len(c.bhFree) < bhCacheMax {
+		c.bhFree.Put(bh)
+	}
 }

@@ -98,14 +98,15 @@ func (f *Folio) get(cpu *CPU) {
 	f.ref.Add(1)
 }
 
-// put models folio_put. The last reference frees the folio.
+// put models folio_put. The last reference frees the folio. (It is on every
+// lookup's path, and written to stay within the compiler's inlining budget.)
 func (f *Folio) put(cpu *CPU) {
 	cpu.count(EvFolioPut)
-	switch r := f.ref.Add(-1); {
-	case r == 0:
+	if r := f.ref.Add(-1); r <= 0 {
+		if r < 0 {
+			panic("bufcache: folio reference count below zero")
+		}
 		cpu.freeFolio(f)
-	case r < 0:
-		panic("bufcache: folio reference count below zero")
 	}
 }
 

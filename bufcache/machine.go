@@ -8,7 +8,6 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/internal/enum"
-	"github.com/bhsim/bhsim/internal/freelist"
 	"github.com/bhsim/bhsim/internal/pageindex"
 	"github.com/bhsim/bhsim/lru"
 )
@@ -191,8 +190,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	m := &Machine{cfg: cfg, pageShift: uint8(blocksize.Log2(cfg.PageSize))}
 	m.cpus = make([]*CPU, cfg.CPUs)
 	for i := range m.cpus {
-		m.cpus[i] = &CPU{id: i, m: m, bhFree: freelist.Bounded[BufferHead](bhCacheMax),
-			folioFree: freelist.Bounded[Folio](folioCacheMax), bioFree: freelist.Bounded[bhBio](bioCacheMax)}
+		m.cpus[i] = &CPU{id: i, m: m}
 	}
 	switch cfg.LRU {
 	case LRUOn:

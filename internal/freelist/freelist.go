@@ -8,53 +8,39 @@
 //
 // A List is a stack: the object put last is taken first, as a slab's
 // per-CPU array hands out the object freed last, whose memory is the
-// warmest. It holds pointers, and forgets each one it hands out, so a List
-// never keeps an object alive that a caller took from it.
+// warmest. It holds pointers. Get does not clear the slot it empties (a
+// pointer store costs a write-barrier check on a hot path), so the list's
+// spare capacity may still point at objects it handed out; they are in use,
+// and the next Put overwrites the slot.
+//
+// A List has no bound of its own: an owner that keeps at most n objects
+// tests len before Put, with n a constant of its own. Kept this small, Put
+// and Get cost the inliner what the hand-written stacks did, so the model's
+// hot paths that free an object (folio_put) stay inlined.
 package freelist
 
-// List is a stack of free objects of type T. The zero value is an empty list
-// without a bound; Bounded makes one that keeps a limited number.
+// List is a stack of free objects of type T: a slice of pointers, so that
+// an owner reads its length with len. The zero value is an empty list.
 //
 // A List is not safe for concurrent use: its owner keeps it per simulated
 // CPU, or guards it with the lock of the objects it recycles. The caller
 // resets an object (to its zero state, or whatever state Get's callers
 // expect) before Put or after Get.
-type List[T any] struct {
-	items []*T
-	max   int // 0: no bound
-}
-
-// Bounded returns an empty list that keeps at most max objects; Put leaves
-// the ones beyond to the garbage collector. max must be positive.
-func Bounded[T any](max int) List[T] {
-	if max <= 0 {
-		panic("freelist: bound must be positive")
-	}
-	return List[T]{max: max}
-}
+type List[T any] []*T
 
 // Get removes and returns the object put last, or nil if the list is empty.
 // O(1); it does not allocate.
 func (l *List[T]) Get() *T {
-	n := len(l.items)
+	s := *l
+	n := len(s)
 	if n == 0 {
 		return nil
 	}
-	x := l.items[n-1]
-	l.items[n-1] = nil
-	l.items = l.items[:n-1]
-	return x
+	*l = s[:n-1]
+	return s[n-1]
 }
 
-// Put adds x to the list, unless the list is bounded and full: then x is
-// left to the garbage collector. x must not be nil, nor already on the
-// list. Amortised O(1); it allocates only when the list grows past the
-// largest length it has had.
-func (l *List[T]) Put(x *T) {
-	if l.max == 0 || len(l.items) < l.max {
-		l.items = append(l.items, x)
-	}
-}
-
-// Len returns the number of objects on the list. O(1).
-func (l *List[T]) Len() int { return len(l.items) }
+// Put adds x to the list. x must not be nil, nor already on the list.
+// Amortised O(1); it allocates only when the list grows past the largest
+// length it has had.
+func (l *List[T]) Put(x *T) { *l = append(*l, x) }
