@@ -47,14 +47,18 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 	if c.m.cfg.Alloc == AllocCircular {
 		return
 	}
-	var tail *BufferHead
-	for bh := range head.ring(c) {
+	bh := head // a NULL-terminated list, not yet a ring: BufferHead.ring does not apply
+	for {
+		c.count(EvRingWalk)
 		if state != 0 {
 			bh.state.Set(state)
 		}
-		tail = bh
+		if bh.thisPage == nil {
+			break
+		}
+		bh = bh.thisPage
 	}
-	tail.thisPage = head
+	bh.thisPage = head
 	c.count(EvRingLink)
 }
 

@@ -120,11 +120,9 @@ func (bh *BufferHead) Folio() *Folio { return bh.folio }
 // attached, following Next from any buffer returns to it.
 func (bh *BufferHead) Next() *BufferHead { return bh.thisPage }
 
-// ring returns an iterator over the buffers linked by b_this_page, starting
-// at bh: bh, its successor, and so on until the walk comes back to bh, or
-// reaches nil on a list alloc_page_buffers built and closeRing has not
-// closed yet. A nil bh yields nothing, so f.private.ring walks a folio's
-// buffers, if it has any.
+// ring returns an iterator over the b_this_page ring from bh: bh, its
+// successor, and so on until the walk comes back to bh. A nil bh yields
+// nothing, so f.private.ring walks a folio's buffers if it has any.
 //
 // Each buffer yielded counts one EvRingWalk on cpu before the loop body
 // runs, so a loop that stops early has counted exactly the buffers it
@@ -132,11 +130,15 @@ func (bh *BufferHead) Next() *BufferHead { return bh.thisPage }
 // and walks the model does not price). The successor is read before the
 // body runs: the body may free the buffer it is given (drop_buffers). The
 // caller keeps the ring stable (folio lock, private_lock, or buffers under
-// writeback that only their completions touch). O(buffers walked); it
-// allocates nothing once inlined into its range loop.
+// writeback that only their completions touch). O(buffers walked); inlined
+// into its range loop, as every caller's is, it allocates nothing and costs
+// what the open-coded loop did.
 func (bh *BufferHead) ring(cpu *CPU) iter.Seq[*BufferHead] {
 	return func(yield func(*BufferHead) bool) {
-		for b := bh; b != nil; {
+		if bh == nil {
+			return
+		}
+		for b := bh; ; {
 			next := b.thisPage
 			if cpu != nil {
 				cpu.count(EvRingWalk)
@@ -145,6 +147,26 @@ func (bh *BufferHead) ring(cpu *CPU) iter.Seq[*BufferHead] {
 				return
 			}
 			b = next
+		}
+	}
+}
+
+// find returns the first buffer of the ring walk from bh (ring) for which
+// stop reports true, or nil if none does. It counts as ring does: the
+// buffers it looked at.
+func (bh *BufferHead) find(cpu *CPU, stop func(*BufferHead) bool) *BufferHead {
+	if bh == nil {
+		return nil
+	}
+	for b := bh; ; {
+		if cpu != nil {
+			cpu.count(EvRingWalk)
+		}
+		if stop(b) {
+			return b
+		}
+		if b = b.thisPage; b == bh {
+			return nil
 		}
 	}
 }

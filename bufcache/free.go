@@ -20,11 +20,9 @@ func (d *BlockDevice) tryToFreeBuffers(cpu *CPU, f *Folio) error {
 		m.privateLock.Unlock()
 		return nil
 	}
-	for bh := range head.ring(cpu) {
-		if bh.count.Load() != 0 || bh.state.Any(BHDirty|BHLock) {
-			m.privateLock.Unlock()
-			return fmt.Errorf("%w: page %d: %v", ErrBuffersBusy, f.index, bh)
-		}
+	if busy := head.find(cpu, func(bh *BufferHead) bool { return bh.count.Load() != 0 || bh.state.Any(BHDirty|BHLock) }); busy != nil {
+		m.privateLock.Unlock()
+		return fmt.Errorf("%w: page %d: %v", ErrBuffersBusy, f.index, busy)
 	}
 	f.private = nil
 	f.flags.Clear(FolioPrivate)

@@ -195,10 +195,10 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		bh.state.Clear(BHAsyncWrite)
 		UnlockBuffer(cpu, bh)
 	}
-	for b := range bh.ring(nil) {
-		if b != bh && b.Has(BHAsyncWrite) {
-			return
-		}
+	// The other buffers, from bh's successor: a walk that gets back to bh
+	// found none still under async write.
+	if bh.thisPage.find(nil, func(b *BufferHead) bool { return b == bh || b.Has(BHAsyncWrite) }) != bh {
+		return
 	}
 	if m := f.mapping.Load(); m != nil {
 		m.dev.endWriteback(f)
