@@ -2,7 +2,8 @@ package blocksize
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Policy is a variant of set_init_blocksize, the function that picks a block
@@ -22,35 +23,22 @@ const (
 )
 
 // policyNames are the String forms, indexed by Policy.
-var policyNames = [...]string{PolicyGrow: "grow", PolicyLogical: "logical"}
+var policyNames = enum.New[Policy]("Policy", []string{PolicyGrow: "grow", PolicyLogical: "logical"}...).
+	WithError(ErrUnknownPolicy)
 
 // String returns "grow" or "logical", or "Policy(n)" for a value that is not
 // a known policy.
-func (p Policy) String() string {
-	if int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("Policy(%d)", uint8(p))
-}
+func (p Policy) String() string { return policyNames.String(p) }
 
 // ParsePolicy returns the policy whose String form is s (exact match).
 //
 // Errors: ErrUnknownPolicy, wrapped with s and the valid names. O(number of
 // policies).
-func ParsePolicy(s string) (Policy, error) {
-	for p, name := range policyNames {
-		if name == s {
-			return Policy(p), nil
-		}
-	}
-	return 0, fmt.Errorf("%w %q (valid: %s)", ErrUnknownPolicy, s, strings.Join(policyNames[:], ", "))
-}
+func ParsePolicy(s string) (Policy, error) { return policyNames.Parse(s) }
 
 // Policies returns every policy, oldest behaviour first. The slice is new on
 // each call; the caller may modify it.
-func Policies() []Policy {
-	return []Policy{PolicyGrow, PolicyLogical}
-}
+func Policies() []Policy { return policyNames.Values() }
 
 // InitBlocksize models set_init_blocksize(): PolicyGrow as in fs/block_dev.c
 // v5.0–v5.8 and v5.10.13 (block/bdev.c from v5.15 on, same loop),

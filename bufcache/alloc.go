@@ -25,7 +25,7 @@ func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead
 		bh.folio = f
 		bh.offset = uint32(off)
 		if circular && state != 0 {
-			bh.set(state)
+			bh.state.Set(state)
 		}
 		if tail == nil {
 			tail = bh
@@ -47,11 +47,11 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 	if c.m.cfg.Alloc == AllocCircular {
 		return
 	}
-	bh := head
+	bh := head // a NULL-terminated list, not yet a ring: BufferHead.ring does not apply
 	for {
 		c.count(EvRingWalk)
 		if state != 0 {
-			bh.set(state)
+			bh.state.Set(state)
 		}
 		if bh.thisPage == nil {
 			break
@@ -67,7 +67,7 @@ func (c *CPU) closeRing(head *BufferHead, state BHState) {
 // reference. The caller holds private_lock and the folio lock.
 func (c *CPU) attachBuffers(f *Folio, head *BufferHead) {
 	f.get(c)
-	f.set(FolioPrivate)
+	f.flags.Set(FolioPrivate)
 	f.private = head
 }
 
@@ -88,26 +88,22 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, firs
 	end := d.endBlock(size)
 	uptodate := f.Has(FolioUptodate)
 	block := first
-	bh := head
-	for {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
 			bh.bdev.Store(d)
 			bh.blocknr = block
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			}
 			if block < end {
-				bh.set(BHMapped)
+				bh.state.Set(BHMapped)
 			}
 		}
 		block++
-		if bh = bh.thisPage; bh == head {
-			return end
-		}
 	}
+	return end
 }
 
 // endBlock models blkdev_max_block: the first block number at or past the end

@@ -340,7 +340,7 @@ func TestGetblkBusyForeignRing(t *testing.T) {
 	held, err := d.Getblk(cpu, 10, 4096) // the caller's own buffer, locked and dirty
 	require.NoError(t, err)
 	LockBuffer(cpu, held)
-	held.set(BHUptodate)
+	held.state.Set(BHUptodate)
 	MarkBufferDirty(cpu, held)
 	_, err = d.Getblk(cpu, 4, 1024) // grows a 1024-byte ring on page 1
 	require.ErrorIs(t, err, ErrSizeMismatch)

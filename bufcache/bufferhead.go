@@ -2,8 +2,12 @@ package bufcache
 
 import (
 	"fmt"
+	"iter"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // BHState is a buffer_head state bit set (enum bh_state_bits, in the kernel's
@@ -46,11 +50,13 @@ const (
 	BHDeferCompletion
 )
 
-var bhStateNames = []string{"uptodate", "dirty", "lock", "req", "mapped", "new", "async_read",
-	"async_write", "delay", "boundary", "write_eio", "unwritten", "quiet", "meta", "prio", "defer_completion"}
+// bhStateNames names the state bits for String, in bit order.
+var bhStateNames = enum.NewFlags[BHState]("uptodate", "dirty", "lock", "req", "mapped", "new", "async_read",
+	"async_write", "delay", "boundary", "write_eio", "unwritten", "quiet", "meta", "prio", "defer_completion")
 
-// String lists the set bits, e.g. "uptodate|mapped".
-func (s BHState) String() string { return flagString(uint32(s), bhStateNames) }
+// String lists the set bits, e.g. "uptodate|mapped" ("0" for none; bits
+// without a name in hexadecimal).
+func (s BHState) String() string { return bhStateNames.String(s) }
 
 // NoBlock is the b_blocknr of a buffer head that was never mapped (the kernel's −1).
 const NoBlock = ^uint64(0)
@@ -75,7 +81,7 @@ const (
 // mapped. Data may be read or written by the holder; lock the buffer
 // (LockBuffer) if another goroutine may write it back at the same time.
 type BufferHead struct {
-	state    atomic.Uint32
+	state    atomicbits.Bits[BHState]
 	count    atomic.Int32
 	thisPage *BufferHead
 	folio    *Folio
@@ -87,10 +93,10 @@ type BufferHead struct {
 }
 
 // State returns the state bits.
-func (bh *BufferHead) State() BHState { return BHState(bh.state.Load()) }
+func (bh *BufferHead) State() BHState { return bh.state.Load() }
 
 // Has reports whether every bit of s is set.
-func (bh *BufferHead) Has(s BHState) bool { return BHState(bh.state.Load())&s == s }
+func (bh *BufferHead) Has(s BHState) bool { return bh.state.Has(s) }
 
 // BlockNr returns b_blocknr, in units of Size, or NoBlock if never mapped.
 func (bh *BufferHead) BlockNr() uint64 { return bh.blocknr }
@@ -114,6 +120,57 @@ func (bh *BufferHead) Folio() *Folio { return bh.folio }
 // attached, following Next from any buffer returns to it.
 func (bh *BufferHead) Next() *BufferHead { return bh.thisPage }
 
+// ring returns an iterator over the b_this_page ring from bh: bh, its
+// successor, and so on until the walk comes back to bh. A nil bh yields
+// nothing, so f.private.ring walks a folio's buffers if it has any.
+//
+// Each buffer yielded counts one EvRingWalk on cpu before the loop body
+// runs, so a loop that stops early has counted exactly the buffers it
+// looked at; with a nil cpu the walk is not counted (the invariant checker,
+// and walks the model does not price). The successor is read before the
+// body runs: the body may free the buffer it is given (drop_buffers). The
+// caller keeps the ring stable (folio lock, private_lock, or buffers under
+// writeback that only their completions touch). O(buffers walked); inlined
+// into its range loop, as every caller's is, it allocates nothing and costs
+// what the open-coded loop did.
+func (bh *BufferHead) ring(cpu *CPU) iter.Seq[*BufferHead] {
+	return func(yield func(*BufferHead) bool) {
+		if bh == nil {
+			return
+		}
+		for b := bh; ; {
+			next := b.thisPage
+			if cpu != nil {
+				cpu.count(EvRingWalk)
+			}
+			if !yield(b) || next == bh {
+				return
+			}
+			b = next
+		}
+	}
+}
+
+// find returns the first buffer of the ring walk from bh (ring) for which
+// stop reports true, or nil if none does. It counts as ring does: the
+// buffers it looked at.
+func (bh *BufferHead) find(cpu *CPU, stop func(*BufferHead) bool) *BufferHead {
+	if bh == nil {
+		return nil
+	}
+	for b := bh; ; {
+		if cpu != nil {
+			cpu.count(EvRingWalk)
+		}
+		if stop(b) {
+			return b
+		}
+		if b = b.thisPage; b == bh {
+			return nil
+		}
+	}
+}
+
 // Data returns the buffer's bytes (b_data, Size bytes), or nil on a metadata-only
 // device.
 func (bh *BufferHead) Data() []byte {
@@ -124,70 +181,12 @@ func (bh *BufferHead) Data() []byte {
 }
 
 // SetUptodate models set_buffer_uptodate: the caller filled the whole buffer.
-func (bh *BufferHead) SetUptodate() { bh.set(BHUptodate) }
+func (bh *BufferHead) SetUptodate() { bh.state.Set(BHUptodate) }
 
 // String describes the buffer like the kernel's diagnostics do.
 func (bh *BufferHead) String() string {
 	return fmt.Sprintf("bh{block=%d size=%d offset=%d count=%d state=%s}",
 		int64(bh.blocknr), bh.size, bh.offset, bh.count.Load(), bh.State())
-}
-
-// The state changes below are atomic. Each first loads the state and skips
-// the read-modify-write when it would change nothing: the result is the same
-// as the kernel's unconditional set_bit/clear_bit, ordered at that load, and a
-// locked instruction is saved.
-
-// set sets the bits of s (set_buffer_*).
-func (bh *BufferHead) set(s BHState) {
-	if bh.state.Load()&uint32(s) != uint32(s) {
-		bh.state.Or(uint32(s))
-	}
-}
-
-// clear clears the bits of s (clear_buffer_*).
-func (bh *BufferHead) clear(s BHState) {
-	if bh.state.Load()&uint32(s) != 0 {
-		bh.state.And(^uint32(s))
-	}
-}
-
-// testSet sets the single bit s and reports whether it was already set
-// (test_set_buffer_*).
-func (bh *BufferHead) testSet(s BHState) bool {
-	return bh.state.Load()&uint32(s) != 0 || bh.state.Or(uint32(s))&uint32(s) != 0
-}
-
-// testClear clears the single bit s and reports whether it was set
-// (test_clear_buffer_*).
-func (bh *BufferHead) testClear(s BHState) bool {
-	return bh.state.Load()&uint32(s) != 0 && bh.state.And(^uint32(s))&uint32(s) != 0
-}
-
-// change sets the bits of set and clears those of clr in one atomic step and
-// returns the state before. It stands for a sequence of bit operations on the
-// buffer that no other CPU could tell apart from a single one.
-func (bh *BufferHead) change(set, clr BHState) BHState {
-	for {
-		old := bh.state.Load()
-		if bh.state.CompareAndSwap(old, old&^uint32(clr)|uint32(set)) {
-			return BHState(old)
-		}
-	}
-}
-
-// testClearSet clears the single bit clr and sets the bits of set in one
-// atomic step if clr is set, and reports whether it was: test_clear_buffer_*
-// followed, on success, by set_buffer_* (the same argument as change).
-func (bh *BufferHead) testClearSet(clr, set BHState) bool {
-	for {
-		old := bh.state.Load()
-		if old&uint32(clr) == 0 {
-			return false
-		}
-		if bh.state.CompareAndSwap(old, old&^uint32(clr)|uint32(set)) {
-			return true
-		}
-	}
 }
 
 // get models get_bh.
@@ -224,11 +223,11 @@ func Brelse(cpu *CPU, bh *BufferHead) {
 // Before it waits it flushes the CPU's plug, as io_schedule does.
 func LockBuffer(cpu *CPU, bh *BufferHead) {
 	cpu.count(EvBHLock)
-	if !bh.testSet(BHLock) {
+	if !bh.state.TestAndSet(BHLock) {
 		return
 	}
 	cpu.plug.Flush()
-	for bh.testSet(BHLock) {
+	for bh.state.TestAndSet(BHLock) {
 		runtime.Gosched()
 	}
 }
@@ -236,7 +235,7 @@ func LockBuffer(cpu *CPU, bh *BufferHead) {
 // UnlockBuffer models unlock_buffer. Unlocking an unlocked buffer is a caller
 // bug the kernel does not check; the model counts EvWarning for it.
 func UnlockBuffer(cpu *CPU, bh *BufferHead) {
-	if !bh.testClear(BHLock) {
+	if !bh.state.TestAndClear(BHLock) {
 		cpu.count(EvWarning)
 	}
 }

@@ -72,10 +72,10 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 	want := pageSize / size
 	end := blocksize.DivRoundUp(d.size, uint64(size)) // the write path maps a block straddling the end
 	n := uint32(0)
-	for bh := head; ; {
+	broken := head.find(nil, func(bh *BufferHead) bool {
 		if n >= want {
 			bad("ring longer than %d buffers or not closed", want)
-			return
+			return true
 		}
 		if bh.folio != f || bh.size != size || bh.offset != n*size {
 			bad("buffer %d: folio ok %v, size %d, offset %d", n, bh.folio == f, bh.size, bh.offset)
@@ -99,16 +99,13 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 			bad("buffer %d has async I/O bits without the lock: %v", n, st)
 		}
 		n++
-		bh = bh.thisPage
-		if bh == nil {
+		if bh.thisPage == nil { // the walk must not follow a nil link
 			bad("ring not closed after %d buffers", n)
-			return
+			return true
 		}
-		if bh == head {
-			break
-		}
-	}
-	if n != want {
+		return false
+	})
+	if broken == nil && n != want {
 		bad("ring has %d buffers, want %d", n, want)
 	}
 }

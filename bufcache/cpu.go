@@ -1,6 +1,9 @@
 package bufcache
 
-import "github.com/bhsim/bhsim/bufcache/blk"
+import (
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/freelist"
+)
 
 // CPU is one simulated CPU. Every operation of the model runs on a CPU passed
 // explicitly, and the CPU owns what the kernel keeps per CPU: the event counters,
@@ -16,11 +19,11 @@ type CPU struct {
 	m  *Machine
 	ev Counters
 
-	bhFree    []*BufferHead
-	folioFree []*Folio
+	bhFree    freelist.List[BufferHead]
+	folioFree freelist.List[Folio]
 	// bioFree holds the bios submit_bh built on this CPU once they completed
 	// (the bio slab's per-CPU part).
-	bioFree []*bhBio
+	bioFree freelist.List[bhBio]
 	// plug is this CPU's block plug (current->plug of the task running here).
 	plug blk.Plug
 	// scratch is reused by writeback to list a folio's buffers without
@@ -54,9 +57,7 @@ func (c *CPU) countN(e Event, n int) { c.ev[e] += uint64(n) }
 // the CPU's free cache, or a new one.
 func (c *CPU) allocBH() *BufferHead {
 	c.count(EvBHAlloc)
-	if n := len(c.bhFree); n > 0 {
-		bh := c.bhFree[n-1]
-		c.bhFree = c.bhFree[:n-1]
+	if bh := c.bhFree.Get(); bh != nil {
 		return bh
 	}
 	return new(BufferHead)
@@ -68,9 +69,7 @@ func (c *CPU) allocBH() *BufferHead {
 // submitting CPU relies on as well), so it returns to the list of the CPU
 // that took it.
 func (c *CPU) allocBio() *bhBio {
-	if n := len(c.bioFree); n > 0 {
-		bb := c.bioFree[n-1]
-		c.bioFree = c.bioFree[:n-1]
+	if bb := c.bioFree.Get(); bb != nil {
 		return bb
 	}
 	return new(bhBio)
@@ -84,7 +83,7 @@ const bioCacheMax = 4096
 // it.
 func (c *CPU) freeBio(bb *bhBio) {
 	if len(c.bioFree) < bioCacheMax {
-		c.bioFree = append(c.bioFree, bb)
+		c.bioFree.Put(bb)
 	}
 }
 
@@ -96,13 +95,9 @@ const folioCacheMax = 1024
 // with a new page frame number.
 func (c *CPU) allocFolio(data bool) *Folio {
 	c.count(EvFolioAlloc)
-	var f *Folio
-	for n := len(c.folioFree); n > 0 && f == nil; n-- {
-		f = c.folioFree[n-1]
-		c.folioFree = c.folioFree[:n-1]
-		if data && f.data == nil {
-			f = nil // a metadata-only frame: leave it to the collector
-		}
+	f := c.folioFree.Get()
+	for data && f != nil && f.data == nil { // a metadata-only frame: leave it to the collector
+		f = c.folioFree.Get()
 	}
 	if f == nil {
 		f = &Folio{pfn: c.m.allocPFN()}
@@ -124,7 +119,7 @@ func (c *CPU) freeFolio(f *Folio) {
 	f.private = nil
 	f.gen.Add(1)
 	if len(c.folioFree) < folioCacheMax {
-		c.folioFree = append(c.folioFree, f)
+		c.folioFree.Put(f)
 	}
 }
 
@@ -133,6 +128,6 @@ func (c *CPU) freeBH(bh *BufferHead) {
 	c.count(EvBHFree)
 	bh.reset()
 	if len(c.bhFree) < bhCacheMax {
-		c.bhFree = append(c.bhFree, bh)
+		c.bhFree.Put(bh)
 	}
 }

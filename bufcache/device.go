@@ -185,16 +185,11 @@ func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
 	if head == nil {
 		return
 	}
-	bh := head
-	for {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		LockBuffer(cpu, bh)
-		bh.clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+		bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
 		bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
 		UnlockBuffer(cpu, bh)
-		if bh = bh.thisPage; bh == head {
-			break
-		}
 	}
 	_ = d.tryToFreeBuffers(cpu, f) // busy buffers stay with the orphaned folio
 }

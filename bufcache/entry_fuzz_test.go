@@ -3,7 +3,6 @@ package bufcache
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -47,23 +46,6 @@ var entryDevices = []struct {
 	{blocksize.MaxLFSFileSize, true},
 }
 
-// entryRig is one FuzzEntryPoints run: a device, its oracle (data devices
-// only: what read(2) and, after a sync, the disk must return) and the buffers
-// the program holds.
-type entryRig struct {
-	t    *testing.T
-	m    *Machine
-	d    *BlockDevice
-	disk *blk.MemDisk
-	cpu  *CPU
-	want []byte
-	held []*BufferHead
-	// misSized records a getblk with a size other than the block size: the
-	// ring it may leave behind is found by later lookups, whatever size they
-	// ask for, as in the kernel.
-	misSized bool
-}
-
 // entryValue decodes a 64-bit operand: raw, small, just below or at end, near
 // 2^64, around 2^32 (block 4G), or reduced inside [0, end).
 func entryValue(mode byte, raw, end uint64) uint64 {
@@ -97,280 +79,59 @@ func entrySize(mode byte, raw uint32, d *BlockDevice) uint32 {
 	return interesting[int(mode>>3)%len(interesting)]
 }
 
-// entryErrIn reports whether err wraps one of targets.
-func entryErrIn(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// getblkErr is what Getblk and Bread must answer for block and size when the
-// block is not already cached: nil, ErrInvalidBlockSize, ErrOutOfRange or
-// ErrBeyondDevice; a size other than the block size may also give
-// ErrSizeMismatch. (A cached block is found before the size is checked, as in
-// the kernel.)
-func (r *entryRig) getblkErr(block uint64, size uint32) error {
-	d := r.d
-	if !blocksize.IsPowerOfTwo(size) || size < 512 || size > r.m.PageSize() || size%d.LogicalBlockSize() != 0 {
-		return ErrInvalidBlockSize
-	}
-	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}
-	if !g.BlockInRange(block) {
-		return ErrOutOfRange
-	}
-	if block >= d.Size()/uint64(size) {
-		return ErrBeyondDevice
-	}
-	return nil
-}
-
-// foreignBusy reports whether the page that getblk(block, size) grows holds
-// a ring of another size that a reference (the program's, or a CPU's bh
-// LRU's) pins: getblk then writes the device back once and gives up with
-// ErrBuffersBusy, where the kernel would loop until the reference is dropped
-// (TestGetblkBusyForeignRing). Dirty buffers alone do not pin: the writeback
-// cleans them.
-func (r *entryRig) foreignBusy(block uint64, size uint32) bool {
-	if err := r.getblkErr(block, size); err == ErrInvalidBlockSize || err == ErrOutOfRange {
-		return false
-	}
-	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}
-	f := r.d.mapping.lookup(r.cpu, g.PageIndex(block))
-	if f == nil {
-		return false
-	}
-	defer f.put(r.cpu)
-	head := f.private
-	if head == nil || head.size == size {
-		return false
-	}
-	for bh := head; ; {
-		if bh.Count() != 0 {
-			return true
-		}
-		if bh = bh.thisPage; bh == head {
-			return false
-		}
-	}
-}
-
-// step runs one operation and checks its answer, then the invariants.
-func (r *entryRig) step(op []byte) {
-	t, d, cpu := r.t, r.d, r.cpu
+// entryOp decodes one FuzzEntryPoints operation: kind, value mode, a 64-bit
+// value and a 32-bit one, for the device as it is now.
+func entryOp(op []byte, d *BlockDevice) rigOp {
 	kind, mode := op[0], op[1]
 	a := binary.LittleEndian.Uint64(op[2:])
 	b := binary.LittleEndian.Uint32(op[10:])
-	bsize := uint64(d.BlockSize())
+	blocks := d.Size() / uint64(d.BlockSize())
 	switch kind % 13 {
 	case 0, 1: // getblk or bread
-		block := entryValue(mode, a, d.Size()/bsize)
-		size := entrySize(mode, b, d)
-		busy := r.foreignBusy(block, size)
-		var bh *BufferHead
-		var err error
-		if kind%13 == 0 {
-			bh, err = d.Getblk(cpu, block, size)
-		} else {
-			bh, err = d.Bread(cpu, block, size)
+		k := opGetblk
+		if kind%13 == 1 {
+			k = opBread
 		}
-		if size != d.BlockSize() {
-			r.misSized = true
-		}
-		if err != nil {
-			require.Nil(t, bh)
-			want := r.getblkErr(block, size)
-			switch {
-			case busy:
-				want = ErrBuffersBusy
-			case size != d.BlockSize() && want == nil:
-				want = ErrSizeMismatch
-			}
-			require.ErrorIs(t, err, want, "getblk(%d, %d)", block, size)
-			return
-		}
-		require.Equal(t, block, bh.BlockNr())
-		if size == d.BlockSize() {
-			// A block straddling the end that write(2) mapped (blkdev_get_block
-			// does not check) is found by the lookup before the end is.
-			require.Less(t, block, blocksize.DivRoundUp(d.Size(), uint64(size)), "getblk(%d, %d)", block, size)
-			if !r.misSized {
-				require.Equal(t, size, bh.Size())
-			}
-		}
-		if pos := block * uint64(bh.Size()); kind%13 == 1 && r.want != nil && pos < d.Size() {
-			end := min(pos+uint64(bh.Size()), d.Size())
-			require.Equal(t, r.want[pos:end], bh.Data()[:end-pos], "bread(%d)", block)
-		}
-		r.hold(bh)
-	case 2, 3: // __find_get_block, __find_get_block_slow
-		block := entryValue(mode, a, d.Size()/bsize)
-		var bh *BufferHead
-		if kind%13 == 2 {
-			bh = d.FindGetBlock(cpu, block, entrySize(mode, b, d))
-		} else {
-			bh = d.FindGetBlockSlow(cpu, block)
-		}
-		if bh != nil {
-			require.Equal(t, block, bh.BlockNr())
-			r.hold(bh)
-		}
+		return rigOp{kind: k, block: entryValue(mode, a, blocks), size: entrySize(mode, b, d)}
+	case 2: // __find_get_block
+		return rigOp{kind: opFind, block: entryValue(mode, a, blocks), size: entrySize(mode, b, d)}
+	case 3: // __find_get_block_slow
+		return rigOp{kind: opFindSlow, block: entryValue(mode, a, blocks)}
 	case 4: // try_to_free_buffers
-		index := entryValue(mode, a, d.Size()/uint64(r.m.PageSize()))
-		if err := d.TryToFreeBuffers(cpu, index); err != nil {
-			require.True(t, entryErrIn(err, ErrNotCached, ErrNoBuffers, ErrBuffersBusy), "%v", err)
-		}
+		return rigOp{kind: opTryFree, block: entryValue(mode, a, d.Size()/uint64(d.m.PageSize()))}
 	case 5: // set_blocksize, with or without buffers held
-		if mode&1 == 0 {
-			r.releaseAll()
-		}
-		size := entrySize(mode|0x80, b, d)
-		old := d.BlockSize()
-		err := d.SetBlocksize(cpu, size)
-		if verr := blocksize.ValidateBlocksize(size, d.LogicalBlockSize(), r.m.PageSize()); verr != nil {
-			var se *blocksize.SizeError
-			require.ErrorAs(t, err, &se)
-			require.Equal(t, verr.Error(), err.Error())
-			require.Equal(t, old, d.BlockSize(), "a refused set_blocksize changed the block size")
-			return
-		}
-		require.NoError(t, err)
-		require.Equal(t, size, d.BlockSize())
-	case 6, 7: // write(2)
-		r.write(mode, a, b)
+		return rigOp{kind: opSetBlocksize, size: entrySize(mode|0x80, b, d), keep: mode&1 != 0}
+	case 6, 7:
+		return entryWrite(mode, a, b, d)
 	case 8: // read(2)
-		pos := entryValue(mode, a, d.Size())
-		buf := make([]byte, b%(64<<10))
-		n, err := d.Read(cpu, pos, buf)
-		require.NoError(t, err)
-		if pos >= d.Size() {
-			require.Zero(t, n)
-			return
-		}
-		require.Equal(t, min(uint64(len(buf)), d.Size()-pos), n)
-		if r.want != nil {
-			require.True(t, bytes.Equal(r.want[pos:pos+n], buf[:n]), "read(%d, %d)", pos, len(buf))
-		}
+		return rigOp{kind: opRead, pos: entryValue(mode, a, d.Size()), n: uint64(b % (64 << 10))}
 	case 9:
-		require.NoError(t, d.SyncBlockdev(cpu))
-		r.checkDisk()
+		return rigOp{kind: opSync}
 	case 10:
-		r.m.InvalidateBhLRUs(cpu)
-	case 11: // brelse
-		if len(r.held) > 0 {
-			i := int(a % uint64(len(r.held)))
-			Brelse(cpu, r.held[i])
-			r.held = append(r.held[:i], r.held[i+1:]...)
-		}
-	case 12: // iov_iter over a user buffer, and the read-only flag
-		u := NewUserBufSize(uint64(b), 0, r.m.PageSize())
-		off, n := entryValue(mode, a, uint64(b)), entryValue(mode>>3, a>>7, uint64(b))
-		it, err := u.Iter(off, n)
-		if off > uint64(b) || n > uint64(b)-off {
-			require.Error(t, err)
-			require.Nil(t, it)
-		} else {
-			require.NoError(t, err)
-			require.Equal(t, n, it.Count())
-		}
-		if mode&0x40 != 0 {
-			d.SetReadOnly(!d.ReadOnly())
-		}
+		return rigOp{kind: opInvalidate}
+	case 11:
+		return rigOp{kind: opBrelse, held: a}
+	default: // iov_iter over a user buffer, and the read-only flag
+		return rigOp{kind: opIter, size: b, from: entryValue(mode, a, uint64(b)), n: entryValue(mode>>3, a>>7, uint64(b)),
+			flipRO: mode&0x40 != 0}
 	}
 }
 
-// write runs one write(2): position, count, user address and an unreadable
-// range decoded from the operands, the work bounded by entryMaxWork.
-func (r *entryRig) write(mode byte, a uint64, b uint32) {
-	t, d := r.t, r.d
-	pos := entryValue(mode, a, d.Size())
-	count := entryValue(mode>>3, a>>13^uint64(b), entryMaxWork)
-	if pos < d.Size() && d.Size()-pos > entryMaxWork {
-		count %= entryMaxWork
+// entryWrite decodes a write(2): position, count, user address and an
+// unreadable range from the operands, the work bounded by entryMaxWork.
+func entryWrite(mode byte, a uint64, b uint32, d *BlockDevice) rigOp {
+	o := rigOp{kind: opWrite, pos: entryValue(mode, a, d.Size()), n: entryValue(mode>>3, a>>13^uint64(b), entryMaxWork),
+		base: uint64(b) << 12, seed: byte(a)}
+	if o.pos < d.Size() && d.Size()-o.pos > entryMaxWork {
+		o.n %= entryMaxWork
 	}
-	base := uint64(b) << 12
 	if mode&0x40 != 0 {
-		base = math.MaxUint64 - uint64(b) // the buffer's address wraps
+		o.base = math.MaxUint64 - uint64(b) // the buffer's address wraps
 	}
-	var u *UserBuf
-	var data []byte
-	if r.want != nil && count <= entryMaxWork {
-		data = make([]byte, count)
-		for i := range data {
-			data[i] = byte(i*13) ^ byte(a) | 1
-		}
-		u = NewUserBuf(data, base, r.m.PageSize())
-	} else {
-		u = NewUserBufSize(count, base, r.m.PageSize()) // copies zeros
+	if mode&0x80 != 0 && o.n > 0 {
+		o.badFrom, o.badLen = uint64(b>>8)%o.n, uint64(b&0xff)+1
 	}
-	var badFrom uint64
-	if mode&0x80 != 0 && count > 0 {
-		badFrom = uint64(b>>8) % count
-		u.SetUnreadable(badFrom, uint64(b&0xff)+1)
-	}
-	it, err := u.Iter(0, count)
-	require.NoError(t, err)
-	n, err := d.Write(r.cpu, pos, it)
-
-	var want uint64
-	var wantErr error
-	switch limit := min(count, d.Size()-min(pos, d.Size())); {
-	case d.ReadOnly():
-		wantErr = ErrReadOnly
-	case count == 0:
-	case pos >= d.Size():
-		wantErr = ErrNoSpace
-	case mode&0x80 != 0 && badFrom < limit:
-		want = badFrom
-		if badFrom == 0 {
-			wantErr = ErrFault
-		}
-	default:
-		want = limit
-	}
-	require.Equal(t, want, n, "write(%d, %d)", pos, count)
-	if wantErr != nil {
-		require.ErrorIs(t, err, wantErr)
-	} else {
-		require.NoError(t, err)
-	}
-	require.Equal(t, count-n, it.Count(), "the iterator keeps what was not written")
-	if r.want != nil && n > 0 {
-		if data != nil {
-			copy(r.want[pos:], data[:n])
-		} else {
-			clear(r.want[pos : pos+n])
-		}
-	}
-}
-
-func (r *entryRig) hold(bh *BufferHead) {
-	if len(r.held) == 8 {
-		Brelse(r.cpu, r.held[0])
-		r.held = r.held[1:]
-	}
-	r.held = append(r.held, bh)
-}
-
-func (r *entryRig) releaseAll() {
-	for _, bh := range r.held {
-		Brelse(r.cpu, bh)
-	}
-	r.held = r.held[:0]
-}
-
-// checkDisk compares a data device's disk with the oracle; call it after a
-// sync.
-func (r *entryRig) checkDisk() {
-	if r.want == nil {
-		return
-	}
-	got := make([]byte, len(r.want))
-	_, err := r.disk.ReadAt(got, 0)
-	require.NoError(r.t, err)
-	require.True(r.t, bytes.Equal(r.want, got), "disk differs from the oracle after a sync")
+	return o
 }
 
 // FuzzEntryPoints drives every bufcache entry point that takes a block
@@ -432,22 +193,24 @@ func runEntryProgram(t *testing.T, in []byte) {
 	require.NoError(t, err)
 	d, err := m.Open(disk, DeviceOptions{MetadataOnly: dev.metaOnly})
 	require.NoError(t, err)
-	r := &entryRig{t: t, m: m, d: d, disk: disk, cpu: m.CPU(0)}
+	r := &opRig{t: t, m: m, d: d, cpu: m.CPU(0), disk: disk}
 	if !dev.metaOnly {
 		r.want = make([]byte, size)
 	}
 	for i := 1; i+entryOpLen <= len(in) && i < 1+64*entryOpLen; i += entryOpLen {
-		func(op []byte) {
-			watchdog := time.AfterFunc(entryStepTimeout, func() { panic(fmt.Sprintf("operation %x hangs", op)) })
-			defer watchdog.Stop() // also when a check fails
-			r.step(op)
-		}(in[i : i+entryOpLen])
+		op := in[i : i+entryOpLen]
+		watchdog := time.AfterFunc(entryStepTimeout, func() { panic(fmt.Sprintf("operation %x hangs", op)) })
+		ok := r.do(entryOp(op, d), "")
+		watchdog.Stop()
+		if !ok {
+			t.FailNow()
+		}
 		require.NoError(t, m.Check())
 	}
 	r.releaseAll()
 	d.SetReadOnly(false)
 	require.NoError(t, d.SyncBlockdev(r.cpu))
-	r.checkDisk()
+	require.True(t, r.checkDisk(opCtx{where: "the end"}))
 	assert.NoError(t, m.Check())
 }
 

@@ -34,4 +34,9 @@ var (
 	// ErrBadDevice: Open of a nil disk, an empty one, or one whose size in
 	// bytes passes MAX_LFS_FILESIZE.
 	ErrBadDevice = errors.New("bufcache: bad device")
+	// ErrUnknownEvent: ParseEvent of a name that is no event's.
+	ErrUnknownEvent = errors.New("bufcache: unknown event")
+	// ErrUnknownAllocVariant: ParseAllocVariant of a name that is no
+	// variant's, or a Config whose Alloc is not one of the constants.
+	ErrUnknownAllocVariant = errors.New("bufcache: unknown alloc variant")
 )

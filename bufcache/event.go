@@ -3,6 +3,8 @@ package bufcache
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Event is one kind of primitive work the model counts on the simulated CPU that
@@ -106,7 +108,8 @@ const (
 	NumEvents
 )
 
-var eventNames = [NumEvents]string{
+// eventNames names the events for String and ParseEvent.
+var eventNames = enum.New[Event]("event", []string{
 	EvBHAlloc:        "bh-allocs",
 	EvBHFree:         "bh-frees",
 	EvRingLink:       "ring-links",
@@ -145,25 +148,15 @@ var eventNames = [NumEvents]string{
 	EvReadaheadPage:  "readahead-pages",
 	EvWarning:        "warnings",
 	EvIomapBegin:     "iomap-begins",
-}
+}...).WithError(ErrUnknownEvent)
 
-// String returns the event's metric name, e.g. "index-levels".
-func (e Event) String() string {
-	if e < NumEvents {
-		return eventNames[e]
-	}
-	return fmt.Sprintf("event(%d)", uint8(e))
-}
+// String returns the event's metric name, e.g. "index-levels", or
+// "event(n)" for a value that is not an event.
+func (e Event) String() string { return eventNames.String(e) }
 
-// ParseEvent returns the event whose String is name.
-func ParseEvent(name string) (Event, error) {
-	for e, n := range eventNames {
-		if n == name {
-			return Event(e), nil
-		}
-	}
-	return 0, fmt.Errorf("bufcache: unknown event %q (valid: %s)", name, strings.Join(eventNames[:], ", "))
-}
+// ParseEvent returns the event whose String is name. Errors: ErrUnknownEvent,
+// wrapped with name and the valid names. O(NumEvents).
+func ParseEvent(name string) (Event, error) { return eventNames.Parse(name) }
 
 // Counters is a set of event counts, indexed by Event. It is a plain array: a
 // snapshot is a copy, and Sub gives the events of an interval.

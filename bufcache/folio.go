@@ -2,8 +2,10 @@ package bufcache
 
 import (
 	"runtime"
-	"strings"
 	"sync/atomic"
+
+	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // FolioFlag is a page flag (PG_*) of a Folio.
@@ -30,24 +32,13 @@ const (
 	FolioError
 )
 
-var folioFlagNames = []string{"locked", "uptodate", "dirty", "writeback", "referenced", "active", "private", "error"}
+// folioFlagNames names the flags for String, in bit order.
+var folioFlagNames = enum.NewFlags[FolioFlag]("locked", "uptodate", "dirty", "writeback", "referenced", "active",
+	"private", "error")
 
-// String lists the set flags, e.g. "uptodate|private".
-func (f FolioFlag) String() string { return flagString(uint32(f), folioFlagNames) }
-
-// flagString renders a bit set with one name per bit.
-func flagString(v uint32, names []string) string {
-	var parts []string
-	for i, n := range names {
-		if v&(1<<i) != 0 {
-			parts = append(parts, n)
-		}
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}
+// String lists the set flags, e.g. "uptodate|private" ("0" for none; bits
+// without a name in hexadecimal).
+func (f FolioFlag) String() string { return folioFlagNames.String(f) }
 
 // Folio models struct folio (order 0: one page, as in the block-device mapping
 // from v5.x to v6.14): its flags, reference count, the buffer ring attached as
@@ -59,7 +50,7 @@ func flagString(v uint32, names []string) string {
 type Folio struct {
 	index   uint64
 	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
-	flags   atomic.Uint32
+	flags   atomicbits.Bits[FolioFlag]
 	ref     atomic.Int32
 	private *BufferHead
 	data    []byte
@@ -71,10 +62,10 @@ type Folio struct {
 func (f *Folio) Index() uint64 { return f.index }
 
 // Flags returns the folio's flags.
-func (f *Folio) Flags() FolioFlag { return FolioFlag(f.flags.Load()) }
+func (f *Folio) Flags() FolioFlag { return f.flags.Load() }
 
 // Has reports whether every flag of fl is set.
-func (f *Folio) Has(fl FolioFlag) bool { return FolioFlag(f.flags.Load())&fl == fl }
+func (f *Folio) Has(fl FolioFlag) bool { return f.flags.Has(fl) }
 
 // RefCount returns the folio's reference count (folio_ref_count).
 func (f *Folio) RefCount() int { return int(f.ref.Load()) }
@@ -85,36 +76,6 @@ func (f *Folio) Data() []byte { return f.data }
 // Buffers returns the head of the attached buffer ring (folio_buffers), or nil.
 // The caller must hold the folio lock or a reference on a buffer of the ring.
 func (f *Folio) Buffers() *BufferHead { return f.private }
-
-// The flag changes below are atomic. Like a buffer's (BufferHead.set), each
-// first loads the flags and skips the read-modify-write when it would change
-// nothing.
-
-// set sets the flags of fl (folio_set_*).
-func (f *Folio) set(fl FolioFlag) {
-	if f.flags.Load()&uint32(fl) != uint32(fl) {
-		f.flags.Or(uint32(fl))
-	}
-}
-
-// clear clears the flags of fl (folio_clear_*).
-func (f *Folio) clear(fl FolioFlag) {
-	if f.flags.Load()&uint32(fl) != 0 {
-		f.flags.And(^uint32(fl))
-	}
-}
-
-// testSet sets the single flag fl and reports whether it was already set
-// (folio_test_set_*).
-func (f *Folio) testSet(fl FolioFlag) bool {
-	return f.flags.Load()&uint32(fl) != 0 || f.flags.Or(uint32(fl))&uint32(fl) != 0
-}
-
-// testClear clears the single flag fl and reports whether it was set
-// (folio_test_clear_*).
-func (f *Folio) testClear(fl FolioFlag) bool {
-	return f.flags.Load()&uint32(fl) != 0 && f.flags.And(^uint32(fl))&uint32(fl) != 0
-}
 
 // tryGet models folio_try_get: take a reference unless the count is zero (the
 // folio is being freed). This is how lock-free lookups stay safe.
@@ -137,14 +98,15 @@ func (f *Folio) get(cpu *CPU) {
 	f.ref.Add(1)
 }
 
-// put models folio_put. The last reference frees the folio.
+// put models folio_put. The last reference frees the folio. (It is on every
+// lookup's path, and written to stay within the compiler's inlining budget.)
 func (f *Folio) put(cpu *CPU) {
 	cpu.count(EvFolioPut)
-	switch r := f.ref.Add(-1); {
-	case r == 0:
+	if r := f.ref.Add(-1); r <= 0 {
+		if r < 0 {
+			panic("bufcache: folio reference count below zero")
+		}
 		cpu.freeFolio(f)
-	case r < 0:
-		panic("bufcache: folio reference count below zero")
 	}
 }
 
@@ -154,22 +116,22 @@ func (f *Folio) put(cpu *CPU) {
 // the folio's wait queue).
 func (f *Folio) lockFolio(cpu *CPU) {
 	cpu.count(EvFolioLock)
-	if !f.testSet(FolioLocked) {
+	if !f.flags.TestAndSet(FolioLocked) {
 		return
 	}
 	cpu.plug.Flush()
-	for f.testSet(FolioLocked) {
+	for f.flags.TestAndSet(FolioLocked) {
 		runtime.Gosched()
 	}
 }
 
 // tryLockFolio models folio_trylock.
-func (f *Folio) tryLockFolio() bool { return !f.testSet(FolioLocked) }
+func (f *Folio) tryLockFolio() bool { return !f.flags.TestAndSet(FolioLocked) }
 
 // unlockFolio models folio_unlock. Unlocking an unlocked folio is a broken
 // invariant of the model.
 func (f *Folio) unlockFolio() {
-	if !f.testClear(FolioLocked) {
+	if !f.flags.TestAndClear(FolioLocked) {
 		panic("bufcache: folio_unlock of an unlocked folio")
 	}
 }
@@ -179,11 +141,11 @@ func (f *Folio) unlockFolio() {
 // unreferenced); an active referenced one is left alone.
 func (f *Folio) markAccessed(cpu *CPU) {
 	cpu.count(EvMarkAccessed)
-	switch v := FolioFlag(f.flags.Load()); {
+	switch v := f.flags.Load(); {
 	case v&FolioReferenced == 0:
-		f.set(FolioReferenced)
+		f.flags.Set(FolioReferenced)
 	case v&FolioActive == 0:
-		f.set(FolioActive)
-		f.clear(FolioReferenced)
+		f.flags.Set(FolioActive)
+		f.flags.Clear(FolioReferenced)
 	}
 }

@@ -20,29 +20,19 @@ func (d *BlockDevice) tryToFreeBuffers(cpu *CPU, f *Folio) error {
 		m.privateLock.Unlock()
 		return nil
 	}
-	bh := head
-	for {
-		cpu.count(EvRingWalk)
-		if bh.count.Load() != 0 || bh.state.Load()&uint32(BHDirty|BHLock) != 0 {
-			m.privateLock.Unlock()
-			return fmt.Errorf("%w: page %d: %v", ErrBuffersBusy, f.index, bh)
-		}
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+	if busy := head.find(cpu, func(bh *BufferHead) bool { return bh.count.Load() != 0 || bh.state.Any(BHDirty|BHLock) }); busy != nil {
+		m.privateLock.Unlock()
+		return fmt.Errorf("%w: page %d: %v", ErrBuffersBusy, f.index, busy)
 	}
 	f.private = nil
-	f.clear(FolioPrivate)
+	f.flags.Clear(FolioPrivate)
 	m.cancelDirty(f)
 	m.privateLock.Unlock()
 	f.put(cpu)
-	for bh = head; ; {
-		next := bh.thisPage
+	for bh := range head.ring(nil) { // drop_buffers' frees are not priced as walks
 		cpu.freeBH(bh)
-		if bh = next; bh == head {
-			return nil
-		}
 	}
+	return nil
 }
 
 // TryToFreeBuffers models reclaim's try_to_release_folio on the cached folio at

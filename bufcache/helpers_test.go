@@ -51,12 +51,11 @@ func newFaultyDev(t testing.TB, cfg Config) (*Machine, *BlockDevice, *faultyDisk
 
 // ring returns the buffers of bh's folio in ring order, starting at the head.
 func ring(bh *BufferHead) []*BufferHead {
-	head := bh.folio.private
 	var out []*BufferHead
-	for b := head; ; {
-		out = append(out, b)
-		if b = b.thisPage; b == head || b == nil || len(out) > 1024 {
-			return out
+	for b := range bh.folio.private.ring(nil) {
+		if out = append(out, b); len(out) > 1024 {
+			break
 		}
 	}
+	return out
 }

@@ -24,8 +24,8 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
 	}
-	if bh.testSet(BHReq) && op == blk.OpWrite {
-		bh.clear(BHWriteEIO)
+	if bh.state.TestAndSet(BHReq) && op == blk.OpWrite {
+		bh.state.Clear(BHWriteEIO)
 	}
 	d := bh.bdev.Load()
 	if d == nil {
@@ -76,9 +76,9 @@ func endBioBH(b *blk.Bio) {
 // BH_Uptodate, unlock, and drop the reference taken for the I/O.
 func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.set(BHUptodate)
+		bh.state.Set(BHUptodate)
 	} else {
-		bh.clear(BHUptodate)
+		bh.state.Clear(BHUptodate)
 	}
 	UnlockBuffer(cpu, bh)
 	Brelse(cpu, bh)
@@ -89,7 +89,7 @@ func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 // records the error; then unlock and drop the I/O reference.
 func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.set(BHUptodate)
+		bh.state.Set(BHUptodate)
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(bh)
@@ -104,8 +104,8 @@ func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 // the folio, which a truncate may have taken out of the page cache (then the
 // error has nobody left to report to).
 func markWriteIOError(bh *BufferHead) {
-	bh.set(BHWriteEIO)
-	bh.clear(BHUptodate)
+	bh.state.Set(BHWriteEIO)
+	bh.state.Clear(BHUptodate)
 	if m := bh.folio.mapping.Load(); m != nil {
 		m.dev.wbErr.Add(1)
 	}
@@ -119,14 +119,14 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	if !bh.Has(BHUptodate) {
 		cpu.count(EvWarning)
 	}
-	if bh.testSet(BHDirty) {
+	if bh.state.TestAndSet(BHDirty) {
 		return
 	}
 	cpu.count(EvMarkDirty)
 	if m := bh.folio.mapping.Load(); m != nil {
 		m.setDirty(bh.folio)
 	} else {
-		bh.folio.set(FolioDirty) // an orphaned folio: no index to tag
+		bh.folio.flags.Set(FolioDirty) // an orphaned folio: no index to tag
 	}
 	if d := bh.bdev.Load(); d != nil {
 		d.debugCheck()
@@ -140,7 +140,7 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 // without I/O. The caller holds a reference.
 func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	LockBuffer(cpu, bh)
-	if !bh.testClear(BHDirty) {
+	if !bh.state.TestAndClear(BHDirty) {
 		UnlockBuffer(cpu, bh)
 		return nil
 	}

@@ -36,12 +36,12 @@ func (d *BlockDevice) mapWith(cpu *CPU, mapper BlockMapper, bh *BufferHead, bloc
 func MapBH(bh *BufferHead, d *BlockDevice, block uint64) {
 	bh.blocknr = block
 	bh.bdev.Store(d)
-	bh.set(BHMapped)
+	bh.state.Set(BHMapped)
 }
 
 // SetNew models set_buffer_new: the mapper just allocated the block, so its
 // old contents on disk are not worth reading. For a BlockMapper.
-func (bh *BufferHead) SetNew() { bh.set(BHNew) }
+func (bh *BufferHead) SetNew() { bh.state.Set(BHNew) }
 
 // newBuffer models __block_write_begin_int's handling of a buffer the mapper
 // marked new (clean_bdev_bh_alias has nothing to do on the block device's own
@@ -50,8 +50,8 @@ func (bh *BufferHead) SetNew() { bh.set(BHNew) }
 // (folio_zero_segments), since they will not be read.
 func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 	if f.Has(FolioUptodate) {
-		bh.clear(BHNew)
-		bh.set(BHUptodate)
+		bh.state.Clear(BHNew)
+		bh.state.Set(BHUptodate)
 		MarkBufferDirty(cpu, bh)
 		return
 	}
@@ -72,26 +72,20 @@ func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 // zeroed and becomes uptodate; each one overlapping is then no longer new, and
 // dirty. The folio is locked.
 func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
-	head := f.private
-	if head == nil {
-		return
-	}
-	for bh, start := head, uint32(0); ; start += bh.size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range f.private.ring(cpu) {
 		end := start + bh.size
 		if bh.Has(BHNew) && end > from && start < to {
 			if !f.Has(FolioUptodate) {
 				if f.data != nil {
 					clear(f.data[max(from, start):min(to, end)])
 				}
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			}
-			bh.clear(BHNew)
+			bh.state.Clear(BHNew)
 			MarkBufferDirty(cpu, bh)
 		}
-		if bh = bh.thisPage; bh == head {
-			return
-		}
+		start = end
 	}
 }
 

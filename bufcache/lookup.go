@@ -26,20 +26,16 @@ func (d *BlockDevice) FindGetBlockSlow(cpu *CPU, block uint64) *BufferHead {
 	cpu.count(EvPrivateLock)
 	m.privateLock.Lock()
 	if head := f.private; head != nil {
-		for bh := head; ; {
-			cpu.count(EvRingWalk)
+		found = head.find(cpu, func(bh *BufferHead) bool {
 			if !bh.Has(BHMapped) {
 				allMapped = false
-			} else if bh.blocknr == block {
-				bh.get(cpu)
-				found = bh
-				break
+				return false
 			}
-			if bh = bh.thisPage; bh == head {
-				break
-			}
-		}
-		if found == nil && allMapped {
+			return bh.blocknr == block
+		})
+		if found != nil {
+			found.get(cpu)
+		} else if allMapped {
 			cpu.count(EvFindSlowFailed)
 		}
 	}

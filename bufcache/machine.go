@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/internal/pageindex"
 	"github.com/bhsim/bhsim/lru"
 )
@@ -26,26 +27,16 @@ const (
 	AllocCircular
 )
 
-// String returns "linear" or "circular".
-func (v AllocVariant) String() string {
-	switch v {
-	case AllocLinear:
-		return "linear"
-	case AllocCircular:
-		return "circular"
-	}
-	return fmt.Sprintf("alloc(%d)", uint8(v))
-}
+// allocNames names the variants for String and ParseAllocVariant.
+var allocNames = enum.New[AllocVariant]("alloc", []string{AllocLinear: "linear", AllocCircular: "circular"}...).
+	WithError(ErrUnknownAllocVariant)
 
-// ParseAllocVariant returns the variant whose String is s.
-func ParseAllocVariant(s string) (AllocVariant, error) {
-	for _, v := range []AllocVariant{AllocLinear, AllocCircular} {
-		if v.String() == s {
-			return v, nil
-		}
-	}
-	return 0, fmt.Errorf("bufcache: unknown alloc variant %q (valid: linear, circular)", s)
-}
+// String returns "linear" or "circular" ("alloc(n)" for another value).
+func (v AllocVariant) String() string { return allocNames.String(v) }
+
+// ParseAllocVariant returns the variant whose String is s. Errors:
+// ErrUnknownAllocVariant, wrapped with s and the valid names. O(1).
+func ParseAllocVariant(s string) (AllocVariant, error) { return allocNames.Parse(s) }
 
 // LRUMode selects the per-CPU buffer_head LRU variant in front of
 // __find_get_block_slow.
@@ -59,16 +50,11 @@ const (
 	LRURemoved
 )
 
-// String returns "on" or "removed".
-func (m LRUMode) String() string {
-	switch m {
-	case LRUOn:
-		return "on"
-	case LRURemoved:
-		return "removed"
-	}
-	return fmt.Sprintf("lru(%d)", uint8(m))
-}
+// lruModeNames names the LRU modes for String.
+var lruModeNames = enum.New[LRUMode]("lru", []string{LRUOn: "on", LRURemoved: "removed"}...)
+
+// String returns "on" or "removed" ("lru(n)" for another value).
+func (m LRUMode) String() string { return lruModeNames.String(m) }
 
 // Config is the simulated kernel and machine: the variants that differ between
 // the kernels the threads compare, and the number of CPUs. The zero value is a
@@ -218,7 +204,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 		m.lru = c
 	case LRURemoved:
 	default:
-		return nil, fmt.Errorf("bufcache: unknown LRU mode %d (valid: on, removed)", cfg.LRU)
+		return nil, fmt.Errorf("bufcache: unknown LRU mode %d (valid: %s)", cfg.LRU, lruModeNames.List())
 	}
 	return m, nil
 }

@@ -22,19 +22,22 @@ func TestNewMachineDefaultsAndErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
+		want error // nil: any error
 	}{
-		{"negative CPUs", Config{CPUs: -1}},
-		{"page size not a power of two", Config{PageSize: 5000}},
-		{"page size too small", Config{PageSize: 2048}},
-		{"unknown policy", Config{Blocksize: blocksize.Policy(9)}},
-		{"unknown alloc", Config{Alloc: AllocVariant(9)}},
-		{"unknown index", Config{Index: pageindex.Kind(9)}},
-		{"unknown LRU mode", Config{LRU: LRUMode(9)}},
-		{"negative LRU size", Config{LRUSize: -1}},
+		{"negative CPUs", Config{CPUs: -1}, nil},
+		{"page size not a power of two", Config{PageSize: 5000}, nil},
+		{"page size too small", Config{PageSize: 2048}, nil},
+		{"unknown policy", Config{Blocksize: blocksize.Policy(9)}, blocksize.ErrUnknownPolicy},
+		{"unknown alloc", Config{Alloc: AllocVariant(9)}, ErrUnknownAllocVariant},
+		{"unknown index", Config{Index: pageindex.Kind(9)}, pageindex.ErrUnknownKind},
+		{"unknown LRU mode", Config{LRU: LRUMode(9)}, nil},
+		{"negative LRU size", Config{LRUSize: -1}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewMachine(tc.cfg)
-			assert.Error(t, err)
+			if assert.Error(t, err) && tc.want != nil {
+				assert.ErrorIs(t, err, tc.want)
+			}
 		})
 	}
 }
@@ -88,5 +91,17 @@ func TestCountersArithmetic(t *testing.T) {
 		assert.Equal(t, e, got)
 	}
 	_, err := ParseEvent("nope")
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, ErrUnknownEvent)
+	assert.ErrorContains(t, err, `"nope" (valid: bh-allocs, bh-frees,`)
+	for _, v := range []AllocVariant{AllocLinear, AllocCircular} {
+		got, err := ParseAllocVariant(v.String())
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+	}
+	_, err = ParseAllocVariant("ring")
+	assert.ErrorIs(t, err, ErrUnknownAllocVariant)
+	assert.Equal(t, "alloc(9)", AllocVariant(9).String())
+	assert.Equal(t, "lru(9)", LRUMode(9).String())
+	assert.Equal(t, "uptodate|mapped|0x10000", (BHUptodate | BHMapped | 1<<16).String())
+	assert.Equal(t, "locked|private", (FolioLocked | FolioPrivate).String())
 }

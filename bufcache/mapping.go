@@ -125,7 +125,7 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		cpu.count(EvFolioLock)
 		fl |= FolioLocked
 	}
-	f.flags.Store(uint32(fl))
+	f.flags.Store(fl)
 	if !m.index.Insert(index, f) {
 		if flags&fgpLock != 0 {
 			f.unlockFolio()
@@ -161,14 +161,14 @@ func (m *Mapping) setDirty(f *Folio) {
 		return
 	}
 	if !m.index.UpdateMarks(f.index, f, markDirty) {
-		f.set(FolioDirty)
+		f.flags.Set(FolioDirty)
 	}
 }
 
 // markDirty is setDirty's step under the index lock: PG_dirty and the dirty
 // tag.
 func markDirty(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	f.set(FolioDirty)
+	f.flags.Set(FolioDirty)
 	return marks | pageindex.MarkDirty.Bit()
 }
 
@@ -182,14 +182,14 @@ func (m *Mapping) cancelDirty(f *Folio) {
 		return
 	}
 	if !m.index.UpdateMarks(f.index, f, cancelDirtyTag) {
-		f.clear(FolioDirty)
+		f.flags.Clear(FolioDirty)
 	}
 }
 
 // cancelDirtyTag is cancelDirty's step under the index lock: the tag goes
 // with the bit, if the bit was still set.
 func cancelDirtyTag(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	if f.testClear(FolioDirty) {
+	if f.flags.TestAndClear(FolioDirty) {
 		marks &^= pageindex.MarkDirty.Bit()
 	}
 	return marks
@@ -214,7 +214,7 @@ func (m *Mapping) unlink(cpu *CPU, f *Folio) bool {
 	if !m.index.Delete(f.index, f) {
 		return false
 	}
-	f.clear(FolioDirty)
+	f.flags.Clear(FolioDirty)
 	f.mapping.Store(nil)
 	cpu.count(EvIndexDelete)
 	m.dev.m.cached.Add(-1)

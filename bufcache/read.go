@@ -114,15 +114,14 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
 	block := g.FirstBlock(f.index)
 	all := true
-	for bh := head; ; block++ {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if !bh.Has(BHUptodate) {
 			switch {
 			case block >= last: // past the end: zeroes
 				if data := bh.Data(); data != nil {
 					clear(data)
 				}
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			default:
 				if !bh.Has(BHMapped) {
 					d.getBlock(cpu, bh, block)
@@ -132,12 +131,10 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 				}
 			}
 		}
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		block++
 	}
 	if all {
-		f.set(FolioUptodate)
+		f.flags.Set(FolioUptodate)
 	}
 }
 
@@ -227,9 +224,9 @@ func endReadahead(b *blk.Bio) {
 	rb.cpu.count(EvBioComplete)
 	for i, f := range rb.folios {
 		if b.Err == nil {
-			f.set(FolioUptodate)
+			f.flags.Set(FolioUptodate)
 		} else {
-			f.set(FolioError)
+			f.flags.Set(FolioError)
 		}
 		f.unlockFolio()
 		rb.folios[i] = nil

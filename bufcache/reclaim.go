@@ -92,7 +92,7 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 			case f.mapping.Load() != mp:
 				f.put(cpu)
 				continue
-			case f.testClear(FolioReferenced):
+			case f.flags.TestAndClear(FolioReferenced):
 				l.pushLocked(f) // second chance
 			case f.Has(FolioDirty) || f.Has(FolioWriteback):
 				if f.Has(FolioDirty) && !containsDev(dirty, d) {

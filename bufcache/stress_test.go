@@ -1,7 +1,6 @@
 package bufcache
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -55,12 +54,14 @@ type stressDev struct {
 // stressOwner returns the CPU that owns the page holding byte pos.
 func stressOwner(pos uint64) int { return int(pos / 4096 % stressCPUs) }
 
-// stressRig is the machine, the devices and the per-CPU generators of one run.
+// stressRig is the machine, the devices and the per-CPU generators of one
+// run, with each CPU's interpreter of each device.
 type stressRig struct {
 	t    *testing.T
 	m    *Machine
 	devs []*stressDev
 	rngs []*rand.Rand
+	rigs [stressCPUs][]*opRig // by CPU, then device
 	// ops counts what each CPU did, by operation, for the log.
 	ops [stressCPUs][stressNumOps]int
 }
@@ -124,6 +125,12 @@ func newStressRig(t *testing.T, seed uint64) *stressRig {
 
 	for id := range stressCPUs {
 		r.rngs = append(r.rngs, rand.New(rand.NewPCG(seed, uint64(id))))
+		owns := func(from, to uint64) bool { // one page at most, of this CPU's
+			return from/4096 == (to-1)/4096 && stressOwner(from) == id
+		}
+		for _, sd := range r.devs {
+			r.rigs[id] = append(r.rigs[id], &opRig{t: t, m: m, d: sd.d, cpu: m.CPU(id), want: sd.want, shared: true, owns: owns})
+		}
 	}
 	return r
 }
@@ -157,119 +164,63 @@ func stressPick(rng *rand.Rand) int {
 	panic("unreachable")
 }
 
-// step runs one random operation on CPU id and checks its result. It returns
-// false after a failed check, to stop the goroutine.
+// step runs one random operation on CPU id, a device picked at random,
+// through that CPU's interpreter of the device, which checks the results.
+// Getblk, bread and its change, write(2) and set_blocksize take the device's
+// setbs lock. Every buffer the step took is released before it returns (and
+// before it drops setbs). It returns false after a failed check, to stop the
+// goroutine.
 func (r *stressRig) step(id, round, i int) bool {
-	t, rng, cpu := r.t, r.rngs[id], r.m.CPU(id)
-	sd := r.devs[rng.IntN(len(r.devs))]
+	rng := r.rngs[id]
+	dev := rng.IntN(len(r.devs))
+	sd, rig := r.devs[dev], r.rigs[id][dev]
 	d := sd.d
 	op := stressPick(rng)
 	r.ops[id][op]++
-	where := fmt.Sprintf("cpu %d round %d step %d: %s on %s", id, round, i, stressOpNames[op], sd.name)
+	where := fmt.Sprintf("cpu %d round %d step %d on %s: ", id, round, i, sd.name)
 	switch op {
 	case stressOpGetblk: // anyone's block, sometimes past the end
 		sd.setbs.RLock() // getblk must be asked for the block size: hold it still
 		defer sd.setbs.RUnlock()
+		defer rig.releaseAll() // before the unlock
 		size := d.BlockSize()
-		blocks := uint64(stressDevSize / size)
-		block := rng.Uint64N(blocks + 4)
-		bh, err := d.Getblk(cpu, block, size)
-		if block >= blocks {
-			return assert.ErrorIs(t, err, ErrBeyondDevice, where)
-		}
-		if !assert.NoError(t, err, where) {
-			return false
-		}
-		ok := assert.Equal(t, block, bh.BlockNr(), where) && assert.Equal(t, size, bh.Size(), where)
-		Brelse(cpu, bh)
-		return ok
+		return rig.do(rigOp{kind: opGetblk, block: rng.Uint64N(stressDevSize/uint64(size) + 4), size: size}, where)
 	case stressOpBreadModify: // our own block: read it, change some of its bytes, dirty it
 		sd.setbs.RLock()
 		defer sd.setbs.RUnlock()
+		defer rig.releaseAll()
 		size := uint64(d.BlockSize())
-		page := stressOwnPage(rng, id)
-		block := (page*4096 + rng.Uint64N(4096)) / size
-		bh, err := d.Bread(cpu, block, uint32(size))
-		if !assert.NoError(t, err, where) {
-			return false
-		}
-		defer Brelse(cpu, bh)
-		pos := block * size
-		if !assert.Equal(t, sd.want[pos:pos+size], bh.Data(), "%s: block %d before the change", where, block) {
-			return false
-		}
-		LockBuffer(cpu, bh)
+		block := (stressOwnPage(rng, id)*4096 + rng.Uint64N(4096)) / size
 		from := rng.Uint64N(size)
-		n := 1 + rng.Uint64N(size-from)
-		data := bh.Data()
-		for j := from; j < from+n; j++ {
-			data[j] = byte(round*31+i) ^ byte(id)<<5 ^ byte(j)
-		}
-		copy(sd.want[pos+from:pos+from+n], data[from:from+n])
-		MarkBufferDirty(cpu, bh)
-		UnlockBuffer(cpu, bh)
-		if rng.IntN(4) == 0 {
-			return assert.NoError(t, SyncDirtyBuffer(cpu, bh), where)
-		}
-		return true
+		modify := rigOp{kind: opModify, from: from, n: rng.Uint64N(size - from), seed: byte(round*31+i) ^ byte(id)<<5}
+		return rig.do(rigOp{kind: opBread, block: block, size: uint32(size)}, where) && rig.do(modify, where) &&
+			(rng.IntN(4) != 0 || rig.do(rigOp{kind: opSyncBuffer}, where))
 	case stressOpFindGetBlock, stressOpFindSlow: // anyone's block; ours must hold the oracle's bytes
-		size := uint64(d.BlockSize())
-		block := rng.Uint64N(stressDevSize / size)
-		var bh *BufferHead
+		defer rig.releaseAll()
+		size := d.BlockSize()
+		o := rigOp{kind: opFind, block: rng.Uint64N(stressDevSize / uint64(size)), size: size}
 		if op == stressOpFindSlow {
-			bh = d.FindGetBlockSlow(cpu, block)
-		} else {
-			bh = d.FindGetBlock(cpu, block, uint32(size))
+			o.kind = opFindSlow
 		}
-		if bh == nil {
-			return true
-		}
-		defer Brelse(cpu, bh)
-		pos := bh.BlockNr() * uint64(bh.Size())
-		if bh.Size() != uint32(size) || stressOwner(pos) != id || !bh.Has(BHUptodate) || bh.Device() != d {
-			return true // another size (a set_blocksize raced), someone else's data, or not read yet
-		}
-		return assert.Equal(t, sd.want[pos:pos+size], bh.Data(), "%s: block %d", where, bh.BlockNr())
+		return rig.do(o, where)
 	case stressOpWrite: // write(2) into one of our pages
 		sd.setbs.RLock()
 		defer sd.setbs.RUnlock()
-		page := stressOwnPage(rng, id)
 		off := rng.Uint64N(4096)
-		data := make([]byte, 1+rng.Uint64N(4096-off))
-		for j := range data {
-			data[j] = byte(round*17+i) ^ byte(id)<<4 ^ byte(j)
-		}
-		it, err := NewUserBuf(data, 0, 4096).Iter(0, uint64(len(data)))
-		if !assert.NoError(t, err, where) { // not require: this is not the test's goroutine
-			return false
-		}
-		pos := page*4096 + off
-		n, err := d.Write(cpu, pos, it)
-		if !assert.NoError(t, err, where) || !assert.Equal(t, uint64(len(data)), n, where) {
-			return false
-		}
-		copy(sd.want[pos:], data)
-		return true
+		return rig.do(rigOp{kind: opWrite, pos: stressOwnPage(rng, id)*4096 + off, n: 1 + rng.Uint64N(4096-off),
+			seed: byte(round*17+i) ^ byte(id)<<4}, where)
 	case stressOpRead: // read(2) one of our pages, racing set_blocksize and reclaim
-		page := stressOwnPage(rng, id)
-		got := make([]byte, 4096)
-		n, err := d.Read(cpu, page*4096, got)
-		return assert.NoError(t, err, where) && assert.Equal(t, uint64(4096), n, where) &&
-			assert.Equal(t, sd.want[page*4096:(page+1)*4096], got, "%s: page %d", where, page)
+		return rig.do(rigOp{kind: opRead, pos: stressOwnPage(rng, id) * 4096, n: 4096}, where)
 	case stressOpSync:
-		return assert.NoError(t, d.SyncBlockdev(cpu), where)
+		return rig.do(rigOp{kind: opSync}, where)
 	case stressOpTryFree:
-		err := d.TryToFreeBuffers(cpu, rng.Uint64N(stressDevSize/4096))
-		return err == nil || assert.Truef(t, errors.Is(err, ErrNotCached) || errors.Is(err, ErrNoBuffers) ||
-			errors.Is(err, ErrBuffersBusy), "%s: %v", where, err)
+		return rig.do(rigOp{kind: opTryFree, block: rng.Uint64N(stressDevSize / 4096)}, where)
 	case stressOpInvalidate:
-		r.m.InvalidateBhLRUs(cpu)
-		return true
+		return rig.do(rigOp{kind: opInvalidate}, where)
 	case stressOpSetBlocksize:
 		sd.setbs.Lock()
 		defer sd.setbs.Unlock()
-		size := uint32(512) << rng.IntN(4)
-		return assert.NoError(t, d.SetBlocksize(cpu, size), where) && assert.Equal(t, size, d.BlockSize(), where)
+		return rig.do(rigOp{kind: opSetBlocksize, size: 512 << rng.IntN(4)}, where)
 	}
 	panic("unreachable")
 }
@@ -292,11 +243,8 @@ func (r *stressRig) quiescent(round int) {
 			wantRef := 1
 			if head := f.private; head != nil {
 				wantRef++
-				for bh := head; ; {
+				for bh := range head.ring(nil) {
 					require.Zero(t, bh.Count(), "round %d: %s page %d: %v leaked a reference", round, sd.name, index, bh)
-					if bh = bh.thisPage; bh == head {
-						break
-					}
 				}
 			}
 			require.Equal(t, wantRef, f.RefCount(), "round %d: %s page %d: folio references", round, sd.name, index)

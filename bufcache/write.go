@@ -140,16 +140,16 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
 	uptodate := f.Has(FolioUptodate)
 	var err error
-	for bh, start := head, uint32(0); ; start += size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range head.ring(cpu) {
 		end := start + size
 		switch {
 		case end <= from || start >= to:
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			}
 		default:
-			bh.clear(BHNew)
+			bh.state.Clear(BHNew)
 			if !bh.Has(BHMapped) {
 				if mapper == nil {
 					d.getBlock(cpu, bh, block)
@@ -162,19 +162,18 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 				}
 			}
 			if uptodate {
-				bh.set(BHUptodate)
+				bh.state.Set(BHUptodate)
 			} else if !bh.Has(BHUptodate) && (start < from || end > to) && err == nil {
 				err = readBufferSync(cpu, bh)
 			}
 		}
 		block++
-		if bh = bh.thisPage; bh == head {
-			if err != nil {
-				zeroNewBuffers(cpu, f, from, to)
-			}
-			return err
-		}
+		start = end
 	}
+	if err != nil {
+		zeroNewBuffers(cpu, f, from, to)
+	}
+	return err
 }
 
 // getBlock models blkdev_get_block: map bh to block of this device, with no
@@ -183,7 +182,7 @@ func (d *BlockDevice) getBlock(cpu *CPU, bh *BufferHead, block uint64) {
 	cpu.count(EvGetBlock)
 	bh.blocknr = block
 	bh.bdev.Store(d)
-	bh.set(BHMapped)
+	bh.state.Set(BHMapped)
 }
 
 // writeEnd models blkdev_write_end = block_write_end + unlock + put: if fewer
@@ -206,25 +205,22 @@ func (d *BlockDevice) writeEnd(cpu *CPU, f *Folio, pos, n, copied uint64) uint64
 
 // commitWrite models __block_commit_write over [from, to) of a locked folio.
 func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
-	head := f.private
 	partial := false
-	for bh, start := head, uint32(0); ; start += bh.size {
-		cpu.count(EvRingWalk)
+	start := uint32(0)
+	for bh := range f.private.ring(cpu) {
 		if start+bh.size <= from || start >= to {
 			if !bh.Has(BHUptodate) {
 				partial = true
 			}
 		} else {
-			bh.set(BHUptodate)
+			bh.state.Set(BHUptodate)
 			MarkBufferDirty(cpu, bh)
 		}
-		bh.clear(BHNew)
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		bh.state.Clear(BHNew)
+		start += bh.size
 	}
 	if !partial {
-		f.set(FolioUptodate)
+		f.flags.Set(FolioUptodate)
 	}
 }
 
@@ -247,12 +243,8 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 		extra |= BHDirty
 	}
 	if extra != 0 {
-		for bh := head; ; {
-			cpu.count(EvRingWalk)
-			bh.set(extra)
-			if bh = bh.thisPage; bh == head {
-				break
-			}
+		for bh := range head.ring(cpu) {
+			bh.state.Set(extra)
 		}
 	}
 	cpu.attachBuffers(f, head)

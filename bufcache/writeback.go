@@ -41,7 +41,7 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 				if f.Has(FolioWriteback) && mode == wbSyncAll {
 					waitOnWriteback(cpu, f)
 				}
-				if !f.Has(FolioWriteback) && f.testClear(FolioDirty) { // folio_clear_dirty_for_io
+				if !f.Has(FolioWriteback) && f.flags.TestAndClear(FolioDirty) { // folio_clear_dirty_for_io
 					d.writeFolio(cpu, f, mode) // unlocks f
 				} else {
 					f.unlockFolio()
@@ -76,53 +76,39 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	first := f.index << (uint(d.m.pageShift) - blocksize.Log2(size))
 	last := (d.size - 1) / uint64(size)
 	block := first
-	for bh := head; ; block++ { // pass 1: past the end, or not yet mapped
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
 		if block > last {
-			bh.clear(BHDirty)
-			bh.set(BHUptodate)
+			bh.state.Clear(BHDirty)
+			bh.state.Set(BHUptodate)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
 		}
-		if bh = bh.thisPage; bh == head {
-			break
-		}
+		block++
 	}
-	for bh := head; ; { // pass 2: lock and mark what will be written
-		cpu.count(EvRingWalk)
-		if bh.Has(BHMapped) {
-			if mode == wbSyncAll {
-				LockBuffer(cpu, bh)
-			} else if !tryLockBuffer(cpu, bh) {
-				d.mapping.setDirty(f) // redirty_page_for_writepage
-				bh = bh.thisPage
-				if bh == head {
-					break
-				}
-				continue
-			}
-			// test_clear_buffer_dirty, then mark_buffer_async_write
-			if bh.testClearSet(BHDirty, BHAsyncWrite) {
-				bh.endIO = endAsyncWrite
-			} else {
-				UnlockBuffer(cpu, bh)
-			}
+	for bh := range head.ring(cpu) { // pass 2: lock and mark what will be written
+		if !bh.Has(BHMapped) {
+			continue
 		}
-		if bh = bh.thisPage; bh == head {
-			break
+		if mode == wbSyncAll {
+			LockBuffer(cpu, bh)
+		} else if !tryLockBuffer(cpu, bh) {
+			d.mapping.setDirty(f) // redirty_page_for_writepage
+			continue
+		}
+		// test_clear_buffer_dirty, then mark_buffer_async_write
+		if bh.state.TestAndClearSet(BHDirty, BHAsyncWrite) {
+			bh.endIO = endAsyncWrite
+		} else {
+			UnlockBuffer(cpu, bh)
 		}
 	}
 	d.setWriteback(f)
 	// Collect first: a plug flush inside a submission may complete buffers of
 	// this folio, and the ring must still show the others as Async_Write.
 	async := cpu.scratch[:0]
-	for bh := head; ; {
-		cpu.count(EvRingWalk)
+	for bh := range head.ring(cpu) {
 		if bh.Has(BHAsyncWrite) {
 			async = append(async, bh)
-		}
-		if bh = bh.thisPage; bh == head {
-			break
 		}
 	}
 	for _, bh := range async {
@@ -145,13 +131,13 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 // folio is still in the page cache; the fallback only sets the flag.
 func (d *BlockDevice) setWriteback(f *Folio) {
 	if !d.mapping.index.UpdateMarks(f.index, f, startWriteback) {
-		f.set(FolioWriteback)
+		f.flags.Set(FolioWriteback)
 	}
 }
 
 // startWriteback is setWriteback's step under the index lock.
 func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	if f.testSet(FolioWriteback) {
+	if f.flags.TestAndSet(FolioWriteback) {
 		return marks
 	}
 	marks |= pageindex.MarkWriteback.Bit()
@@ -166,13 +152,13 @@ func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
 // disagree. A folio that left the page cache only loses the flag.
 func (d *BlockDevice) endWriteback(f *Folio) {
 	if !d.mapping.index.UpdateMarks(f.index, f, finishWriteback) {
-		f.clear(FolioWriteback)
+		f.flags.Clear(FolioWriteback)
 	}
 }
 
 // finishWriteback is endWriteback's step under the index lock.
 func finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	if f.testClear(FolioWriteback) {
+	if f.flags.TestAndClear(FolioWriteback) {
 		marks &^= pageindex.MarkWriteback.Bit()
 	}
 	return marks
@@ -199,31 +185,31 @@ func waitOnWriteback(cpu *CPU, f *Folio) {
 func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 	f := bh.folio
 	if ok { // set_buffer_uptodate, clear_buffer_async_write, unlock_buffer
-		if bh.change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
+		if bh.state.Change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(bh)
-		f.set(FolioError)
-		bh.clear(BHAsyncWrite)
+		f.flags.Set(FolioError)
+		bh.state.Clear(BHAsyncWrite)
 		UnlockBuffer(cpu, bh)
 	}
-	for b := bh.thisPage; b != bh; b = b.thisPage {
-		if b.Has(BHAsyncWrite) {
-			return
-		}
+	// The other buffers, from bh's successor: a walk that gets back to bh
+	// found none still under async write.
+	if bh.thisPage.find(nil, func(b *BufferHead) bool { return b == bh || b.Has(BHAsyncWrite) }) != bh {
+		return
 	}
 	if m := f.mapping.Load(); m != nil {
 		m.dev.endWriteback(f)
 	} else {
-		f.clear(FolioWriteback)
+		f.flags.Clear(FolioWriteback)
 	}
 }
 
 // tryLockBuffer models trylock_buffer.
 func tryLockBuffer(cpu *CPU, bh *BufferHead) bool {
-	if bh.testSet(BHLock) {
+	if bh.state.TestAndSet(BHLock) {
 		return false
 	}
 	cpu.count(EvBHLock)

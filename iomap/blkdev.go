@@ -5,6 +5,7 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // EOFCheck selects blkdev_iomap_begin's end-of-device check.
@@ -25,16 +26,11 @@ const (
 	EOFRaw
 )
 
-// String returns "aligned" or "raw".
-func (c EOFCheck) String() string {
-	switch c {
-	case EOFAligned:
-		return "aligned"
-	case EOFRaw:
-		return "raw"
-	}
-	return fmt.Sprintf("eof(%d)", uint8(c))
-}
+// eofNames names the checks for String.
+var eofNames = enum.New[EOFCheck]("eof", []string{EOFAligned: "aligned", EOFRaw: "raw"}...)
+
+// String returns "aligned" or "raw" ("eof(n)" for another value).
+func (c EOFCheck) String() string { return eofNames.String(c) }
 
 // BlkdevIomapBegin models blkdev_iomap_begin (block/fops.c, v6.6, with the
 // EOF check selected by check) for a device of isize bytes (i_size) and the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // WritePath selects the buffered write blkdev_write_iter calls.
@@ -20,16 +21,11 @@ const (
 	PathBufferHead
 )
 
-// String returns "iomap" or "buffer_head".
-func (p WritePath) String() string {
-	switch p {
-	case PathIomap:
-		return "iomap"
-	case PathBufferHead:
-		return "buffer_head"
-	}
-	return fmt.Sprintf("path(%d)", uint8(p))
-}
+// pathNames names the write paths for String.
+var pathNames = enum.New[WritePath]("path", []string{PathIomap: "iomap", PathBufferHead: "buffer_head"}...)
+
+// String returns "iomap" or "buffer_head" ("path(n)" for another value).
+func (p WritePath) String() string { return pathNames.String(p) }
 
 // Options are the kernel variants of a buffered write to a block device. The
 // zero value is v6.6 as released on a kernel with transparent huge pages (x86-64,

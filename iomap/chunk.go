@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Orders of MAX_PAGECACHE_ORDER's derivation (include/linux/pagemap.h).
@@ -63,16 +64,13 @@ const (
 	ChunkMappingMaxFolioSize
 )
 
-// String returns "max-pagecache-order" or "mapping-max-folio-size".
-func (p ChunkPolicy) String() string {
-	switch p {
-	case ChunkMaxPagecacheOrder:
-		return "max-pagecache-order"
-	case ChunkMappingMaxFolioSize:
-		return "mapping-max-folio-size"
-	}
-	return fmt.Sprintf("chunk(%d)", uint8(p))
-}
+// chunkNames names the policies for String.
+var chunkNames = enum.New[ChunkPolicy]("chunk", []string{ChunkMaxPagecacheOrder: "max-pagecache-order",
+	ChunkMappingMaxFolioSize: "mapping-max-folio-size"}...)
+
+// String returns "max-pagecache-order" or "mapping-max-folio-size"
+// ("chunk(n)" for another value).
+func (p ChunkPolicy) String() string { return chunkNames.String(p) }
 
 // Chunk returns the policy's initial chunk in bytes for the block device's
 // mapping, which has no large folios, on a kernel with PAGE_SIZE pageSize and

@@ -3,9 +3,9 @@ package iomap
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Errors of the package. Each is wrapped with the details; test with errors.Is.
@@ -45,15 +45,13 @@ const (
 	Inline
 )
 
-var typeNames = [...]string{"hole", "delalloc", "mapped", "unwritten", "inline"}
+// typeNames names the mapping types for String.
+var typeNames = enum.New[Type]("type", []string{Hole: "hole", Delalloc: "delalloc", Mapped: "mapped",
+	Unwritten: "unwritten", Inline: "inline"}...)
 
-// String returns the type's name, e.g. "mapped".
-func (t Type) String() string {
-	if int(t) < len(typeNames) {
-		return typeNames[t]
-	}
-	return fmt.Sprintf("type(%d)", uint8(t))
-}
+// String returns the type's name, e.g. "mapped" ("type(n)" for another
+// value).
+func (t Type) String() string { return typeNames.String(t) }
 
 // Flags are struct iomap's flags (IOMAP_F_*, v6.6).
 type Flags uint16
@@ -78,24 +76,12 @@ const (
 	FBufferHead
 )
 
-var flagNames = [...]string{"new", "dirty", "shared", "merged", "buffer_head"}
+// flagNames names the flags for String, in bit order.
+var flagNames = enum.NewFlags[Flags]("new", "dirty", "shared", "merged", "buffer_head")
 
-// String lists the set flags, e.g. "new|buffer_head", or "0".
-func (f Flags) String() string {
-	var parts []string
-	for i, n := range flagNames {
-		if f&(1<<i) != 0 {
-			parts = append(parts, n)
-		}
-	}
-	if rest := f &^ (1<<len(flagNames) - 1); rest != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", uint16(rest)))
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}
+// String lists the set flags, e.g. "new|buffer_head", or "0" (flags without
+// a name in hexadecimal).
+func (f Flags) String() string { return flagNames.String(f) }
 
 // IOMap models struct iomap: one extent of the inode — here the block
 // device's own inode, so the disk is the device itself (iomap->bdev is not

@@ -1,6 +1,6 @@
 package lru
 
-import "strconv"
+import "github.com/bhsim/bhsim/internal/enum"
 
 // InstallResult says what Install did.
 type InstallResult uint8
@@ -23,22 +23,18 @@ const (
 	InstallSkippedIsolated
 )
 
-var installResultNames = [...]string{
+// installResultNames names the results for String.
+var installResultNames = enum.New[InstallResult]("InstallResult", []string{
 	InstallInserted:        "inserted",
 	InstallInsertedEvicted: "inserted+evicted",
 	InstallMoved:           "moved",
 	InstallSkippedDisabled: "skipped-disabled",
 	InstallSkippedIsolated: "skipped-isolated",
-}
+}...)
 
 // String returns a short lower-case name such as "inserted+evicted", or
 // "InstallResult(n)" for a value outside the constants.
-func (r InstallResult) String() string {
-	if int(r) < len(installResultNames) {
-		return installResultNames[r]
-	}
-	return "InstallResult(" + strconv.Itoa(int(r)) + ")"
-}
+func (r InstallResult) String() string { return installResultNames.String(r) }
 
 // Install models bh_lru_install (fs/buffer.c; the lru_cache_disabled test is
 // 5.13+, the isolated-CPU test 6.6+): it makes e, found under key, the most

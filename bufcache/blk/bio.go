@@ -3,6 +3,8 @@ package blk
 import (
 	"fmt"
 	"math"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Op is a bio operation (REQ_OP_READ, REQ_OP_WRITE).
@@ -15,16 +17,11 @@ const (
 	OpWrite
 )
 
-// String returns "read" or "write".
-func (o Op) String() string {
-	switch o {
-	case OpRead:
-		return "read"
-	case OpWrite:
-		return "write"
-	}
-	return fmt.Sprintf("op(%d)", uint8(o))
-}
+// opNames names the operations for String.
+var opNames = enum.New[Op]("op", []string{OpRead: "read", OpWrite: "write"}...)
+
+// String returns "read" or "write" ("op(n)" for another value).
+func (o Op) String() string { return opNames.String(o) }
 
 // Vec is one bio segment (struct bio_vec): Len bytes of memory starting Offset
 // bytes into page frame PFN. Data is the memory moved and is nil in

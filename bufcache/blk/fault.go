@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // FaultyDevice wraps a Device and fails chosen bios, the way a failing drive
@@ -112,20 +114,13 @@ const (
 	CauseRandom
 )
 
-// String returns "read-only", "sectors", "nth" or "random".
-func (c FaultCause) String() string {
-	switch c {
-	case CauseReadOnly:
-		return "read-only"
-	case CauseSectors:
-		return "sectors"
-	case CauseNth:
-		return "nth"
-	case CauseRandom:
-		return "random"
-	}
-	return fmt.Sprintf("cause(%d)", uint8(c))
-}
+// causeNames names the causes for String.
+var causeNames = enum.New[FaultCause]("cause", []string{CauseReadOnly: "read-only", CauseSectors: "sectors",
+	CauseNth: "nth", CauseRandom: "random"}...)
+
+// String returns "read-only", "sectors", "nth" or "random" ("cause(n)" for
+// another value).
+func (c FaultCause) String() string { return causeNames.String(c) }
 
 // Fault records one failed bio.
 type Fault struct {

@@ -3,6 +3,8 @@ package blk
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Block-layer defaults (include/linux/blkdev.h, v5.10).
@@ -48,16 +50,13 @@ const (
 	SegmentsCoalesced
 )
 
-// String returns "per-bio" or "coalesced".
-func (a SegmentAccounting) String() string {
-	switch a {
-	case SegmentsPerBio:
-		return "per-bio"
-	case SegmentsCoalesced:
-		return "coalesced"
-	}
-	return fmt.Sprintf("accounting(%d)", uint8(a))
-}
+// accountingNames names the accountings for String.
+var accountingNames = enum.New[SegmentAccounting]("accounting",
+	[]string{SegmentsPerBio: "per-bio", SegmentsCoalesced: "coalesced"}...)
+
+// String returns "per-bio" or "coalesced" ("accounting(n)" for another
+// value).
+func (a SegmentAccounting) String() string { return accountingNames.String(a) }
 
 // Limits models the parts of struct queue_limits (v5.10) that decide how bios
 // become requests. Build it with DefaultLimits and adjust fields; NewQueue
@@ -110,13 +109,12 @@ func DefaultLimits(logical, physical uint32) Limits {
 // or a physical block, or not a multiple of the logical block; an unknown
 // SegmentAccounting. O(1).
 func (l Limits) Validate() error {
-	pow2 := func(v, lo, hi uint32) bool { return v >= lo && v <= hi && v&(v-1) == 0 }
 	switch {
-	case !pow2(l.LogicalBlockSize, 512, 65536):
+	case !inPow2Range(l.LogicalBlockSize, 512, 65536):
 		return fmt.Errorf("%w: logical block size %d is not a power of two in [512, 65536]", ErrInvalidConfig, l.LogicalBlockSize)
-	case !pow2(l.PhysicalBlockSize, l.LogicalBlockSize, 65536):
+	case !inPow2Range(l.PhysicalBlockSize, l.LogicalBlockSize, 65536):
 		return fmt.Errorf("%w: physical block size %d is not a power of two in [%d, 65536]", ErrInvalidConfig, l.PhysicalBlockSize, l.LogicalBlockSize)
-	case !pow2(l.PageSize, 4096, 65536):
+	case !inPow2Range(l.PageSize, 4096, 65536):
 		return fmt.Errorf("%w: page size %d is not a power of two in [4096, 65536]", ErrInvalidConfig, l.PageSize)
 	case l.MaxSegments == 0:
 		return fmt.Errorf("%w: max_segments is 0", ErrInvalidConfig)

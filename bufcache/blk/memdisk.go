@@ -3,6 +3,8 @@ package blk
 import (
 	"fmt"
 	"sync"
+
+	"github.com/bhsim/bhsim/blocksize"
 )
 
 // chunkShift sets the granularity of MemDisk's sparse store: 4 KiB chunks.
@@ -29,15 +31,27 @@ type DiskStats struct {
 	Errors                    uint64 // bios failed
 }
 
+// checkDisk validates the geometry of a new disk: logical a power of two in
+// [512, 65536], sizeBytes a positive multiple of it. O(1).
+func checkDisk(name string, sizeBytes uint64, logical uint32) error {
+	if !inPow2Range(logical, 512, 65536) {
+		return fmt.Errorf("blk: %s: logical block size %d is not a power of two in [512, 65536]", name, logical)
+	}
+	if sizeBytes == 0 || sizeBytes%uint64(logical) != 0 {
+		return fmt.Errorf("blk: %s: size %d is not a positive multiple of the logical block size %d", name, sizeBytes, logical)
+	}
+	return nil
+}
+
+// inPow2Range reports whether v is a power of two in [lo, hi]. O(1).
+func inPow2Range(v, lo, hi uint32) bool { return v >= lo && v <= hi && blocksize.IsPowerOfTwo(v) }
+
 // NewMemDisk returns an empty disk of the given size in bytes with the given
 // logical block size. Errors: logical not a power of two in [512, 65536], or size
 // not a positive multiple of logical.
 func NewMemDisk(name string, sizeBytes uint64, logical uint32) (*MemDisk, error) {
-	if logical < 512 || logical > 65536 || logical&(logical-1) != 0 {
-		return nil, fmt.Errorf("blk: %s: logical block size %d is not a power of two in [512, 65536]", name, logical)
-	}
-	if sizeBytes == 0 || sizeBytes%uint64(logical) != 0 {
-		return nil, fmt.Errorf("blk: %s: size %d is not a positive multiple of the logical block size %d", name, sizeBytes, logical)
+	if err := checkDisk(name, sizeBytes, logical); err != nil {
+		return nil, err
 	}
 	return &MemDisk{
 		name:    name,

@@ -1,7 +1,5 @@
 package blk
 
-import "fmt"
-
 // NullDisk is null_blk with memory backing off: a device of a given size that
 // completes every valid bio at once, discards what is written and reads zeros.
 // It measures the cost of everything above the device. NullDisk is safe for
@@ -15,11 +13,8 @@ type NullDisk struct {
 // NewNullDisk returns a null device of sizeBytes with the given logical block
 // size. Errors: as NewMemDisk.
 func NewNullDisk(name string, sizeBytes uint64, logical uint32) (*NullDisk, error) {
-	if logical < 512 || logical > 65536 || logical&(logical-1) != 0 {
-		return nil, fmt.Errorf("blk: %s: logical block size %d is not a power of two in [512, 65536]", name, logical)
-	}
-	if sizeBytes == 0 || sizeBytes%uint64(logical) != 0 {
-		return nil, fmt.Errorf("blk: %s: size %d is not a positive multiple of the logical block size %d", name, sizeBytes, logical)
+	if err := checkDisk(name, sizeBytes, logical); err != nil {
+		return nil, err
 	}
 	return &NullDisk{name: name, sectors: sizeBytes >> SectorShift, lbs: logical}, nil
 }

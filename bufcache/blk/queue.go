@@ -3,6 +3,8 @@ package blk
 import (
 	"fmt"
 	"sync"
+
+	"github.com/bhsim/bhsim/internal/freelist"
 )
 
 // Queue models a request-based block device: a blk-mq queue with the "none"
@@ -23,8 +25,8 @@ type Queue struct {
 	lim   Limits
 
 	mu      sync.Mutex
-	free    []*Request // recycled requests (the tag set)
-	streams streams    // where recent sequential streams ended
+	free    freelist.List[Request] // recycled requests (the tag set)
+	streams streams                // where recent sequential streams ended
 	stats   QueueStats
 	seq     uint64
 	trace   traceRing
@@ -192,13 +194,12 @@ func (q *Queue) queue(p *Plug, rq *Request) {
 // makes one.
 func (q *Queue) alloc() *Request {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if n := len(q.free); n > 0 {
-		rq := q.free[n-1]
-		q.free = q.free[:n-1]
-		return rq
+	rq := q.free.Get()
+	q.mu.Unlock()
+	if rq == nil {
+		rq = &Request{q: q}
 	}
-	return &Request{q: q}
+	return rq
 }
 
 // recycle returns rq to the free list, dropping its references to bios.
@@ -206,7 +207,7 @@ func (q *Queue) recycle(rq *Request) {
 	clear(rq.parts)
 	rq.parts = rq.parts[:0]
 	q.mu.Lock()
-	q.free = append(q.free, rq)
+	q.free.Put(rq)
 	q.mu.Unlock()
 }
 

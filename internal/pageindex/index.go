@@ -3,6 +3,8 @@ package pageindex
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Mark is an xarray search mark (XA_MARK_0, XA_MARK_1, XA_MARK_2 in
@@ -170,7 +172,7 @@ const (
 )
 
 // kindNames maps each Kind to its String form; ParseKind inverts it.
-var kindNames = [...]string{KindXArray: "xarray", KindBTree: "btree"}
+var kindNames = enum.New[Kind]("Kind", []string{KindXArray: "xarray", KindBTree: "btree"}...).WithError(ErrUnknownKind)
 
 // ErrUnknownKind is returned (wrapped) by ParseKind for a name that is not a
 // Kind; test for it with errors.Is.
@@ -178,24 +180,12 @@ var ErrUnknownKind = errors.New("pageindex: unknown index kind")
 
 // String returns "xarray" or "btree", or "Kind(n)" for a value that names no
 // implementation.
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return kindNames.String(k) }
 
 // ParseKind returns the Kind whose String is s (exact, lower case). For any
 // other string it returns an error wrapping ErrUnknownKind that names the
-// valid choices.
-func ParseKind(s string) (Kind, error) {
-	for k, name := range kindNames {
-		if s == name {
-			return Kind(k), nil
-		}
-	}
-	return 0, fmt.Errorf("%w %q (valid: %s, %s)", ErrUnknownKind, s, KindXArray, KindBTree)
-}
+// valid choices. O(number of kinds).
+func ParseKind(s string) (Kind, error) { return kindNames.Parse(s) }
 
 // New returns an empty Index of kind k: NewXArray for KindXArray, NewBTree
 // with the default degree for KindBTree. It panics if k is not one of the Kind

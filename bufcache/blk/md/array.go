@@ -5,7 +5,9 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/freelist"
 )
 
 // DefaultChunkSize is the chunk size New uses when Config.ChunkSize is 0:
@@ -93,7 +95,7 @@ type Array struct {
 	deg degradedState // which members are faulty
 
 	mu    sync.Mutex // guards free and stats
-	free  []*request
+	free  freelist.List[request]
 	stats Stats
 }
 
@@ -109,7 +111,7 @@ type Array struct {
 // logical block size above 4096); ErrBadStripeCache (a StripeCacheSize out of
 // range). Complexity O(n); the stripe cache grows on demand.
 func New(cfg Config, members []blk.Device) (*Array, error) {
-	if !cfg.Level.valid() {
+	if !levelNames.Valid(cfg.Level) {
 		return nil, fmt.Errorf("%w: %s", ErrBadLevel, cfg.Level)
 	}
 	name := cfg.Name
@@ -120,7 +122,7 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 	if chunk == 0 {
 		chunk = DefaultChunkSize
 	}
-	if chunk < pageSize || chunk&(chunk-1) != 0 {
+	if chunk < pageSize || !blocksize.IsPowerOfTwo(chunk) {
 		return nil, fmt.Errorf("%w: %s: %d bytes is not a power of two >= %d", ErrBadChunk, name, chunk, pageSize)
 	}
 	cache := cfg.StripeCacheSize

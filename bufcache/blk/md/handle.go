@@ -57,10 +57,7 @@ type stripeEnd struct {
 // newBatch returns an empty batch from the free list, or a new one. The
 // cache's mu is held.
 func (a *Array) newBatch() *batch {
-	c := &a.cache
-	if n := len(c.batches); n > 0 {
-		b := c.batches[n-1]
-		c.batches = c.batches[:n-1]
+	if b := a.cache.batches.Get(); b != nil {
 		return b
 	}
 	return &batch{a: a}
@@ -309,6 +306,6 @@ func (b *batch) finish() {
 	b.bios.reset()
 	b.devs = b.devs[:0]
 	c.mu.Lock()
-	c.batches = append(c.batches, b)
+	c.batches.Put(b)
 	c.mu.Unlock()
 }

@@ -1,9 +1,6 @@
 package md
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/bhsim/bhsim/internal/enum"
 
 // Level selects the md personality and its layout (mdadm --level and --layout).
 type Level uint8
@@ -23,35 +20,20 @@ const (
 )
 
 // levelNames are the names String prints and ParseLevel accepts, by Level.
-var levelNames = [...]string{
+var levelNames = enum.New[Level]("level", []string{
 	Raid0:       "raid0",
 	Raid10Near2: "raid10n2",
 	Raid10Far2:  "raid10f2",
 	Raid6:       "raid6",
-}
+}...).WithError(ErrBadLevel)
 
 // String returns "raid0", "raid10n2", "raid10f2" or "raid6" ("level(N)" for an
 // invalid value).
-func (l Level) String() string {
-	if l.valid() {
-		return levelNames[l]
-	}
-	return fmt.Sprintf("level(%d)", uint8(l))
-}
+func (l Level) String() string { return levelNames.String(l) }
 
 // ParseLevel returns the Level String names s. Errors: ErrBadLevel, with the
 // valid choices in the message. Complexity O(number of levels).
-func ParseLevel(s string) (Level, error) {
-	for l, name := range levelNames {
-		if s == name {
-			return Level(l), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: %q (valid: %s)", ErrBadLevel, s, strings.Join(levelNames[:], ", "))
-}
-
-// valid reports whether l is one of the defined levels.
-func (l Level) valid() bool { return int(l) < len(levelNames) }
+func ParseLevel(s string) (Level, error) { return levelNames.Parse(s) }
 
 // minMembers is the smallest member count the level accepts.
 func (l Level) minMembers() int {

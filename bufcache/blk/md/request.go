@@ -72,13 +72,12 @@ func (m *memberBios) reset() {
 // get takes a request from the free list or makes one.
 func (a *Array) get() *request {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if n := len(a.free); n > 0 {
-		r := a.free[n-1]
-		a.free = a.free[:n-1]
-		return r
+	r := a.free.Get()
+	a.mu.Unlock()
+	if r == nil {
+		r = &request{a: a}
 	}
-	return &request{a: a}
+	return r
 }
 
 // put adds r's counters to the array's and returns r to the free list, dropping
@@ -90,7 +89,7 @@ func (a *Array) put(r *request) {
 	r.devs, r.failed, r.jobs = r.devs[:0], nil, nil
 	a.mu.Lock()
 	a.stats.add(&t)
-	a.free = append(a.free, r)
+	a.free.Put(r)
 	a.mu.Unlock()
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/internal/freelist"
 )
 
 // sectorsPerUnit is the number of 512-byte sectors in a stripe unit
@@ -91,11 +92,11 @@ type stripeCache struct {
 	made     int  // stripe_heads allocated so far (grow_stripes, on demand)
 	unitBits uint // log2 of the units in a chunk
 
-	hash    []*stripeHead // chains by position; a power of two ≥ size
-	free    []*stripeHead // handled stripe_heads, ready for reuse
-	plugged []*stripeList // the lists registered on plugs
-	lists   []*stripeList // free lists
-	batches []*batch      // free batches
+	hash    []*stripeHead             // chains by position; a power of two ≥ size
+	free    freelist.List[stripeHead] // handled stripe_heads, ready for reuse
+	plugged []*stripeList             // the lists registered on plugs
+	lists   freelist.List[stripeList] // free lists
+	batches freelist.List[batch]      // free batches
 }
 
 // init sizes the cache for size stripe_heads of a chunk of 1<<unitBits units.
@@ -125,16 +126,13 @@ func (c *stripeCache) find(row, unit uint64) *stripeHead {
 // while fewer than size exist, and hashes it (get_free_stripe, init_stripe).
 // It returns nil when all size are in use. nd is the number of data units.
 func (c *stripeCache) alloc(row, unit uint64, nd int) *stripeHead {
-	var sh *stripeHead
-	switch n := len(c.free); {
-	case n > 0:
-		sh = c.free[n-1]
-		c.free = c.free[:n-1]
-	case c.made < c.size:
+	sh := c.free.Get()
+	if sh == nil {
+		if c.made >= c.size {
+			return nil
+		}
 		c.made++
 		sh = &stripeHead{cover: make([]uint8, nd)}
-	default:
-		return nil
 	}
 	sh.row, sh.unit = row, unit
 	b := c.bucket(row, unit)
@@ -153,7 +151,7 @@ func (c *stripeCache) release(sh *stripeHead) {
 	clear(sh.cover)
 	clear(sh.writes)
 	sh.next, sh.list, sh.b, sh.err, sh.step, sh.writes = nil, nil, nil, nil, stepNew, sh.writes[:0]
-	c.free = append(c.free, sh)
+	c.free.Put(sh)
 }
 
 // takeList returns an empty stripe list from the free list or a new one,
@@ -162,11 +160,8 @@ func (a *Array) takeList(plugged bool) *stripeList {
 	c := &a.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var l *stripeList
-	if n := len(c.lists); n > 0 {
-		l = c.lists[n-1]
-		c.lists = c.lists[:n-1]
-	} else {
+	l := c.lists.Get()
+	if l == nil {
 		l = &stripeList{a: a}
 	}
 	l.plugged = plugged
@@ -325,7 +320,7 @@ func (a *Array) unplug(l *stripeList) {
 		i := slices.Index(c.plugged, l)
 		c.plugged = slices.Delete(c.plugged, i, i+1)
 	}
-	c.lists = append(c.lists, l)
+	c.lists.Put(l)
 	c.mu.Unlock()
 	b.run()
 }
