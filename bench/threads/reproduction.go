@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Thread is one reproduced LKML thread: its name on the command line, what it
@@ -167,12 +168,7 @@ func Names() []string {
 
 // ByName returns the thread called name; the error names the valid ones.
 func ByName(name string) (Thread, error) {
-	for _, t := range All() {
-		if t.Name == name {
-			return t, nil
-		}
-	}
-	return Thread{}, fmt.Errorf("threads: unknown thread %q (valid: %s)", name, strings.Join(Names(), ", "))
+	return enum.Find("threads", "thread", All(), func(t Thread) string { return t.Name }, name)
 }
 
 // Run reproduces the thread: its simulated runs priced under p (its own

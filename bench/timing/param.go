@@ -2,9 +2,9 @@ package timing
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Param names one primitive cost of a Profile: the price of a bufcache
@@ -59,14 +59,16 @@ type Quantities [NumParams]float64
 // Ev returns the Param that prices event e.
 func Ev(e bufcache.Event) Param { return Param(e) }
 
-var extraParamNames = [...]string{"timer", "requests", "md-bios", "member-bios", "md-write-bios",
-	"stripe-attaches", "stripes", "parity-bytes"}
+// extraParamNames names the parameters from ParamTimer on, offset by
+// ParamTimer.
+var extraParamNames = enum.New[Param]("param", "timer", "requests", "md-bios", "member-bios", "md-write-bios",
+	"stripe-attaches", "stripes", "parity-bytes")
 
 // String returns the event's name or the extra parameter's ("timer",
 // "requests", "md-bios", ...).
 func (p Param) String() string {
-	if p >= ParamTimer && int(p) < NumParams {
-		return extraParamNames[p-ParamTimer]
+	if p >= ParamTimer {
+		return extraParamNames.String(p - ParamTimer)
 	}
 	return bufcache.Event(p).String()
 }
@@ -74,14 +76,12 @@ func (p Param) String() string {
 // ParseParam returns the Param whose String is s. The error lists the extra
 // parameters' names (event names are bufcache's).
 func ParseParam(s string) (Param, error) {
-	for i, n := range extraParamNames {
-		if n == s {
-			return ParamTimer + Param(i), nil
-		}
+	if p, ok := extraParamNames.Lookup(s); ok {
+		return ParamTimer + p, nil
 	}
 	e, err := bufcache.ParseEvent(s)
 	if err != nil {
-		return 0, fmt.Errorf("timing: unknown parameter %q (an event name or one of %s)", s, strings.Join(extraParamNames[:], ", "))
+		return 0, fmt.Errorf("timing: unknown parameter %q (an event name or one of %s)", s, extraParamNames.List())
 	}
 	return Param(e), nil
 }

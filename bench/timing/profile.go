@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Profile is a hardware profile of primitive CPU costs: what one occurrence of
@@ -95,12 +96,5 @@ func Profiles() []*Profile {
 
 // ProfileByName returns the built-in profile called name.
 func ProfileByName(name string) (*Profile, error) {
-	var names []string
-	for _, p := range Profiles() {
-		if p.Name == name {
-			return p, nil
-		}
-		names = append(names, p.Name)
-	}
-	return nil, fmt.Errorf("timing: unknown profile %q (valid: %s)", name, strings.Join(names, ", "))
+	return enum.Find("timing", "profile", Profiles(), func(p *Profile) string { return p.Name }, name)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/enum"
 
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/iomap"
@@ -112,7 +113,7 @@ func ExplainOps() []ExplainOp {
 						a.BlockSize = c.Size
 						return nil
 					}},
-				{Name: "layout", Default: "direct", Usage: "the `device`: " + strings.Join(layoutNames[:], ", "),
+				{Name: "layout", Default: "direct", Usage: "the `device`: " + layoutNames.List(),
 					set: func(a *OpArgs, v string) (err error) { a.Layout, err = ParseLayout(v); return err }},
 				argCount,
 			}},
@@ -156,14 +157,7 @@ var iomapKernels = []string{"6.6", "6.6-revert", "6.6-fix"}
 // ExplainOpByName returns the operation called name; the error names the
 // valid ones.
 func ExplainOpByName(name string) (ExplainOp, error) {
-	var names []string
-	for _, o := range ExplainOps() {
-		if o.Name == name {
-			return o, nil
-		}
-		names = append(names, o.Name)
-	}
-	return ExplainOp{}, fmt.Errorf("workload: unknown operation %q (valid: %s)", name, strings.Join(names, ", "))
+	return enum.Find("workload", "operation", ExplainOps(), func(o ExplainOp) string { return o.Name }, name)
 }
 
 // Parse returns the operation's arguments: values (by Arg name) where given,

@@ -1,11 +1,9 @@
 package workload
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/iomap"
 )
 
@@ -83,14 +81,7 @@ func Kernels() []Kernel {
 // KernelByName returns the preset called name; the error names the valid
 // ones.
 func KernelByName(name string) (Kernel, error) {
-	var names []string
-	for _, k := range Kernels() {
-		if k.Name == name {
-			return k, nil
-		}
-		names = append(names, k.Name)
-	}
-	return Kernel{}, fmt.Errorf("workload: unknown kernel %q (valid: %s)", name, strings.Join(names, ", "))
+	return enum.Find("workload", "kernel", Kernels(), func(k Kernel) string { return k.Name }, name)
 }
 
 // MustKernel returns the built-in preset called name and panics if there is

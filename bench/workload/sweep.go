@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/internal/fanout"
 
 	"github.com/bhsim/bhsim/blocksize"
@@ -123,14 +124,7 @@ func DDMachines() []DDMachine {
 // DDMachineByName returns the machine called name; the error names the
 // valid ones.
 func DDMachineByName(name string) (DDMachine, error) {
-	var names []string
-	for _, m := range DDMachines() {
-		if m.Name == name {
-			return m, nil
-		}
-		names = append(names, m.Name)
-	}
-	return DDMachine{}, fmt.Errorf("workload: unknown machine %q (valid: %s)", name, strings.Join(names, ", "))
+	return enum.Find("workload", "machine", DDMachines(), func(m DDMachine) string { return m.Name }, name)
 }
 
 // DDGrid is a parameter grid of dd runs: every combination of the values of

@@ -104,3 +104,13 @@ func BenchmarkString(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestFind(t *testing.T) {
+	type item struct{ n string }
+	items := []item{{"a"}, {"b"}}
+	got, err := Find("pkg", "thing", items, func(i item) string { return i.n }, "b")
+	require.NoError(t, err)
+	assert.Equal(t, item{"b"}, got)
+	_, err = Find("pkg", "thing", items, func(i item) string { return i.n }, "c")
+	assert.EqualError(t, err, `pkg: unknown thing "c" (valid: a, b)`)
+}
