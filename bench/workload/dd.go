@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/internal/fanout"
@@ -63,6 +64,10 @@ type DDRun struct {
 	cpus   []bufcache.Counters
 }
 
+// ErrInvalidDD is wrapped by the errors of a DD that cannot run as given (a
+// mistake in its configuration, not a failure of the run).
+var ErrInvalidDD = errors.New("workload: invalid dd")
+
 // MaxBS is the largest dd bs= the model simulates: dd's buffer is real
 // memory, touched by the pre-fault as the kernel touches it, so its size is
 // bounded. (A write(2) moves at most MAX_RW_COUNT, just under 2 GiB, anyway.)
@@ -76,13 +81,15 @@ const MaxBS = 64 << 20
 func (d DD) Start() (*DDRun, error) {
 	switch {
 	case d.CPUs < 2:
-		return nil, fmt.Errorf("workload: dd needs at least 2 CPUs (dd's and the flusher's), not %d", d.CPUs)
+		return nil, fmt.Errorf("%w: it needs at least 2 CPUs (dd's and the flusher's), not %d", ErrInvalidDD, d.CPUs)
 	case d.BS == 0 || d.BS > MaxBS:
-		return nil, fmt.Errorf("workload: dd bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
+		return nil, fmt.Errorf("%w: bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", ErrInvalidDD, d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
 	case d.Layout >= numLayouts:
-		return nil, fmt.Errorf("workload: dd: unknown layout %s", d.Layout)
+		return nil, fmt.Errorf("%w: unknown layout %s", ErrInvalidDD, d.Layout)
 	case d.Disk == nil:
-		return nil, errors.New("workload: dd: no disk model")
+		return nil, fmt.Errorf("%w: no disk model", ErrInvalidDD)
+	case d.Count > math.MaxInt64/d.BS:
+		return nil, fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
 	}
 	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs, DirtyLimit: d.DirtyLimit,
 		SeparateFlusher: true, FlusherCPU: 1, PageCacheLimit: d.PageCacheLimit}))
@@ -118,6 +125,10 @@ func (d DD) Start() (*DDRun, error) {
 	}
 	if r.dev, err = m.Open(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
 		return nil, err
+	}
+	if d.BS*d.Count > r.dev.Size() {
+		return nil, fmt.Errorf("%w: bs=%s count=%d moves %.4g GB, more than the %.4g GB device holds (count at most %d)",
+			ErrInvalidDD, FormatDDSize(d.BS), d.Count, float64(d.BS*d.Count)/1e9, float64(r.dev.Size())/1e9, r.dev.Size()/d.BS)
 	}
 	if d.Read {
 		r.dst = make([]byte, d.BS)
@@ -182,15 +193,35 @@ func (r *DDRun) Close() (*DDResult, error) {
 }
 
 // Run runs the whole of d: Start, Count blocks, Close.
-func (d DD) Run() (*DDResult, error) {
+func (d DD) Run() (*DDResult, error) { return d.RunContext(context.Background(), nil) }
+
+// progressEvery is how many blocks RunContext copies between looks at its
+// context and calls of its progress callback.
+const progressEvery = 64
+
+// RunContext runs the whole of d as Run does, stopping with ctx's error once
+// ctx is done, and calls progress, if not nil, with the blocks copied and
+// d.Count every progressEvery blocks and at the end.
+func (d DD) RunContext(ctx context.Context, progress func(done, total int)) (*DDResult, error) {
 	r, err := d.Start()
 	if err != nil {
 		return nil, err
 	}
-	for range d.Count {
+	for i := range d.Count {
+		if i%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if progress != nil {
+				progress(int(i), int(d.Count))
+			}
+		}
 		if err := r.Block(); err != nil {
 			return nil, err
 		}
+	}
+	if progress != nil {
+		progress(int(d.Count), int(d.Count))
 	}
 	return r.Close()
 }

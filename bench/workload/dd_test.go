@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -28,21 +29,26 @@ func TestLayouts(t *testing.T) {
 func TestDDStartErrors(t *testing.T) {
 	preset := MustKernel("5.10.10")
 	for _, tc := range []struct {
-		name string
-		mod  func(*DD)
+		name    string
+		mod     func(*DD)
+		invalid bool // a mistake in the DD itself: ErrInvalidDD
 	}{
-		{"one CPU", func(d *DD) { d.CPUs = 1 }},
-		{"zero bs", func(d *DD) { d.BS = 0 }},
-		{"unknown layout", func(d *DD) { d.Layout = numLayouts }},
-		{"too few members", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }},
-		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }},
-		{"no disk model", func(d *DD) { d.Disk = nil }},
+		{"one CPU", func(d *DD) { d.CPUs = 1 }, true},
+		{"zero bs", func(d *DD) { d.BS = 0 }, true},
+		{"bs above MaxBS", func(d *DD) { d.BS = MaxBS + 1 }, true},
+		{"past the device's end", func(d *DD) { d.Count = d.DiskBytes/d.BS + 1 }, true},
+		{"offset overflow", func(d *DD) { d.Count = 1 << 62 }, true},
+		{"unknown layout", func(d *DD) { d.Layout = numLayouts }, true},
+		{"too few members", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }, false},
+		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, false},
+		{"no disk model", func(d *DD) { d.Disk = nil }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dd := Helios4DD(LayoutDirect, preset, false)
 			tc.mod(&dd)
 			_, err := dd.Start()
 			assert.Error(t, err)
+			assert.Equal(t, tc.invalid, errors.Is(err, ErrInvalidDD), "%v", err)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -53,7 +54,7 @@ type ExplainOp struct {
 	Profile string
 	// Args are the arguments it reads, with their defaults.
 	Args  []Arg
-	build func(op ExplainOp, a OpArgs) (Explanation, error)
+	build func(ctx context.Context, op ExplainOp, a OpArgs, progress func(done, total int)) (Explanation, error)
 }
 
 // Explanation is what explaining an operation produced: a report for a
@@ -187,8 +188,12 @@ func (op ExplainOp) Parse(values map[string]string) (OpArgs, error) {
 }
 
 // Build runs the operation with a (from Parse) on the model and returns what
-// it counted. Errors: a failed run.
-func (op ExplainOp) Build(a OpArgs) (Explanation, error) { return op.build(op, a) }
+// it counted. Progress, if not nil, is called as a long run advances (the
+// blocks of a dd done and their total). Errors: a failed run, ctx's error
+// once it is done.
+func (op ExplainOp) Build(ctx context.Context, a OpArgs, progress func(done, total int)) (Explanation, error) {
+	return op.build(ctx, op, a, progress)
+}
 
 // Operation is what the model counted for an explained operation: the work
 // of each resource over Per operations (calls or pages).
@@ -251,7 +256,7 @@ const (
 
 // buildLookup explains one lookup call: the block is read once, the LRU
 // warmed by one call, and the next call counted.
-func buildLookup(op ExplainOp, args OpArgs) (Explanation, error) {
+func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ func(done, total int)) (Explanation, error) {
 	block := args.Block
 	size := uint64(lookupSmallDevice)
 	if block >= size/4096 {
@@ -299,28 +304,28 @@ func countOr(count, thread uint64) uint64 {
 
 // buildWritePage explains a page of the Helios4 dd at a fixed block size,
 // through the buffer-head write path of 5.10.
-func buildWritePage(op ExplainOp, args OpArgs) (Explanation, error) {
+func buildWritePage(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
 	choice := BlockSizeChoice{Size: args.BlockSize}
 	d := choice.apply(Helios4DD(args.Layout, MustKernel("5.10.10"), false))
 	d.Count = countOr(args.Count, d.Count)
 	title := fmt.Sprintf("one 4 KiB page of dd if=/dev/zero of=%s bs=1M count=%d on a Helios4 at block size %d, through buffer heads, written back by the flusher and dd's close",
 		devName(d.Layout), d.Count, args.BlockSize)
-	return buildDDOp(op, d, title)
+	return buildDDOp(ctx, op, d, title, progress)
 }
 
 // buildIomapWritePage explains a page of Xu Yang's dd.
-func buildIomapWritePage(op ExplainOp, args OpArgs) (Explanation, error) {
+func buildIomapWritePage(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
 	d := IMX8BoardDD(args.Kernel, args.BS, 1)
 	d.Count = countOr(args.Count, d.Count)
 	title := fmt.Sprintf("one 4 KiB page of dd if=/dev/zero of=/dev/sda bs=%s count=%d on Xu Yang's board, kernel %s",
 		FormatDDSize(args.BS), d.Count, args.Kernel.Name)
-	return buildDDOp(op, d, title)
+	return buildDDOp(ctx, op, d, title, progress)
 }
 
 // buildCrashLoss runs dd bs=1M to one Helios4 disk under the revert and
 // reports, at moments of the run, how much of what dd had written a power cut
 // would lose.
-func buildCrashLoss(_ ExplainOp, args OpArgs) (Explanation, error) {
+func buildCrashLoss(_ context.Context, _ ExplainOp, args OpArgs, _ func(done, total int)) (Explanation, error) {
 	d := Helios4DD(LayoutDirect, MustKernel("5.10.10+revert"), false)
 	d.Count = args.Count
 	points, err := CrashLoss(d)
@@ -339,8 +344,8 @@ func devName(l Layout) string {
 }
 
 // buildDDOp runs d and explains one page of it, resource by resource.
-func buildDDOp(op ExplainOp, d DD, title string) (Explanation, error) {
-	r, err := d.Run()
+func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress func(done, total int)) (Explanation, error) {
+	r, err := d.RunContext(ctx, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func explain(t *testing.T, name string, values map[string]string) *Operation {
 	require.NoError(t, err)
 	args, err := op.Parse(values)
 	require.NoError(t, err)
-	e, err := op.Build(args)
+	e, err := op.Build(context.Background(), args, nil)
 	require.NoError(t, err)
 	o, ok := e.(*Operation)
 	require.True(t, ok, "%s explains an Operation", name)
@@ -203,7 +204,7 @@ func TestExplainCrashLoss(t *testing.T) {
 	require.NoError(t, err)
 	args, err := op.Parse(map[string]string{"count": "40"})
 	require.NoError(t, err)
-	e, err := op.Build(args)
+	e, err := op.Build(context.Background(), args, nil)
 	require.NoError(t, err)
 	r, ok := e.(*CrashReport)
 	require.True(t, ok)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -31,7 +35,7 @@ func explainSynopsis() string {
 
 // explain implements `bhsim explain OP`: the operation comes first, so that
 // its own flags can be parsed.
-func explain(args []string, stdout, _ io.Writer) error {
+func explain(args []string, stdout, stderr io.Writer) error {
 	var names []string
 	for _, o := range workload.ExplainOps() {
 		names = append(names, o.Name)
@@ -79,7 +83,14 @@ func explain(args []string, stdout, _ io.Writer) error {
 			return err
 		}
 	}
-	e, err := op.Build(opArgs)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prog := newProgress(stderr, isTerminal(stderr), "explain "+op.Name, "dd blocks")
+	e, err := op.Build(ctx, opArgs, prog.task(0))
+	prog.finish()
+	if errors.Is(err, workload.ErrInvalidDD) {
+		return asUsage(err)
+	}
 	if err != nil {
 		return err
 	}

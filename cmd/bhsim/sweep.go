@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -91,6 +92,9 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, isTerminal(stderr), "sweep", "cells")
 	rows, err := workload.SweepDD(g, p, workload.SweepOptions{Progress: prog.task(0)})
 	prog.finish()
+	if errors.Is(err, workload.ErrInvalidDD) {
+		return asUsage(err)
+	}
 	if err != nil {
 		return err
 	}
