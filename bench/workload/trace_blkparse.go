@@ -247,8 +247,13 @@ func (b *BlkparseReader) parse(line string) (IO, bool, error) {
 		}
 		sector, count = s, c
 		tail := rest[3:]
-		if len(tail) > 0 && strings.HasPrefix(tail[0], "(") { // -t's elapsed time
-			tail = tail[1:]
+		if len(tail) > 0 && strings.HasPrefix(tail[0], "(") { // -t's "(%8llu)"
+			for len(tail) > 0 && !strings.HasSuffix(tail[0], ")") {
+				tail = tail[1:]
+			}
+			if len(tail) > 0 {
+				tail = tail[1:]
+			}
 		}
 		if len(tail) == 0 || !strings.HasPrefix(tail[0], "[") || !strings.HasSuffix(tail[len(tail)-1], "]") {
 			return fail("no [process] or [error] after SECTOR + COUNT")
