@@ -589,14 +589,14 @@ func ParseGenerator(spec string) (Generator, error) {
 			return g, err
 		}
 	}
-	if sizeText != "" {
+	if seen["size"] {
 		d, err := parseGenSize(sizeText)
 		if err != nil {
 			return g, err
 		}
 		g.Size = d
 	}
-	if stepText != "" {
+	if seen["sizestep"] {
 		if g.Size.Kind != SizeUniform {
 			return g, &GenError{Key: "sizestep", Field: "Size.Step", Msg: "applies to a size range MIN-MAX only"}
 		}
@@ -618,15 +618,15 @@ func parseGenSize(v string) (SizeDist, error) {
 		n, ok := traceSize(strings.TrimSpace(s))
 		return n, ok && n > 0
 	}
-	if lo, hi, ok := strings.Cut(v, "-"); ok {
-		a, ok1 := one(lo)
-		b, ok2 := one(hi)
-		if !ok1 || !ok2 {
-			return bad("%q is not a range MIN-MAX of byte counts (4K-64K)", v)
-		}
-		return UniformSize(a, b, 0), nil
-	}
 	if !strings.ContainsAny(v, ":/") {
+		if lo, hi, ok := strings.Cut(v, "-"); ok {
+			a, ok1 := one(lo)
+			b, ok2 := one(hi)
+			if !ok1 || !ok2 {
+				return bad("%q is not a range MIN-MAX of byte counts (4K-64K)", v)
+			}
+			return UniformSize(a, b, 0), nil
+		}
 		n, ok := one(v)
 		if !ok {
 			return bad("%q is not a positive byte count (4K), a range (4K-64K) or a list (4K/75:64K/25)", v)
