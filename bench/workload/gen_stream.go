@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"math/bits"
@@ -37,13 +38,21 @@ func NewGenerator(cfg Generator) (IOReader, error) {
 	if g.PerCPU {
 		nstreams = g.CPUs
 	}
+	// Stream i's region is [bound(i), bound(i+1)): the device cut in
+	// nstreams, each cut aligned down, so the regions do not overlap.
 	per := g.DeviceSize / uint64(nstreams)
+	bound := func(i int) uint64 {
+		if i == nstreams {
+			return g.DeviceSize
+		}
+		b := uint64(i) * per
+		return b - b%g.Align
+	}
 	for i := 0; i < nstreams; i++ {
-		lo := uint64(i) * per
-		lo -= lo % g.Align
-		hi := lo + per
-		if i == nstreams-1 {
-			hi = g.DeviceSize
+		lo, hi := bound(i), bound(i+1)
+		if hi-lo < s.maxSize {
+			return nil, &GenError{Key: "cpus", Field: "CPUs", Msg: fmt.Sprintf("CPU %d's region of the device, %s aligned to %s, is smaller than the largest request (%s)",
+				i, FormatDDSize(hi-lo), FormatDDSize(g.Align), FormatDDSize(s.maxSize))}
 		}
 		st := genState{rng: rand.NewPCG(g.Seed, 0x9e3779b97f4a7c15+uint64(i)), lo: lo, hi: hi, cursor: lo}
 		st.slots = (hi-lo-s.maxSize)/g.Align + 1

@@ -347,3 +347,21 @@ func TestGenZipfLarge(t *testing.T) {
 		require.NoError(t, rec.CheckDevice(g.DeviceSize))
 	}
 }
+
+func TestGeneratorRegions(t *testing.T) {
+	// Four CPUs on 20K of 4K slots aligned to 4K: regions 4K, 4K, 4K, 8K.
+	_, recs := genAll(t, "random:dev=20K,size=4K,n=400,cpus=4,cpumode=percpu,seed=1")
+	for _, r := range recs {
+		lo := uint64(r.CPU) * 4096
+		hi := lo + 4096
+		if r.CPU == 3 {
+			hi = 20480
+		}
+		assert.True(t, r.Offset >= lo && r.End() <= hi, "%+v", r)
+	}
+	// Alignment can leave a region too small for a request.
+	g, err := ParseGenerator("random:dev=24K,size=6K,align=4K,n=1,cpus=4,cpumode=percpu")
+	require.NoError(t, err)
+	_, err = NewGenerator(g)
+	assert.ErrorContains(t, err, "cpus= (Generator.CPUs): CPU 0's region of the device, 4K aligned to 4K, is smaller than the largest request (6K)")
+}

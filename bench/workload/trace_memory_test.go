@@ -174,3 +174,27 @@ func TestTraceReadersAllocs(t *testing.T) {
 		assert.LessOrEqual(t, allocs, 1.0, virtualFormats[i].name)
 	}
 }
+
+// TestGeneratorBoundedMemory: a generated stream of millions of I/Os keeps
+// a flat heap and allocates nothing per record.
+func TestGeneratorBoundedMemory(t *testing.T) {
+	g, err := ParseGenerator("zipf:dev=1T,n=2000000,size=4K-64K,reads=0.5,cpus=8,cpumode=percpu,fsync=16,scatter=1,seed=3")
+	require.NoError(t, err)
+	r, err := NewGenerator(g)
+	require.NoError(t, err)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	assert.Greater(t, n, 2000000)
+	assert.Less(t, after.Mallocs-before.Mallocs, uint64(1000), "no allocation per record")
+}
