@@ -389,15 +389,12 @@ func (c *blkConv) line(line string) {
 	}
 	sector, n, hasSectors := blkSectors(w)
 	bytes := n * 512
-	var rqBytes uint64 // block_rq_* events print the request's bytes third
-	isRq := strings.HasPrefix(name, "block_rq_") && name != "block_rq_remap"
-	if isRq && (name == "block_rq_insert" || name == "block_rq_issue" || name == "block_rq_merge") {
-		if v, err := strconv.ParseUint(w[2], 10, 64); err == nil && len(w) > 2 {
-			rqBytes = v
+	// block_rq_insert, _issue and _merge print the request's bytes third.
+	if (name == "block_rq_insert" || name == "block_rq_issue" || name == "block_rq_merge") && len(w) > 2 {
+		if v, err := strconv.ParseUint(w[2], 10, 64); err == nil {
 			bytes = v
 		}
 	}
-	_ = rqBytes
 	rwbs, write, ok := blkRWBS(w[1], bytes)
 	if !ok {
 		c.stats.Skipped++

@@ -267,3 +267,18 @@ func FuzzWriteBlkparse(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteBlkparseTruncated cuts every line of the sample after each of
+// its words: a truncated event is skipped or converted, never a panic (a
+// block_rq_issue of two words once indexed past its end).
+func TestWriteBlkparseTruncated(t *testing.T) {
+	for _, line := range strings.Split(blkparseRawSample, "\n") {
+		words := strings.Fields(line)
+		for n := 0; n <= len(words); n++ {
+			in := "  a-1 [000] . 1.0: block_bio_queue: 7,8 W 0 + 8 [a]\n" + strings.Join(words[:n], " ") + "\n"
+			var b bytes.Buffer
+			_, err := WriteBlkparse(&b, strings.NewReader(in), BlkparseOptions{})
+			require.NoError(t, err, in)
+		}
+	}
+}
