@@ -1,0 +1,625 @@
+package host
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// BlkparseOptions configure WriteBlkparse.
+type BlkparseOptions struct {
+	// Device is the device whose events are converted, "MAJ,MIN" ("7,8");
+	// empty: the device of the first block event. Events of other devices
+	// are skipped (and counted in BlkparseStats.Skipped).
+	Device string
+}
+
+// BlkparseStats is what a conversion did.
+type BlkparseStats struct {
+	// Device is the device converted ("7,8"); Events the lines written
+	// before the summary; Skipped the trace's lines that were not events
+	// of the device blkparse shows (other events, comments, markers,
+	// other devices).
+	Device  string
+	Events  int
+	Skipped int
+}
+
+// maxBlkparsePending bounds the device-less events (plugs, unplugs) held
+// before the first event that names the device.
+const maxBlkparsePending = 4096
+
+// WriteBlkparse converts the raw text of a tracing instance's trace file
+// (what Options.TraceDump receives) into blkparse's default text output, so
+// that a trace the host runner recorded reads like one blktrace users
+// have: one line per block event,
+//
+//	7,8    0        1     0.000000000 18100  Q  WS 0 + 8 [record]
+//
+// (device, CPU, per-CPU sequence from 1, seconds.nanoseconds since the first
+// event, pid, action, rwbs, the action's fields), then blkparse's per-CPU
+// and total summary. The tracepoints map onto blkparse's actions as
+// blktrace maps them: block_bio_queue Q, block_bio_backmerge and
+// block_rq_merge M, block_bio_frontmerge F, block_getrq G, block_rq_insert
+// I, block_rq_issue D, block_rq_complete and block_bio_complete C,
+// block_rq_requeue R, block_plug P, block_unplug U, block_split X,
+// block_bio_remap and block_rq_remap A, block_bio_bounce B. Events blktrace
+// has no action for (block_dirty_buffer, block_touch_buffer, block_rq_error,
+// block_io_start, block_io_done) and non-block events are skipped.
+//
+// rwbs is rewritten from the tracepoints' spelling to blktrace's: a flush
+// request ("FF") becomes "FN", a secure erase ("DE") "D", zone and other
+// operations W or N by direction, a read of no bytes "N", plugs and
+// unplugs "N"; the atomic flag is dropped. Plugs and unplugs carry no
+// device in the raw trace: they are the converted device's. The summary's
+// counts follow blkparse's accounting (queued, dispatched, completed and
+// merged reads and writes with their KiB, the device's maximum depth,
+// unplugs; a flush counts as a read, as blkparse counts it), with blkparse's
+// thousands separators.
+//
+// It streams: memory is bounded by the CPUs (for the summary) and at most
+// 4096 device-less events before the first that names the device. Lines of
+// other shapes are skipped, never an error; the error is reading r or
+// writing w, or an invalid Device.
+func WriteBlkparse(w io.Writer, r io.Reader, opts BlkparseOptions) (BlkparseStats, error) {
+	c := &blkConv{out: bufio.NewWriter(w), cpus: map[int]*blkIOStats{}, seq: map[int]int{}}
+	if opts.Device != "" {
+		maj, min, ok := blkParseDev(opts.Device)
+		if !ok {
+			return c.stats, fmt.Errorf("host: blkparse: device %q is not MAJ,MIN", opts.Device)
+		}
+		c.setDevice(maj, min)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		c.line(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return c.stats, fmt.Errorf("host: blkparse: reading the trace: %w", err)
+	}
+	// Device-less events of a trace that never named a device are dropped.
+	c.stats.Skipped += len(c.pending)
+	c.pending = nil
+	c.summary()
+	if err := c.out.Flush(); err != nil {
+		return c.stats, fmt.Errorf("host: blkparse: writing: %w", err)
+	}
+	return c.stats, nil
+}
+
+// blkIOStats is blkparse's struct io_stats, the part it prints.
+type blkIOStats struct {
+	qreads, qwrites, qreadKB, qwriteKB uint64
+	ireads, iwrites, ireadKB, iwriteKB uint64
+	rrqueue, wrqueue                   uint64
+	creads, cwrites, creadKB, cwriteKB uint64
+	mreads, mwrites, mreadKB, mwriteKB uint64
+	ioUnplugs, timerUnplugs            uint64
+	events                             uint64
+	touched                            bool
+}
+
+// blkEvent is one converted event, before its line is written.
+type blkEvent struct {
+	cpu    int
+	pid    int
+	at     uint64 // nanoseconds, the trace's clock
+	action string
+	rwbs   string
+	rest   string
+	write  bool   // blktrace's TC_WRITE
+	bytes  uint64 // blktrace's t->bytes
+}
+
+type blkConv struct {
+	out      *bufio.Writer
+	devSet   bool
+	maj, min uint64
+	dev      string
+	genesis  uint64
+	started  bool
+	last     uint64
+	seq      map[int]int
+	cpus     map[int]*blkIOStats
+	depth    [2]uint64
+	maxDepth [2]uint64
+	pending  []blkEvent
+	stats    BlkparseStats
+}
+
+func (c *blkConv) setDevice(maj, min uint64) {
+	c.devSet, c.maj, c.min = true, maj, min
+	c.dev = fmt.Sprintf("%d,%d", maj, min)
+	c.stats.Device = c.dev
+}
+
+func blkParseDev(s string) (maj, min uint64, ok bool) {
+	a, b, found := strings.Cut(s, ",")
+	x, err1 := strconv.ParseUint(a, 10, 32)
+	y, err2 := strconv.ParseUint(b, 10, 32)
+	return x, y, found && err1 == nil && err2 == nil
+}
+
+// blkRawLine splits "  task-pid  [cpu] flags  timestamp: name: args".
+func blkRawLine(line string) (pid, cpu int, at uint64, name, args string, ok bool) {
+	if strings.HasPrefix(strings.TrimSpace(line), "#") {
+		return
+	}
+	open := strings.Index(line, "[")
+	if open < 0 {
+		return
+	}
+	closeAt := strings.IndexByte(line[open:], ']')
+	if closeAt < 0 {
+		return
+	}
+	closeAt += open
+	task := strings.TrimSpace(line[:open])
+	dash := strings.LastIndexByte(task, '-')
+	if dash < 0 {
+		return
+	}
+	var err error
+	if pid, err = strconv.Atoi(task[dash+1:]); err != nil || pid < 0 {
+		return
+	}
+	if cpu, err = strconv.Atoi(line[open+1 : closeAt]); err != nil || cpu < 0 || cpu > 4095 {
+		return
+	}
+	rest := line[closeAt+1:]
+	colon := strings.Index(rest, ": ")
+	if colon < 0 {
+		return
+	}
+	head := strings.Fields(rest[:colon])
+	if len(head) == 0 {
+		return
+	}
+	if at, ok = blkSeconds(head[len(head)-1]); !ok {
+		return
+	}
+	rest = rest[colon+2:]
+	name, args, found := strings.Cut(rest, ": ")
+	if !found {
+		name, args = strings.TrimSuffix(rest, ":"), ""
+	}
+	if name == "" || strings.ContainsAny(name, " []") {
+		return 0, 0, 0, "", "", false
+	}
+	return pid, cpu, at, name, args, true
+}
+
+// blkSeconds reads "5274.048597" into nanoseconds.
+func blkSeconds(s string) (uint64, bool) {
+	sec, frac, _ := strings.Cut(s, ".")
+	v, err := strconv.ParseUint(sec, 10, 64)
+	if err != nil || len(frac) > 9 || v > 1<<33 {
+		return 0, false
+	}
+	ns := uint64(0)
+	if frac != "" {
+		f, err := strconv.ParseUint(frac, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		for i := len(frac); i < 9; i++ {
+			f *= 10
+		}
+		ns = f
+	}
+	return v*1e9 + ns, true
+}
+
+// blkActions maps tracepoints onto blkparse's actions.
+var blkActions = map[string]string{
+	"block_bio_queue": "Q", "block_bio_backmerge": "M", "block_rq_merge": "M",
+	"block_bio_frontmerge": "F", "block_getrq": "G", "block_rq_insert": "I",
+	"block_rq_issue": "D", "block_rq_complete": "C", "block_bio_complete": "C",
+	"block_rq_requeue": "R", "block_plug": "P", "block_unplug": "U",
+	"block_split": "X", "block_bio_remap": "A", "block_rq_remap": "A",
+	"block_bio_bounce": "B", "block_sleeprq": "S",
+}
+
+// blkRWBS rewrites a tracepoint's rwbs (blk_fill_rwbs: [F]op[F][A][S][M][U])
+// as blktrace's fill_rwbs would print it ([F](D|W|R|N)[F][A][S][M]), and
+// reports whether blktrace's write bit is set. bytes is the event's data
+// size (a read of none is N).
+func blkRWBS(s string, bytes uint64) (out string, write, ok bool) {
+	i := 0
+	preflush := false
+	if len(s) >= 2 && s[0] == 'F' && strings.IndexByte("RWDFNZ", s[1]) >= 0 {
+		preflush, i = true, 1
+	}
+	if i >= len(s) {
+		return "", false, false
+	}
+	var op byte
+	switch s[i] {
+	case 'R':
+		op = 'R'
+		if bytes == 0 {
+			op = 'N'
+		}
+	case 'W':
+		op, write = 'W', true
+		if i+1 < len(s) && s[i+1] == 'Z' { // write zeroes, in kernels that spell it
+			i++
+		}
+	case 'D':
+		op, write = 'D', true
+		if i+1 < len(s) && s[i+1] == 'E' {
+			i++
+		}
+	case 'F': // REQ_OP_FLUSH: no data, not a write
+		op, preflush = 'N', true
+	case 'N':
+		op = 'N'
+	case 'Z': // zone operations: ZA (append), ZR, ZRA, ZC are writes by op number
+		if i+1 >= len(s) {
+			return "", false, false
+		}
+		switch s[i+1] {
+		case 'A', 'R', 'C':
+			op, write = 'W', true
+		default:
+			op = 'N'
+		}
+		i++
+		if s[i] == 'R' && i+1 < len(s) && s[i+1] == 'A' {
+			i++
+		}
+	default:
+		return "", false, false
+	}
+	i++
+	var b strings.Builder
+	if preflush {
+		b.WriteByte('F')
+	}
+	b.WriteByte(op)
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case 'F', 'A', 'S', 'M':
+			b.WriteByte(s[i])
+		case 'U': // atomic: blktrace has no letter for it
+		default:
+			return "", false, false
+		}
+	}
+	return b.String(), write, true
+}
+
+// blkComm returns the "[comm]" of args from index i on ("[kworker/u8:3]"),
+// or "".
+func blkComm(args string) string {
+	i := strings.Index(args, " [")
+	if i < 0 {
+		if strings.HasPrefix(args, "[") {
+			i = -1
+		} else {
+			return ""
+		}
+	}
+	s := args[i+1:]
+	j := strings.LastIndexByte(s, ']')
+	if j < 0 {
+		return ""
+	}
+	return s[:j+1]
+}
+
+// blkSectors finds "SECTOR + N" in words.
+func blkSectors(w []string) (sector, n uint64, ok bool) {
+	for i := 1; i+1 < len(w); i++ {
+		if w[i] == "+" {
+			s, err1 := strconv.ParseUint(w[i-1], 10, 64)
+			c, err2 := strconv.ParseUint(w[i+1], 10, 64)
+			return s, c, err1 == nil && err2 == nil
+		}
+	}
+	return 0, 0, false
+}
+
+// line converts one line of the raw trace.
+func (c *blkConv) line(line string) {
+	pid, cpu, at, name, args, ok := blkRawLine(line)
+	if !ok {
+		c.stats.Skipped++
+		return
+	}
+	action, known := blkActions[name]
+	if !known {
+		c.stats.Skipped++
+		return
+	}
+	ev := blkEvent{cpu: cpu, pid: pid, at: at, action: action}
+	if action == "P" || action == "U" {
+		// "[comm]" and "[comm] depth"
+		ev.rwbs = "N"
+		comm := blkComm(args)
+		if comm == "" {
+			c.stats.Skipped++
+			return
+		}
+		ev.rest = comm
+		if action == "U" {
+			w := strings.Fields(args)
+			depth, err := strconv.ParseUint(w[len(w)-1], 10, 32)
+			if err != nil {
+				c.stats.Skipped++
+				return
+			}
+			ev.rest = comm + " " + strconv.FormatUint(depth, 10)
+		}
+		if !c.devSet {
+			if len(c.pending) >= maxBlkparsePending {
+				c.stats.Skipped++
+				return
+			}
+			c.pending = append(c.pending, ev)
+			return
+		}
+		c.emit(ev)
+		return
+	}
+	w := strings.Fields(args)
+	if len(w) < 2 {
+		c.stats.Skipped++
+		return
+	}
+	maj, min, ok := blkParseDev(w[0])
+	if !ok {
+		c.stats.Skipped++
+		return
+	}
+	if !c.devSet {
+		c.setDevice(maj, min)
+		for _, p := range c.pending {
+			c.emit(p)
+		}
+		c.pending = nil
+	}
+	if maj != c.maj || min != c.min {
+		c.stats.Skipped++
+		return
+	}
+	sector, n, hasSectors := blkSectors(w)
+	bytes := n * 512
+	// block_rq_insert, _issue and _merge print the request's bytes third.
+	if (name == "block_rq_insert" || name == "block_rq_issue" || name == "block_rq_merge") && len(w) > 2 {
+		if v, err := strconv.ParseUint(w[2], 10, 64); err == nil {
+			bytes = v
+		}
+	}
+	rwbs, write, ok := blkRWBS(w[1], bytes)
+	if !ok {
+		c.stats.Skipped++
+		return
+	}
+	ev.rwbs, ev.write, ev.bytes = rwbs, write, bytes
+	switch action {
+	case "C", "R":
+		// "7,8 WS () 0 + 8 be,0,4 [0]" (rq) or "7,8 W 0 + 8 [0]" (bio)
+		errno := "[0]"
+		if last := w[len(w)-1]; strings.HasPrefix(last, "[") && strings.HasSuffix(last, "]") {
+			errno = last
+		}
+		if !hasSectors {
+			c.stats.Skipped++
+			return
+		}
+		if n > 0 {
+			ev.rest = fmt.Sprintf("%d + %d %s", sector, n, errno)
+		} else {
+			ev.rest = fmt.Sprintf("%d %s", sector, errno)
+		}
+	case "X":
+		// "7,8 W 0 / 8 [comm]"
+		if len(w) < 5 || w[3] != "/" {
+			c.stats.Skipped++
+			return
+		}
+		ev.rest = fmt.Sprintf("%s / %s %s", w[2], w[4], blkComm(args))
+	case "A":
+		// "8,0 W 2048 + 8 <- (8,1) 0"
+		i := strings.Index(args, " <- ")
+		if !hasSectors || i < 0 {
+			c.stats.Skipped++
+			return
+		}
+		from := strings.Fields(args[i+4:])
+		if len(from) < 2 {
+			c.stats.Skipped++
+			return
+		}
+		ev.rest = fmt.Sprintf("%d + %d <- %s %s", sector, n, from[0], from[1])
+	default: // Q M F G I D B S
+		comm := blkComm(args)
+		if !hasSectors || comm == "" {
+			c.stats.Skipped++
+			return
+		}
+		if n > 0 {
+			ev.rest = fmt.Sprintf("%d + %d %s", sector, n, comm)
+		} else {
+			ev.rest = comm
+		}
+	}
+	c.emit(ev)
+}
+
+// emit writes one event line and accounts it as blkparse does.
+func (c *blkConv) emit(ev blkEvent) {
+	if !c.started {
+		c.started, c.genesis = true, ev.at
+	}
+	rel := uint64(0)
+	if ev.at > c.genesis {
+		rel = ev.at - c.genesis
+	}
+	c.last = max(c.last, rel)
+	c.seq[ev.cpu]++
+	st := c.cpus[ev.cpu]
+	if st == nil {
+		st = &blkIOStats{}
+		c.cpus[ev.cpu] = st
+	}
+	st.touched = true
+	st.events++
+	c.stats.Events++
+	fmt.Fprintf(c.out, "%3d,%-3d %2d %8d %5d.%09d %5d %2s %3s %s\n",
+		c.maj, c.min, ev.cpu, c.seq[ev.cpu], rel/1e9, rel%1e9, ev.pid, ev.action, ev.rwbs, ev.rest)
+	kb := ev.bytes >> 10
+	w := 0
+	if ev.write {
+		w = 1
+	}
+	switch ev.action {
+	case "Q":
+		if ev.write {
+			st.qwrites++
+			st.qwriteKB += kb
+		} else {
+			st.qreads++
+			st.qreadKB += kb
+		}
+	case "M", "F":
+		if ev.write {
+			st.mwrites++
+			st.mwriteKB += kb
+		} else {
+			st.mreads++
+			st.mreadKB += kb
+		}
+	case "D":
+		if ev.write {
+			st.iwrites++
+			st.iwriteKB += kb
+		} else {
+			st.ireads++
+			st.ireadKB += kb
+		}
+		c.depth[w]++
+		c.maxDepth[w] = max(c.maxDepth[w], c.depth[w])
+	case "C":
+		if c.depth[w] > 0 {
+			c.depth[w]--
+		}
+		if ev.write {
+			st.cwrites++
+			st.cwriteKB += kb
+		} else {
+			st.creads++
+			st.creadKB += kb
+		}
+	case "R":
+		if c.depth[w] > 0 {
+			c.depth[w]--
+		}
+		if ev.write {
+			st.wrqueue++
+			st.iwriteKB -= min(kb, st.iwriteKB)
+		} else {
+			st.rrqueue++
+			st.ireadKB -= min(kb, st.ireadKB)
+		}
+	case "U":
+		st.ioUnplugs++
+	}
+}
+
+// blkGroup prints n with thousands separators, as "%'Lu" does in an
+// English locale.
+func blkGroup(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// blkSize is blkparse's size_cnv: a count (or KiB with inKB) in eight
+// columns, scaled by 1000 with a K, M, G suffix past a million.
+func blkSize(n uint64, inKB bool) string {
+	suffixes := []string{"", "K", "M", "G", "P"}
+	i := 0
+	if inKB {
+		i = 1
+	}
+	for n > 1000*1000 && i < len(suffixes)-1 {
+		i++
+		n /= 1000
+	}
+	return fmt.Sprintf("%8s%s", blkGroup(n), suffixes[i])
+}
+
+func (c *blkConv) dumpStats(s *blkIOStats, title string, depth bool) {
+	o := c.out
+	fmt.Fprintf(o, "%s\n", title)
+	fmt.Fprintf(o, " Reads Queued:    %s, %siB\t Writes Queued:    %s, %siB\n", blkSize(s.qreads, false), blkSize(s.qreadKB, true), blkSize(s.qwrites, false), blkSize(s.qwriteKB, true))
+	fmt.Fprintf(o, " Read Dispatches: %s, %siB\t Write Dispatches: %s, %siB\n", blkSize(s.ireads, false), blkSize(s.ireadKB, true), blkSize(s.iwrites, false), blkSize(s.iwriteKB, true))
+	fmt.Fprintf(o, " Reads Requeued:  %s\t\t Writes Requeued:  %s\n", blkSize(s.rrqueue, false), blkSize(s.wrqueue, false))
+	fmt.Fprintf(o, " Reads Completed: %s, %siB\t Writes Completed: %s, %siB\n", blkSize(s.creads, false), blkSize(s.creadKB, true), blkSize(s.cwrites, false), blkSize(s.cwriteKB, true))
+	fmt.Fprintf(o, " Read Merges:     %s, %siB\t Write Merges:     %s, %siB\n", blkSize(s.mreads, false), blkSize(s.mreadKB, true), blkSize(s.mwrites, false), blkSize(s.mwriteKB, true))
+	if depth {
+		fmt.Fprintf(o, " Read depth:      %8s%8s\t Write depth:      %8s\n", blkGroup(c.maxDepth[0]), " ", blkGroup(c.maxDepth[1]))
+	}
+	fmt.Fprintf(o, " IO unplugs:      %8s%8s\t Timer unplugs:    %8s\n", blkGroup(s.ioUnplugs), " ", blkGroup(s.timerUnplugs))
+}
+
+// summary prints blkparse's closing per-CPU and total statistics.
+func (c *blkConv) summary() {
+	if !c.devSet || c.stats.Events == 0 {
+		return
+	}
+	cpus := make([]int, 0, len(c.cpus))
+	for cpu := range c.cpus {
+		cpus = append(cpus, cpu)
+	}
+	slices.Sort(cpus)
+	var total blkIOStats
+	for _, cpu := range cpus {
+		s := c.cpus[cpu]
+		c.dumpStats(s, fmt.Sprintf("CPU%d (%s):", cpu, c.dev), true)
+		total.qreads += s.qreads
+		total.qwrites += s.qwrites
+		total.qreadKB += s.qreadKB
+		total.qwriteKB += s.qwriteKB
+		total.ireads += s.ireads
+		total.iwrites += s.iwrites
+		total.ireadKB += s.ireadKB
+		total.iwriteKB += s.iwriteKB
+		total.rrqueue += s.rrqueue
+		total.wrqueue += s.wrqueue
+		total.creads += s.creads
+		total.cwrites += s.cwrites
+		total.creadKB += s.creadKB
+		total.cwriteKB += s.cwriteKB
+		total.mreads += s.mreads
+		total.mwrites += s.mwrites
+		total.mreadKB += s.mreadKB
+		total.mwriteKB += s.mwriteKB
+		total.ioUnplugs += s.ioUnplugs
+		total.timerUnplugs += s.timerUnplugs
+	}
+	if len(cpus) > 1 {
+		fmt.Fprintf(c.out, "\n")
+		c.dumpStats(&total, fmt.Sprintf("Total (%s):", c.dev), false)
+	}
+	var rrate, wrate uint64
+	if msec := c.last / 1e6; msec > 0 {
+		rrate = 1000 * total.creadKB / msec
+		wrate = 1000 * total.cwriteKB / msec
+	}
+	fmt.Fprintf(c.out, "\nThroughput (R/W): %sKiB/s / %sKiB/s\n", blkGroup(rrate), blkGroup(wrate))
+	fmt.Fprintf(c.out, "Events (%s): %s entries\n", c.dev, blkGroup(uint64(c.stats.Events)))
+	fmt.Fprintf(c.out, "Skips: 0 forward (0 -   0.0%%)\n")
+}

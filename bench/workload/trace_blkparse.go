@@ -1,0 +1,370 @@
+package workload
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// BlkparseAction is the blkparse action whose events a BlkparseReader
+// replays.
+type BlkparseAction byte
+
+// The actions a BlkparseReader can replay.
+const (
+	// BlkparseQueue replays Q events: every bio as it was queued, before the
+	// block layer merged it (the default; what the page cache submitted).
+	BlkparseQueue BlkparseAction = 'Q'
+	// BlkparseIssue replays D events: requests as the driver received them,
+	// after merging.
+	BlkparseIssue BlkparseAction = 'D'
+	// BlkparseInsert replays I events: requests inserted into the I/O
+	// scheduler (or the plug's flush list).
+	BlkparseInsert BlkparseAction = 'I'
+	// BlkparseComplete replays C events: requests as they completed, in
+	// completion order, on the completing CPU.
+	BlkparseComplete BlkparseAction = 'C'
+)
+
+// BlkparseOption configures NewBlkparseReader.
+type BlkparseOption func(*BlkparseReader)
+
+// BlkparseReplay selects the action replayed (BlkparseQueue by default). An
+// action other than Q, D, I and C makes Next fail.
+func BlkparseReplay(a BlkparseAction) BlkparseOption {
+	return func(r *BlkparseReader) { r.action = a }
+}
+
+// BlkparseDevice replays only the events of device "MAJ,MIN" ("8,0") and
+// skips those of other devices. Without it the device of the first
+// replayed event is the trace's, and a replayed event of another device is
+// an error: one workload has one device. A device that is not two decimal
+// numbers with a comma makes Next fail.
+func BlkparseDevice(dev string) BlkparseOption {
+	return func(r *BlkparseReader) { r.devOpt = dev; r.devSet = true }
+}
+
+// BlkparseReader reads blkparse's default text output — the lines blktrace
+// users have:
+//
+//	8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]
+//
+// (device, CPU, sequence, seconds.nanoseconds, pid, action, rwbs, then the
+// action's own fields) and replays the events of one action (Q by default)
+// as records. Sectors are 512 bytes whatever the device's sector size (as
+// blktrace counts them); CPU is the event's CPU; At is its time. rwbs maps
+// as follows: R → IORead, W → IOWrite, D → IODiscard; a leading F
+// (PREFLUSH, or a flush request "FN") is IOFlush, and on a write that
+// carries data it gives IOFlush then IOWrite, in that order, both of the
+// line; F after the operation (FUA), A (readahead), S (sync) and M (meta)
+// become IOFlags; an empty read or write without F, an N (no data) event and
+// a passthrough (SCSI command) event are skipped. Other actions (M, G, P, U,
+// X, …) and blktrace's message lines are skipped; an unknown action of one
+// or two letters is skipped too.
+//
+// blkparse's closing summary — the per-CPU and total blocks ("CPU0
+// (8,0):", " Reads Queued: …", "Total (8,0):", "Throughput (R/W): …",
+// "Events (8,0): …", "Skips: …") and the per-process blocks of -s — is
+// recognised and skipped; event lines after it (a concatenation of two
+// outputs) are read again. Any other line is an error naming it. Output of
+// a custom format (blkparse -f or -F) is not supported. The reader holds one
+// line at a time.
+type BlkparseReader struct {
+	lines   *traceLines
+	action  BlkparseAction
+	devOpt  string
+	devSet  bool
+	dev     string // the replayed device, once known
+	checked bool
+	summary bool // inside blkparse's summary
+	pending IO   // the write of a PREFLUSH write, returned after its flush
+	hasPend bool
+	fields  [24]string
+}
+
+// NewBlkparseReader returns a reader of blkparse text from r.
+func NewBlkparseReader(r io.Reader, opts ...BlkparseOption) *BlkparseReader {
+	b := &BlkparseReader{lines: newTraceLines(r, "blkparse"), action: BlkparseQueue}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Next returns the next replayed record, io.EOF after the last.
+func (b *BlkparseReader) Next() (IO, error) {
+	if !b.checked {
+		b.checked = true
+		switch b.action {
+		case BlkparseQueue, BlkparseIssue, BlkparseInsert, BlkparseComplete:
+		default:
+			return IO{}, b.lines.stop(&TraceError{Format: "blkparse", Msg: fmt.Sprintf("cannot replay action %q (want Q, D, I or C)", string(rune(b.action)))})
+		}
+		if b.devSet {
+			if _, ok := blkparseDev(b.devOpt); !ok {
+				return IO{}, b.lines.stop(&TraceError{Format: "blkparse", Msg: fmt.Sprintf("device %q is not MAJ,MIN (8,0)", b.devOpt)})
+			}
+			b.dev = b.devOpt
+		}
+	}
+	if b.hasPend {
+		b.hasPend = false
+		return b.pending, nil
+	}
+	for {
+		line, err := b.lines.next()
+		if err != nil {
+			return IO{}, err
+		}
+		io, ok, err := b.parse(line)
+		if err != nil {
+			return IO{}, b.lines.stop(err)
+		}
+		if ok {
+			return io, nil
+		}
+	}
+}
+
+// blkparseDev checks "MAJ,MIN" and returns it normalised.
+func blkparseDev(s string) (string, bool) {
+	maj, min, ok := strings.Cut(s, ",")
+	_, ok1 := traceUint(maj)
+	_, ok2 := traceUint(min)
+	return s, ok && ok1 && ok2 && maj != "" && min != ""
+}
+
+// blkparseSummaryLine reports whether s is a line of blkparse's summary.
+func blkparseSummaryLine(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == ' ' || s[0] == '\t' {
+		// " Reads Queued: ...", " IO unplugs: ...", " Allocation wait: ..."
+		t := strings.TrimLeft(s, " \t")
+		c, _, ok := strings.Cut(t, ":")
+		return ok && c != "" && t[0] >= 'A' && t[0] <= 'Z' && !strings.ContainsAny(c, ",[]")
+	}
+	for _, p := range []string{"Throughput (R/W):", "Events (", "Skips:"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	if strings.HasSuffix(s, "):") && (strings.HasPrefix(s, "CPU") || strings.HasPrefix(s, "Total (")) {
+		return true
+	}
+	// A per-process header of blkparse -s: "kjournald (697)" or
+	// "fio (1234, ...)".
+	if strings.HasSuffix(s, ")") {
+		if i := strings.LastIndex(s, " ("); i > 0 {
+			num := strings.TrimSuffix(strings.TrimSuffix(s[i+2:len(s)-1], ", ..."), ",")
+			_, ok := traceUint(num)
+			return ok
+		}
+	}
+	return false
+}
+
+// parse reads one line: a replayed record (ok), a line to skip, or an
+// error.
+func (b *BlkparseReader) parse(line string) (IO, bool, error) {
+	n := b.lines.line
+	fail := func(msg string, args ...any) (IO, bool, error) {
+		return IO{}, false, b.lines.fail(n, msg, args...)
+	}
+	if strings.TrimSpace(line) == "" {
+		return IO{}, false, nil
+	}
+	f := b.fields[:]
+	nf, _ := traceFields(f, line)
+	if nf == 0 || !strings.Contains(f[0], ",") {
+		if blkparseSummaryLine(line) {
+			b.summary = true
+			return IO{}, false, nil
+		}
+		if b.summary {
+			return IO{}, false, nil
+		}
+		return fail("not a line of blkparse's default output (want \"MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS ...\")")
+	}
+	if nf < 6 {
+		if b.summary && blkparseSummaryLine(line) {
+			return IO{}, false, nil
+		}
+		return fail("an event line needs at least device, cpu, sequence, time, pid and action")
+	}
+	dev, ok := blkparseDev(f[0])
+	if !ok {
+		return fail("device %q is not MAJ,MIN", f[0])
+	}
+	b.summary = false
+	cpu, ok := traceUint(f[1])
+	if !ok || cpu > MaxTraceCPU {
+		return fail("cpu %q is not a number from 0 to %d", f[1], MaxTraceCPU)
+	}
+	if _, ok := traceUint(f[2]); !ok {
+		return fail("sequence %q is not a number", f[2])
+	}
+	at, ok := traceSeconds(f[3])
+	if !ok {
+		return fail("time %q is not SECONDS.NANOSECONDS", f[3])
+	}
+	if _, ok := traceUint(f[4]); !ok {
+		return fail("pid %q is not a number", f[4])
+	}
+	act := f[5]
+	if len(act) > 2 || !blkparseLetters(act) {
+		return fail("action %q is not a blkparse action letter (Q, M, G, I, D, C, P, U, X, ...)", act)
+	}
+	if act == "m" { // a message: "m N text"
+		return IO{}, false, nil
+	}
+	if nf < 7 {
+		return fail("no rwbs after the action")
+	}
+	rw, ok := parseBlkRWBS(f[6])
+	if !ok {
+		return fail("rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
+	}
+	if len(act) != 1 || BlkparseAction(act[0]) != b.action {
+		return IO{}, false, nil
+	}
+	if b.devSet && dev != b.dev {
+		return IO{}, false, nil
+	}
+	// The action's own fields: "SECTOR + N [name]" (with " (ELAPSED)"
+	// before the name under -t), "SECTOR [error]" for an empty completion,
+	// "[name]" for an empty queue, issue or insert, "BYTES (CDB) [name]" for a
+	// passthrough command.
+	rest := f[7:nf]
+	var sector, count uint64
+	switch {
+	case len(rest) >= 3 && rest[1] == "+":
+		s, ok1 := traceUint(rest[0])
+		c, ok2 := traceUint(rest[2])
+		if !ok1 || !ok2 {
+			return fail("%q is not SECTOR + COUNT", strings.Join(rest[:3], " "))
+		}
+		sector, count = s, c
+		tail := rest[3:]
+		if len(tail) > 0 && strings.HasPrefix(tail[0], "(") { // -t's "(%8llu)"
+			for len(tail) > 0 && !strings.HasSuffix(tail[0], ")") {
+				tail = tail[1:]
+			}
+			if len(tail) > 0 {
+				tail = tail[1:]
+			}
+		}
+		if len(tail) == 0 || !strings.HasPrefix(tail[0], "[") || !strings.HasSuffix(tail[len(tail)-1], "]") {
+			return fail("no [process] or [error] after SECTOR + COUNT")
+		}
+	case len(rest) >= 1 && strings.HasPrefix(rest[0], "["):
+		// no sectors
+	case len(rest) >= 2 && b.action == BlkparseComplete && !strings.HasPrefix(rest[0], "("):
+		if _, ok := traceUint(rest[0]); !ok {
+			return fail("%q is not a sector", rest[0])
+		}
+	case len(rest) >= 2:
+		if _, ok := traceUint(rest[0]); ok { // a passthrough command's bytes
+			return IO{}, false, nil
+		}
+		return fail("%q is not SECTOR + COUNT", strings.Join(rest, " "))
+	default:
+		return fail("no SECTOR + COUNT or [process] after the rwbs")
+	}
+	if b.dev == "" {
+		b.dev = dev
+	} else if dev != b.dev {
+		return fail("device %s is not the trace's device %s (choose one with BlkparseDevice)", dev, b.dev)
+	}
+	rec := IO{CPU: int(cpu), At: at, Line: n, Flags: rw.flags}
+	if count > 0 {
+		if count > (^uint64(0))/512 || sector > (^uint64(0))/512 || sector*512 > ^uint64(0)-count*512 {
+			return fail("%d sectors at sector %d do not fit 64-bit byte offsets", count, sector)
+		}
+		rec.Offset, rec.Length = sector*512, count*512
+	}
+	switch {
+	case rw.op == 'D' && count > 0:
+		rec.Kind = IODiscard
+	case rw.op == 'W' && count > 0:
+		rec.Kind = IOWrite
+	case rw.op == 'R' && count > 0:
+		rec.Kind = IORead
+	}
+	if rw.preflush {
+		flush := IO{Kind: IOFlush, CPU: int(cpu), At: at, Line: n, Flags: rw.flags}
+		if rec.Kind != 0 {
+			b.pending, b.hasPend = rec, true
+		}
+		return flush, true, nil
+	}
+	if rec.Kind == 0 {
+		return IO{}, false, nil
+	}
+	return rec, true, nil
+}
+
+func blkparseLetters(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// blkRWBS is a blkparse rwbs field.
+type blkRWBS struct {
+	op       byte // 'R', 'W', 'D', 'N'
+	preflush bool // a leading F: PREFLUSH, or a flush request
+	flags    IOFlags
+}
+
+// parseBlkRWBS reads blkparse's rwbs ([F](D|W|R|N)[F][A][S][M]) and, leniently,
+// the kernel tracepoints' ([F](R|W|D|DE|F|N)[F][A][S][M]) and old blkparse's
+// barrier B.
+func parseBlkRWBS(s string) (blkRWBS, bool) {
+	var r blkRWBS
+	i := 0
+	if len(s) >= 2 && s[0] == 'F' && strings.IndexByte("RWDNF", s[1]) >= 0 {
+		r.preflush, i = true, 1
+	}
+	if i >= len(s) {
+		return r, false
+	}
+	switch s[i] {
+	case 'R', 'W', 'D', 'N':
+		r.op = s[i]
+	case 'F': // the kernel's REQ_OP_FLUSH
+		r.op, r.preflush = 'N', true
+	default:
+		return r, false
+	}
+	i++
+	if r.op == 'D' && i < len(s) && s[i] == 'E' {
+		i++
+	}
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case 'F':
+			r.flags |= FlagFUA
+		case 'A':
+			r.flags |= FlagAhead
+		case 'S':
+			r.flags |= FlagSync
+		case 'M':
+			r.flags |= FlagMeta
+		case 'B': // old blkparse's barrier: a flush before, FUA after
+			r.preflush = true
+			r.flags |= FlagFUA
+		default:
+			return r, false
+		}
+	}
+	return r, true
+}
