@@ -6,6 +6,9 @@ require (
 	github.com/google/btree v1.1.3
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
+	golang.org/x/sync v0.25.0
+	golang.org/x/sys v0.50.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 )
 

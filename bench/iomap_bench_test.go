@@ -6,58 +6,75 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bench/threads"
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/internal/speedtest"
 )
 
-// iomapOpBytes is what one op of the iomap benchmarks writes.
-const iomapOpBytes = 64 << 20
+// iomapFixedBytes is what the simulated figures of IomapWrite write: 256 MiB
+// of dd at the sub-benchmark's bs.
+const iomapFixedBytes = 256 << 20
 
-// iomapWriter returns a function that writes iomapOpBytes with Xu Yang's dd
-// pattern (write(2)s of bs bytes at consecutive positions from one reused
-// user buffer, really touched by the pre-fault) through kernel k's write
-// path onto a metadata-only page cache over his SSD model, and the run. The
-// page cache holds 1024 folios and writeback starts at 256 dirty ones, so a
-// long benchmark keeps bounded memory and recycles folios and buffers (the
+// iomapDD returns Xu Yang's dd for kernel k and bs onto a metadata-only page
+// cache over his SSD model, with a disk large enough for a long benchmark.
+// The page cache holds 1024 folios and writeback starts at 256 dirty ones, so
+// a long benchmark keeps bounded memory and recycles folios and buffers (the
 // steady state of a long dd) while its working set stays in the CPU's caches.
-func iomapWriter(tb testing.TB, k WritePreset, bs uint64) (func(), *DDRun) {
-	dd := XuYangDD(k, bs, 1)
-	dd.DiskBytes = 1 << 40 // room for many ops
+func iomapDD(k workload.Kernel, bs uint64) workload.DD {
+	dd := workload.IMX8BoardDD(k, bs, 1)
+	dd.DiskBytes = 1 << 40
 	dd.PageCacheLimit, dd.DirtyLimit = 1024, 256
-	run, err := dd.Start()
+	return dd
+}
+
+// BenchmarkIomapWrite is the iomap thread's dd sweep in both clocks, for
+// each kernel of Xu Yang's table and each bs. One op is one write(2) of bs
+// bytes, as dd does, from one reused user buffer that the pre-fault really
+// touches: Go's throughput (MB/s) falls with bs for 6.6 as the pre-fault
+// touches more user pages per page written. The simulated figures come from
+// a separate dd of iomapFixedBytes at that bs, run once per process and
+// closed by dd's sync: user pages pre-faulted per page written, sim-MB/s
+// under the uncalibrated IMX8Board profile, bios per page.
+func BenchmarkIomapWrite(b *testing.B) {
+	p := timing.IMX8Board()
+	for _, name := range []string{"6.6", "6.6-revert", "6.6-fix"} {
+		for _, bs := range threads.IomapBS() {
+			b.Run(fmt.Sprintf("kernel=%s/bs=%s", name, workload.FormatDDSize(bs)), func(b *testing.B) {
+				dd := iomapDD(workload.MustKernel(name), bs)
+				run, err := dd.Start()
+				require.NoError(b, err)
+				b.SetBytes(int64(bs))
+				for b.Loop() {
+					if err := run.Block(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportFixed(b, "IomapWrite/"+name+"/"+workload.FormatDDSize(bs), func() ([]metric, error) {
+					fixed := dd
+					fixed.Count = (iomapFixedBytes + bs - 1) / bs
+					r, err := fixed.Run()
+					if err != nil {
+						return nil, err
+					}
+					return []metric{{r.FaultInPerPage(), "faultin-pages/page"}, {r.MBps(p), "sim-MB/s"}, {r.BiosPerPage(), "bios/page"}}, nil
+				})
+			})
+		}
+	}
+}
+
+// iomapWriter returns a function that writes 64 MiB with Xu Yang's dd
+// pattern through kernel k's write path (iomapDD).
+func iomapWriter(tb testing.TB, k workload.Kernel, bs uint64) func() {
+	run, err := iomapDD(k, bs).Start()
 	require.NoError(tb, err)
-	blocks := (iomapOpBytes + bs - 1) / bs
+	blocks := (64<<20 + bs - 1) / bs
 	return func() {
 		for range blocks {
 			if err := run.Block(); err != nil {
 				tb.Fatal(err)
 			}
-		}
-	}, run
-}
-
-// BenchmarkIomapWrite is Xu Yang's dd sweep (seed 002) in both clocks: per
-// op 64 MiB written as dd does, for each kernel of his table and each bs. Go's
-// throughput (SetBytes) falls with bs for 6.6 as the pre-fault touches more
-// user pages per page written; sim-MB/s is the model's figure under the
-// uncalibrated XuYangBoard profile (writeback is finished off the clock).
-func BenchmarkIomapWrite(b *testing.B) {
-	p := XuYangBoard()
-	for _, k := range WritePresets() {
-		for _, bs := range XuYangBS() {
-			b.Run(fmt.Sprintf("kernel=%s/bs=%dK", k.Name, bs>>10), func(b *testing.B) {
-				write, run := iomapWriter(b, k, bs)
-				b.SetBytes(iomapOpBytes)
-				for b.Loop() {
-					write()
-				}
-				b.StopTimer()
-				r, err := run.Close()
-				require.NoError(b, err)
-				b.ReportMetric(r.FaultInPerPage(), "faultin-pages/page")
-				b.ReportMetric(r.MBps(p), "sim-MB/s")
-				b.ReportMetric(float64(r.CPU[0][bufcache.EvBioSubmit]+r.CPU[1][bufcache.EvBioSubmit])/r.Pages(), "bios/page")
-			})
 		}
 	}
 }
@@ -76,10 +93,8 @@ func TestIomapWriteCostVsBlockSize(t *testing.T) {
 		{"6.6-revert", 0.8, 1.2},
 		{"6.6-fix", 0.8, 1.2},
 	} {
-		k, err := WritePresetByName(tc.kernel)
-		require.NoError(t, err)
-		big, _ := iomapWriter(t, k, 4500<<10)
-		small, _ := iomapWriter(t, k, 400<<10)
+		k := workload.MustKernel(tc.kernel)
+		big, small := iomapWriter(t, k, 4500<<10), iomapWriter(t, k, 400<<10)
 		big() // warm up
 		small()
 		ratio, bigNS, smallNS := speedtest.Ratio(big, small, 1, 7)

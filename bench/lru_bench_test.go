@@ -6,40 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
-
-// profile prices the benchmarks' events.
-var profile = X86Server()
-
-// reportSim reports sim-ns/op (no harness) and the named events per op for the
-// events ev recorded over b.N operations.
-func reportSim(b *testing.B, ev bufcache.Counters, events ...bufcache.Event) {
-	b.ReportMetric(profile.SimNS(ev, 0)/float64(b.N), "sim-ns/op")
-	for _, e := range events {
-		b.ReportMetric(float64(ev[e])/float64(b.N), e.String()+"/op")
-	}
-}
-
-var lookupEvents = []bufcache.Event{bufcache.EvLRUSlot, bufcache.EvIndexLevel, bufcache.EvRingWalk}
-
-// openLookup opens a 32 TiB metadata-only device on a machine built from cfg,
-// sets its block size to size and reads block once.
-func openLookup(tb testing.TB, cfg bufcache.Config, size uint32, block uint64) (*bufcache.Machine, *bufcache.BlockDevice) {
-	m, err := bufcache.NewMachine(cfg)
-	require.NoError(tb, err)
-	disk, err := blk.NewMemDisk("loop0", 32<<40, 512)
-	require.NoError(tb, err)
-	d, err := m.Open(disk, bufcache.DeviceOptions{MetadataOnly: true})
-	require.NoError(tb, err)
-	require.NoError(tb, d.SetBlocksize(m.CPU(0), size))
-	bh, err := d.Bread(m.CPU(0), block, size)
-	require.NoError(tb, err)
-	bufcache.Brelse(m.CPU(0), bh)
-	return m, d
-}
 
 // BenchmarkFindGetBlock looks up one cached block, asking with the device's
 // block size, through each path: the LRU (hits), the slow path alone, a machine
@@ -80,15 +51,16 @@ func BenchmarkFindGetBlock(b *testing.B) {
 	}
 }
 
-// BenchmarkTosatti is seed 004's module on the model: a 1 GiB loop device with
-// 4 KiB blocks, __find_get_block(bdev, 1, 512) against
-// __find_get_block_slow(bdev, 1). The size never matches, so the first pays an
-// LRU miss on top of the second, in Go time as in simulated time.
-func BenchmarkTosatti(b *testing.B) {
+// BenchmarkLookupModule is the bh-LRU thread's test module on the model: a
+// 1 GiB loop device with 4 KiB blocks, __find_get_block(bdev, 1, 512)
+// against __find_get_block_slow(bdev, 1). The size never matches, so the
+// first pays an LRU miss on top of the second, in Go time as in simulated
+// time.
+func BenchmarkLookupModule(b *testing.B) {
 	for _, call := range []string{"find_get_block", "find_get_block_slow"} {
 		b.Run("call="+call, func(b *testing.B) {
-			s := TosattiSeed()
-			m, err := bufcache.NewMachine(bufcache.Config{Blocksize: s.Policy})
+			s := workload.PostedLookupModule()
+			m, err := bufcache.NewMachine(s.Kernel.Configure(bufcache.Config{}))
 			require.NoError(b, err)
 			disk, err := blk.NewMemDisk("loop0", s.DeviceBytes, s.Logical)
 			require.NoError(b, err)
@@ -169,13 +141,17 @@ func BenchmarkInvalidateBhLrus(b *testing.B) {
 			bh, err := d.Bread(m.CPU(0), 0, 4096)
 			require.NoError(b, err)
 			bufcache.Brelse(m.CPU(0), bh)
-			b.ReportAllocs()
-			before := m.Events()
-			for b.Loop() {
+			round := func() {
 				for i := range cpus {
 					bufcache.Brelse(m.CPU(i), d.FindGetBlock(m.CPU(i), 0, 4096))
 				}
 				m.InvalidateBhLRUs(m.CPU(0))
+			}
+			round() // every later round starts from empty LRUs: each op is the same
+			b.ReportAllocs()
+			before := m.Events()
+			for b.Loop() {
+				round()
 			}
 			reportSim(b, m.Events().Sub(before), bufcache.EvLRUIPI)
 		})

@@ -9,6 +9,25 @@ import (
 	"strings"
 )
 
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// asUsage marks err, if any, as a mistake in the command line.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
+}
+
+// errHelp is returned once --help has printed a command's help.
+var errHelp = errors.New("help shown")
+
 // newFlags returns a quiet flag set for command name: parseArgs reports its
 // errors and prints its help.
 func newFlags(name string) *flag.FlagSet {
@@ -19,56 +38,58 @@ func newFlags(name string) *flag.FlagSet {
 }
 
 // parseArgs parses args with fs, flags before or after the positional
-// arguments, and returns the positional ones. A bad flag is reported on
-// stderr as one line; --help prints "usage: bhsim NAME synopsis" and the
-// flags on stdout. Either way ok is false and status is the command's exit
-// status.
-func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (pos []string, status int, ok bool) {
+// arguments, and returns the positional ones. --help prints "usage: bhsim
+// NAME synopsis" and the flags on stdout and returns errHelp; a bad flag
+// returns a usageError naming the command's flags.
+func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout io.Writer) ([]string, error) {
+	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintf(stdout, "usage: bhsim %s %s\n\nflags:\n", fs.Name(), synopsis)
 				fs.SetOutput(stdout)
 				fs.PrintDefaults()
-				return nil, 0, false
+				return nil, errHelp
 			}
 			var names []string
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-			fmt.Fprintf(stderr, "bhsim %s: %v (flags: %s; --help explains them)\n", fs.Name(), err, strings.Join(names, ", "))
-			return nil, 2, false
+			return nil, usagef("%v (flags: %s; --help explains them)", err, strings.Join(names, ", "))
 		}
 		if fs.NArg() == 0 {
-			return pos, 0, true
+			return pos, nil
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
 }
 
-// fail reports err as one line from command name and returns status 2.
-func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "bhsim %s: %s\n", name, strings.TrimPrefix(err.Error(), "bench: "))
-	return 2
-}
-
-// checkFormat returns an error naming the valid formats unless f is one.
-func checkFormat(f string) error {
-	switch f {
-	case "text", "csv", "json":
-		return nil
+// formatFlag adds --format to fs and returns a function that checks it.
+func formatFlag(fs *flag.FlagSet, valid ...string) (*string, func() error) {
+	f := fs.String("format", valid[0], "output `format`: "+strings.Join(valid, ", "))
+	return f, func() error {
+		for _, v := range valid {
+			if *f == v {
+				return nil
+			}
+		}
+		return usagef("unknown format %q (valid: %s)", *f, strings.Join(valid, ", "))
 	}
-	return fmt.Errorf("unknown format %q (valid: text, csv, json)", f)
 }
 
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
+// listFlag is a flag that may be given several times, or with
+// comma-separated values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// Set appends v's comma-separated items, dropping empty ones.
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
 		}
 	}
-	return out
+	return nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -4,12 +4,21 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// bhsim runs the command line args and returns the exit status, stdout and
+// stderr.
+func bhsim(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	status := run(args, &out, &errb)
+	return status, out.String(), errb.String()
+}
 
 // TestErrors runs every command-line error: each exits with status 2 and
 // one line on stderr naming what is valid, and prints nothing on stdout.
@@ -19,50 +28,69 @@ func TestErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no command", nil, "usage: bhsim reproduce|sweep|explain"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, explain"},
+		{"no command", nil, "usage: bhsim COMMAND"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, explain, profile, version"},
 
-		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "alloc, blocksize, iomap, lru)"},
+		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
 		{"reproduce: unknown profile", []string{"reproduce", "--profile", "vax"}, "valid: x86-server, helios4"},
-		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --format, --plot, --profile"},
+		{"reproduce: missing profile file", []string{"reproduce", "--profile", "/nonexistent/p.json"}, "no such file"},
+		{"reproduce: bad cost", []string{"reproduce", "--cost", "bios"}, "want PARAM=NS"},
+		{"reproduce: unknown cost", []string{"reproduce", "--cost", "warp=1"}, "unknown parameter \"warp\""},
+		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "finite number"},
+		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --cost, --cross-validate, --format, --plot, --profile"},
 		{"reproduce: flag without value", []string{"reproduce", "lru", "--format"}, "flag needs an argument"},
 
-		{"sweep: unknown scenario", []string{"sweep", "--scenario", "fio"}, "unknown scenario \"fio\" (valid: dd)"},
 		{"sweep: unknown machine", []string{"sweep", "--machine", "vax"}, "valid: helios4, xu-yang"},
-		{"sweep: unknown preset", []string{"sweep", "--preset", "5.10.10,4.19"}, "unknown kernel preset \"4.19\" (valid: 9011495c9466"},
+		{"sweep: unknown kernel", []string{"sweep", "--kernel", "5.10.10,4.19"}, "--kernel: workload: unknown kernel \"4.19\" (valid: 9011495c9466"},
 		{"sweep: unknown layout", []string{"sweep", "--layout", "raid5"}, "unknown layout \"raid5\" (valid: direct, raid0, raid10f2, raid10n2, raid6)"},
 		{"sweep: unknown block size", []string{"sweep", "--blocksize", "3000"}, "valid: grow, logical, 512"},
 		{"sweep: unknown profile", []string{"sweep", "--profile", "vax"}, "valid: x86-server"},
+		{"sweep: unknown costs", []string{"sweep", "--costs", "cheap"}, "unknown costs \"cheap\" (valid: fitted, built-in)"},
 		{"sweep: unknown format", []string{"sweep", "--format", "yaml"}, "valid: text, csv, json"},
 		{"sweep: unknown op", []string{"sweep", "--op", "trim"}, "unknown op \"trim\" (valid: write, read)"},
-		{"sweep: bad bs", []string{"sweep", "--bs", "1Q"}, "--bs: invalid size \"1Q\""},
-		{"sweep: bad size", []string{"sweep", "--size", "0"}, "--size: invalid size"},
-		{"sweep: one CPU", []string{"sweep", "--cpus", "1"}, "at least 2"},
+		{"sweep: bad bs", []string{"sweep", "--bs", "1Q"}, "--bs: workload: invalid size \"1Q\""},
+		{"sweep: huge bs", []string{"sweep", "--bs", "8G"}, "above the largest the model simulates (64M)"},
+		{"sweep: bad size", []string{"sweep", "--size", "0"}, "--size: workload: invalid size"},
+		{"sweep: one CPU", []string{"sweep", "--cpus", "1"}, "2 to 64"},
 		{"sweep: bad count", []string{"sweep", "--count", "-3"}, "invalid count"},
+		{"sweep: zero count", []string{"sweep", "--count", "0"}, "invalid count \"0\" (a positive number)"},
 		{"sweep: count and size", []string{"sweep", "--count", "1", "--size", "1M"}, "not both"},
 		{"sweep: argument", []string{"sweep", "raid0"}, "sweep takes flags only"},
-		{"sweep: bad flag", []string{"sweep", "--kernel", "6.6"}, "--preset"},
+		{"sweep: bad flag", []string{"sweep", "--preset", "6.6"}, "--kernel"},
 
-		{"explain: no op", []string{"explain"}, "name one operation (valid: find-get-block-hit"},
+		{"explain: no op", []string{"explain"}, "name one operation first (valid: find-get-block-hit"},
+		{"explain: flag first", []string{"explain", "--bsize", "512"}, "name one operation first"},
 		{"explain: two ops", []string{"explain", "write-page", "find-get-block-hit"}, "name one operation"},
 		{"explain: unknown op", []string{"explain", "getblk"}, "unknown operation \"getblk\" (valid: find-get-block-hit"},
 		{"explain: unknown profile", []string{"explain", "write-page", "--profile", "vax"}, "valid: x86-server"},
 		{"explain: unknown layout", []string{"explain", "write-page", "--layout", "jbod"}, "valid: direct, raid0"},
 		{"explain: bad block size", []string{"explain", "write-page", "--bsize", "8192"}, "valid: 512, 1024, 2048, 4096"},
+		{"explain: zero block size", []string{"explain", "write-page", "--bsize", "0"}, "valid: 512, 1024, 2048, 4096"},
 		{"explain: huge block size", []string{"explain", "write-page", "--bsize", "4294967808"}, "valid: 512, 1024, 2048, 4096"},
+		{"explain: zero count", []string{"explain", "write-page", "--count", "0"}, "a positive number, or auto"},
 		{"explain: unknown kernel", []string{"explain", "iomap-write-page", "--kernel", "6.1"}, "valid: 6.6, 6.6-revert, 6.6-fix"},
-		{"explain: bad bs", []string{"explain", "iomap-write-page", "--bs", "lots"}, "--bs: invalid size"},
+		{"explain: bad bs", []string{"explain", "iomap-write-page", "--bs", "lots"}, "invalid size \"lots\""},
+		{"explain: huge bs", []string{"explain", "iomap-write-page", "--bs", "100G"}, "above the largest the model simulates (64M)"},
 		{"explain: block past the end", []string{"explain", "find-get-block-slow", "--block", "9999999999999"}, "past the end"},
-		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "--bs does not apply to write-page (its flags: --profile, --fitted, --bsize, --layout, --count)"},
-		{"explain: bad flag", []string{"explain", "write-page", "--nope"}, "--bsize"},
+		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "flag provided but not defined: -bs (flags: --bsize, --cost, --costs, --count, --layout, --profile"},
+		{"explain: crash-loss takes no profile", []string{"explain", "crash-loss", "--profile", "helios4"}, "flags: --count;"},
+
+		{"profile: nothing", []string{"profile"}, "want list or show NAME"},
+		{"profile: unknown", []string{"profile", "show", "vax"}, "valid: x86-server"},
+		{"profile: bad costs", []string{"profile", "show", "helios4", "--costs", "x"}, "valid: fitted, built-in"},
+		{"profile: file", []string{"profile", "show", "p.json"}, "show takes a built-in profile's name"},
+
+		{"version: argument", []string{"version", "now"}, "unexpected argument"},
+		{"version: format", []string{"version", "--format", "csv"}, "valid: text, json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			assert.Equal(t, 2, run(tc.args, &out, &errb))
-			assert.Contains(t, errb.String(), tc.want)
-			assert.Equal(t, 1, bytes.Count(errb.Bytes(), []byte("\n")), "one line: %q", errb.String())
-			assert.Empty(t, out.String())
+			status, out, errs := bhsim(tc.args...)
+			assert.Equal(t, 2, status)
+			assert.Contains(t, errs, tc.want)
+			assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+			assert.NotContains(t, errs, "bhsim sweep: sweep:", "no doubled prefix")
+			assert.Empty(t, out)
 		})
 	}
 }
@@ -70,17 +98,22 @@ func TestErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"--help"}, "usage: bhsim reproduce|sweep|explain"},
-		{[]string{"reproduce", "--help"}, "-plot DIR"},
-		{[]string{"sweep", "-h"}, "bhsim sweep --layout raid0,raid6"},
-		{[]string{"explain", "--help"}, "iomap-write-page"},
+		{[]string{"--help"}, []string{"usage: bhsim COMMAND", "reproduce", "version"}},
+		{[]string{"reproduce", "--help"}, []string{"-plot DIR", "helios4, xu-yang-board", "blocksize  set_init_blocksize revert (profile helios4)"}},
+		{[]string{"sweep", "-h"}, []string{"bhsim sweep --layout raid0,raid6", "x86-server, helios4", "-kernel LIST", "fitted"}},
+		{[]string{"explain", "--help"}, []string{"iomap-write-page", "--bsize (default 512)", "--count (default auto)"}},
+		{[]string{"explain", "write-page", "--help"}, []string{"-bsize size"}},
+		{[]string{"profile", "--help"}, []string{"list | show NAME"}},
+		{[]string{"version", "--help"}, []string{"--format text|json"}},
 	} {
-		var out, errb bytes.Buffer
-		assert.Equal(t, 0, run(tc.args, &out, &errb), tc.args)
-		assert.Contains(t, out.String(), tc.want)
-		assert.Empty(t, errb.String())
+		status, out, errs := bhsim(tc.args...)
+		assert.Equal(t, 0, status, tc.args)
+		for _, w := range tc.want {
+			assert.Contains(t, out, w, tc.args)
+		}
+		assert.Empty(t, errs)
 	}
 }
 
@@ -96,18 +129,25 @@ func TestIsTerminal(t *testing.T) {
 	assert.True(t, isTerminal(null), "a character device")
 }
 
-func TestProgressLine(t *testing.T) {
+func TestProgress(t *testing.T) {
 	var buf bytes.Buffer
-	assert.Nil(t, progressLine(&buf, false, "sweep", time.Now()), "not a terminal: no progress")
+	assert.Nil(t, newProgress(&buf, false, "sweep", "cells"), "not a terminal: no progress")
+	var none *progress
+	assert.Nil(t, none.task(0))
+	none.finish()
 
-	quick := progressLine(&buf, true, "sweep", time.Now())
-	require.NotNil(t, quick)
-	quick(1, 2)
-	quick(2, 2)
+	quick := newProgress(&buf, true, "sweep", "cells")
+	quick.task(0)(1, 2)
+	quick.finish()
 	assert.Empty(t, buf.String(), "under a second: nothing shown")
 
-	slow := progressLine(&buf, true, "sweep", time.Now().Add(-2*time.Second))
-	slow(1, 3)
-	slow(3, 3)
-	assert.Regexp(t, `^\rbhsim sweep: 1/3 cells, 2 s\rbhsim sweep: 3/3 cells, 2 s\n$`, buf.String())
+	p := newProgress(&buf, true, "reproduce", "alloc", "lru")
+	p.start = time.Now().Add(-4 * time.Second)
+	p.task(0)(1, 2)
+	assert.Contains(t, buf.String(), "\rbhsim reproduce: alloc 1/2, lru 0/?, 4 s")
+	assert.NotContains(t, buf.String(), "left", "no estimate while a total is unknown")
+	p.task(1)(1, 2)
+	assert.Contains(t, buf.String(), "alloc 1/2, lru 1/2, 4 s, about 4 s left")
+	p.finish()
+	assert.True(t, strings.HasSuffix(buf.String(), "\n"))
 }

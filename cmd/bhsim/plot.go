@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"image/color"
 	"io"
 	"os"
@@ -18,83 +17,60 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/bhsim/bhsim/bench"
+	"github.com/bhsim/bhsim/bench/threads"
 )
 
-// Chart geometry: each panel of a figure is panelW × panelH; PNGs are drawn
-// at pngDPI.
+// Chart geometry: each panel is panelW × panelH, at most maxCols panels a
+// row; PNGs are drawn at pngDPI.
 const (
-	panelW = 6 * vg.Inch
-	panelH = 4.5 * vg.Inch
-	pngDPI = 110
+	panelW  = 5.5 * vg.Inch
+	panelH  = 4 * vg.Inch
+	maxCols = 2
+	pngDPI  = 110
 )
 
-// figure is the chart of one table: panels side by side, written as
-// <id>.svg and <id>.png.
-type figure struct {
-	id     string
-	panels []*plot.Plot
-}
-
-// writeFigures writes the charts of every result into dir, which exists:
-// each result's own figures, and the default chart of each table that has
-// none.
-func writeFigures(dir string, results []*threadResult) error {
-	for _, r := range results {
-		figs := slices.Clone(r.figures)
-		for _, t := range r.tables {
-			if slices.ContainsFunc(figs, func(f figure) bool { return f.id == t.ID }) {
-				continue
-			}
-			f, err := tableFigure(t)
-			if err != nil {
-				return err
-			}
-			figs = append(figs, f)
+// writeFigure writes f as dir/<id>.svg and dir/<id>.png.
+func writeFigure(dir string, f threads.Figure) error {
+	var panels []*plot.Plot
+	for _, p := range f.Panels {
+		pl, err := panelPlot(p)
+		if err != nil {
+			return err
 		}
-		for _, f := range figs {
-			if err := f.write(dir); err != nil {
-				return err
+		panels = append(panels, pl)
+	}
+	cols := min(len(panels), maxCols)
+	rows := (len(panels) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+		for j := range cols {
+			if k := i*cols + j; k < len(panels) {
+				grid[i][j] = panels[k]
 			}
 		}
 	}
-	return nil
-}
-
-// tableFigure returns the default chart of t, chosen by its id.
-func tableFigure(t bench.Table) (figure, error) {
-	switch t.ID {
-	case "blocksize-helios4":
-		return helios4Figure(t)
-	case "iomap-xu-yang":
-		return iomapFigure(t)
-	default:
-		p, err := cellBars(t, t.Title)
-		return figure{id: t.ID, panels: []*plot.Plot{p}}, err
+	w, h := vg.Length(cols)*panelW, vg.Length(rows)*panelH
+	drawOn := func(c draw.Canvas) {
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter, PadTop: 2 * vg.Millimeter,
+			PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
+		canvases := plot.Align(grid, tiles, c)
+		for i := range grid {
+			for j, p := range grid[i] {
+				if p != nil {
+					p.Draw(canvases[i][j])
+				}
+			}
+		}
 	}
-}
-
-// write saves f as SVG and PNG in dir.
-func (f figure) write(dir string) error {
-	w := vg.Length(len(f.panels)) * panelW
-	svg := vgsvg.New(w, panelH)
-	f.draw(draw.New(svg))
-	if err := saveTo(filepath.Join(dir, f.id+".svg"), svg); err != nil {
+	svg := vgsvg.New(w, h)
+	drawOn(draw.New(svg))
+	if err := saveTo(filepath.Join(dir, f.ID+".svg"), svg); err != nil {
 		return err
 	}
-	img := vgimg.NewWith(vgimg.UseWH(w, panelH), vgimg.UseDPI(pngDPI))
-	f.draw(draw.New(img))
-	return saveTo(filepath.Join(dir, f.id+".png"), vgimg.PngCanvas{Canvas: img})
-}
-
-// draw lays f's panels out side by side on dc.
-func (f figure) draw(dc draw.Canvas) {
-	tiles := draw.Tiles{Rows: 1, Cols: len(f.panels), PadX: vg.Centimeter, PadTop: vg.Millimeter * 2,
-		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align([][]*plot.Plot{f.panels}, tiles, dc)
-	for i, p := range f.panels {
-		p.Draw(canvases[0][i])
-	}
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
+	drawOn(draw.New(img))
+	return saveTo(filepath.Join(dir, f.ID+".png"), vgimg.PngCanvas{Canvas: img})
 }
 
 // saveTo writes w to the file called name.
@@ -110,15 +86,22 @@ func saveTo(name string, w io.WriterTo) error {
 	return err
 }
 
-// newPanel returns a plot with a title and axis labels, its legend at the
-// top left.
-func newPanel(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	return p
+// panelPlot draws one panel: bars or lines.
+func panelPlot(p threads.Panel) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text, pl.X.Label.Text, pl.Y.Label.Text = p.Title, p.XLabel, p.YLabel
+	pl.Title.TextStyle.Font.Size = vg.Points(11)
+	pl.Legend.Top, pl.Legend.Left = true, true
+	pl.Legend.TextStyle.Font.Size = vg.Points(8)
+	pl.Y.Tick.Marker = plainTicks{}
+	pl.Y.Min = 0
+	var err error
+	if len(p.Categories) > 0 {
+		err = bars(pl, p)
+	} else {
+		err = lines(pl, p)
+	}
+	return pl, err
 }
 
 // plainTicks are gonum's default ticks labelled in the shortest form
@@ -136,182 +119,176 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// light returns c blended halfway to white: the colour of a published bar
-// beside the simulated one.
+// dataTicks put a tick at each x of the data, labelled at most twelve
+// times (every n-th tick).
+type dataTicks []float64
+
+// Ticks returns a tick at every data x within [lo, hi].
+func (d dataTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	step := (len(d) + 11) / 12
+	for i, x := range d {
+		if x >= lo && x <= hi {
+			t := plot.Tick{Value: x}
+			if i%step == 0 {
+				t.Label = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// light returns c blended halfway to white: the colour of a published bar.
 func light(c color.Color) color.Color {
 	r, g, b, _ := c.RGBA()
 	mix := func(v uint32) uint8 { return uint8((v>>8 + 255) / 2) }
 	return color.RGBA{mix(r), mix(g), mix(b), 255}
 }
 
-// barGroups adds to p one pair of bar series (published light, simulated
-// solid) per series name, grouped at the nominal x positions, and puts
-// headroom above the tallest bar for the legend.
-func barGroups(p *plot.Plot, names []string, published, simulated [][]float64) error {
-	n := 2 * len(names)
-	width := min(vg.Points(30), panelW*0.7/vg.Length(n*len(published[0])+1))
-	top := 0.0
-	for i, name := range names {
-		for k, vals := range [][]float64{published[i], simulated[i]} {
-			bars, err := plotter.NewBarChart(plotter.Values(vals), width)
-			if err != nil {
-				return err
-			}
-			bars.LineStyle.Width = 0
-			bars.Color = plotutil.Color(i)
-			if k == 0 {
-				bars.Color = light(bars.Color)
-			}
-			bars.Offset = (vg.Length(2*i+k) - vg.Length(n-1)/2) * width
-			p.Add(bars)
-			if k == 1 {
-				p.Legend.Add(name, bars)
-			}
-			top = max(top, slices.Max(vals))
+// bars draws p's series as grouped bars at its categories: a published
+// series light, a simulated one solid, in pairs of one colour per name. With
+// one name the legend shows both kinds of bar; with several, one entry a
+// name and the title says which bar is which.
+func bars(pl *plot.Plot, p threads.Panel) error {
+	pl.NominalX(p.Categories...)
+	if len(p.Categories) > 3 {
+		pl.X.Tick.Label.Rotation = 0.4
+		pl.X.Tick.Label.XAlign, pl.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	}
+	pl.X.Tick.Label.Font.Size = vg.Points(8)
+	n := len(p.Series)
+	width := min(vg.Points(24), panelW*0.7/vg.Length(n*len(p.Categories)+1))
+	var names []string
+	for _, s := range p.Series {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
 		}
 	}
-	p.Y.Min, p.Y.Max = 0, top*(1.15+0.07*float64(len(names)))
+	if len(names) > 1 {
+		pl.Title.Text += "\n(light: published, solid: simulated)"
+	}
+	top := 0.0
+	for i, s := range p.Series {
+		b, err := plotter.NewBarChart(plotter.Values(s.Y), width)
+		if err != nil {
+			return err
+		}
+		b.LineStyle.Width = 0
+		b.Color = plotutil.Color(slices.Index(names, s.Name))
+		if s.Published {
+			b.Color = light(b.Color)
+		}
+		b.Offset = (vg.Length(i) - vg.Length(n-1)/2) * width
+		pl.Add(b)
+		switch {
+		case len(names) == 1 && s.Published:
+			pl.Legend.Add("published", b)
+		case len(names) == 1:
+			pl.Legend.Add("simulated", b)
+		case !s.Published:
+			pl.Legend.Add(s.Name, b)
+		}
+		top = max(top, slices.Max(s.Y))
+	}
+	pl.Y.Max = top * (1.15 + 0.08*float64(len(names)))
 	return nil
 }
 
-// helios4Figure draws the Helios4 table: one panel per direction, bars per
-// device column and kernel, published (light) beside simulated (solid).
-func helios4Figure(t bench.Table) (figure, error) {
-	var kernels, columns []string
-	for _, c := range t.Cells {
-		col := strings.TrimSuffix(strings.TrimSuffix(c.Column, " W"), " R")
-		if !slices.Contains(kernels, c.Row) {
-			kernels = append(kernels, c.Row)
-		}
-		if !slices.Contains(columns, col) {
-			columns = append(columns, col)
+// lines draws p's series as lines: simulated solid with points, published
+// dashed on top, one colour and marker per name. Each name's simulated line
+// is drawn narrower than the one before, so that lines that coincide stay
+// visible one inside the other; ticks sit at the data's x values and the
+// legend in the emptiest corner.
+func lines(pl *plot.Plot, p threads.Panel) error {
+	var names []string
+	var xs []float64
+	var all plotter.XYs
+	for _, s := range p.Series {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
 		}
 	}
-	fig := figure{id: t.ID}
-	for _, dir := range []struct{ suffix, name string }{{" W", "write"}, {" R", "read"}} {
-		pub, sim := make([][]float64, len(kernels)), make([][]float64, len(kernels))
-		for i, k := range kernels {
-			pub[i], sim[i] = make([]float64, len(columns)), make([]float64, len(columns))
-			for j, col := range columns {
-				c, ok := findCell(t, k, col+dir.suffix)
-				if !ok {
-					return figure{}, fmt.Errorf("plot %s: no cell %s/%s%s", t.ID, k, col, dir.suffix)
-				}
-				pub[i][j], sim[i][j] = c.Published, c.Simulated
+	var published []plot.Plotter
+	simulated := ""
+	if slices.ContainsFunc(p.Series, func(s threads.Series) bool { return s.Published }) {
+		simulated = " simulated"
+	}
+	for _, s := range p.Series {
+		k := slices.Index(names, s.Name)
+		xy := make(plotter.XYs, len(s.X))
+		for i := range s.X {
+			xy[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
+			if !slices.Contains(xs, s.X[i]) {
+				xs = append(xs, s.X[i])
 			}
 		}
-		p := newPanel("Helios4 dd bs=1M "+dir.name+": light published, solid simulated", "device", t.Unit)
-		p.NominalX(columns...)
-		if err := barGroups(p, kernels, pub, sim); err != nil {
-			return figure{}, err
+		all = append(all, xy...)
+		if s.Published {
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return err
+			}
+			l.Color, l.Dashes, l.Width = darker(plotutil.Color(k)), []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(0.8)
+			published = append(published, l)
+			pl.Legend.Add(s.Name+" published (dashed)", l)
+			continue
 		}
-		fig.panels = append(fig.panels, p)
-	}
-	return fig, nil
-}
-
-// findCell returns t's cell at row and column.
-func findCell(t bench.Table, row, column string) (bench.Cell, bool) {
-	for _, c := range t.Cells {
-		if c.Row == row && c.Column == column {
-			return c, true
-		}
-	}
-	return bench.Cell{}, false
-}
-
-// iomapFigure draws Xu Yang's table: MB/s against dd's bs, one colour per
-// kernel, published dashed and simulated solid with points.
-func iomapFigure(t bench.Table) (figure, error) {
-	var kernels []string
-	pub, sim := map[string]plotter.XYs{}, map[string]plotter.XYs{}
-	for _, c := range t.Cells {
-		num, okPrefix := strings.CutPrefix(c.Row, "bs=")
-		num, okSuffix := strings.CutSuffix(num, "K")
-		kib, err := strconv.ParseFloat(num, 64)
-		if err != nil || !okPrefix || !okSuffix {
-			return figure{}, fmt.Errorf("plot %s: row %q is not bs=<n>K", t.ID, c.Row)
-		}
-		if !slices.Contains(kernels, c.Column) {
-			kernels = append(kernels, c.Column)
-		}
-		pub[c.Column] = append(pub[c.Column], plotter.XY{X: kib, Y: c.Published})
-		sim[c.Column] = append(sim[c.Column], plotter.XY{X: kib, Y: c.Simulated})
-	}
-	p := newPanel("Xu Yang's dd to /dev/sda: dashed published, solid simulated", "dd bs (KiB)", t.Unit)
-	p.Legend.Top, p.Legend.Left = false, true
-	for i, k := range kernels {
-		pl, err := plotter.NewLine(pub[k])
+		l, pts, err := plotter.NewLinePoints(xy)
 		if err != nil {
-			return figure{}, err
+			return err
 		}
-		pl.Color, pl.Dashes = plotutil.Color(i), []vg.Length{vg.Points(5), vg.Points(3)}
-		sl, sp, err := plotter.NewLinePoints(sim[k])
-		if err != nil {
-			return figure{}, err
-		}
-		sl.Color, sp.Color, sp.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
-		p.Add(pl, sl, sp)
-		p.Legend.Add(k+" simulated", sl, sp)
-		p.Legend.Add(k+" published", pl)
+		l.Color, l.Width = plotutil.Color(k), vg.Points(1+1.2*float64(len(names)-1-k))
+		pts.Color, pts.Shape, pts.Radius = plotutil.Color(k), plotutil.Shape(k), vg.Points(3)
+		pl.Add(l, pts)
+		pl.Legend.Add(s.Name+simulated, l, pts)
 	}
-	p.Y.Min = 0
-	return figure{id: t.ID, panels: []*plot.Plot{p}}, nil
+	pl.Add(published...)
+	slices.Sort(xs)
+	pl.X.Tick.Marker = dataTicks(xs)
+	top := 0.0
+	for _, v := range all {
+		top = max(top, v.Y)
+	}
+	pl.Y.Max = top * (1.15 + 0.06*float64(len(p.Series)))
+	if strings.Contains(pl.X.Label.Text, "KiB") {
+		pl.X.Tick.Label.Rotation = 0.5
+		pl.X.Tick.Label.XAlign, pl.X.Tick.Label.YAlign = draw.XRight, draw.YTop
+	}
+	placeLegend(pl, all, xs)
+	return nil
 }
 
-// cellBars is the generic chart of a table: published (light) beside
-// simulated (solid) for every cell.
-func cellBars(t bench.Table, title string) (*plot.Plot, error) {
-	if len(t.Cells) == 0 {
-		return nil, fmt.Errorf("plot %s: no cells", t.ID)
-	}
-	var labels []string
-	pub, sim := make([]float64, len(t.Cells)), make([]float64, len(t.Cells))
-	for i, c := range t.Cells {
-		labels = append(labels, strings.TrimSpace(c.Row+"\n"+c.Column))
-		pub[i], sim[i] = c.Published, c.Simulated
-	}
-	p := newPanel(title, "", t.Unit)
-	p.NominalX(labels...)
-	if len(labels) > 4 {
-		p.X.Tick.Label.Rotation = 0.5
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
-	}
-	p.X.Tick.Label.Font.Size = vg.Points(8)
-	return p, barGroups(p, []string{"published (light), simulated (solid)"}, [][]float64{pub}, [][]float64{sim})
+// darker returns c at two thirds of its brightness: a published line drawn
+// over the simulated one of the same colour.
+func darker(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	dim := func(v uint32) uint8 { return uint8(v >> 8 * 2 / 3) }
+	return color.RGBA{dim(r), dim(g), dim(b), 255}
 }
 
-// lruFigure draws the bh LRU thread: the LRU against the slow path by
-// distinct blocks cycled (CycleSweep) and by index height (HeightSweep),
-// under the calibrated profile and without harness, beside the published
-// cells.
-func lruFigure(t *bench.LRUThread) (figure, error) {
-	perCall := func(c bench.Calls) float64 { return t.Profile.SimNS(c.Events, 0) / float64(c.Calls) }
-	var cycHit, cycSlow plotter.XYs
-	for _, r := range t.Cycles {
-		cycHit = append(cycHit, plotter.XY{X: float64(r.N), Y: perCall(r.Hit)})
-		cycSlow = append(cycSlow, plotter.XY{X: float64(r.N), Y: perCall(r.Slow)})
+// placeLegend puts pl's legend in the corner of the data area with the
+// fewest points of pts (each corner a box of 45 % of the width and height).
+func placeLegend(pl *plot.Plot, pts plotter.XYs, xs []float64) {
+	if len(xs) == 0 {
+		return
 	}
-	var hHit, hMiss, hSlow plotter.XYs
-	for _, r := range t.Heights {
-		x := float64(r.Height)
-		hHit = append(hHit, plotter.XY{X: x, Y: perCall(r.Hit)})
-		hMiss = append(hMiss, plotter.XY{X: x, Y: perCall(r.Miss)})
-		hSlow = append(hSlow, plotter.XY{X: x, Y: perCall(r.Slow)})
+	x0, x1, y1 := xs[0], xs[len(xs)-1], pl.Y.Max
+	best, bestN := [2]bool{true, true}, len(pts)+1
+	for _, top := range []bool{true, false} {
+		for _, left := range []bool{true, false} {
+			n := 0
+			for _, p := range pts {
+				inX := (left && p.X <= x0+0.45*(x1-x0)) || (!left && p.X >= x1-0.45*(x1-x0))
+				inY := (top && p.Y >= 0.55*y1) || (!top && p.Y <= 0.45*y1)
+				if inX && inY {
+					n++
+				}
+			}
+			if n < bestN {
+				best, bestN = [2]bool{top, left}, n
+			}
+		}
 	}
-	cyc := newPanel("blocks cycled round-robin, 16-slot LRU", "distinct blocks", "sim-ns per call")
-	if err := plotutil.AddLinePoints(cyc, "__find_get_block (LRU first)", cycHit, "__find_get_block_slow", cycSlow); err != nil {
-		return figure{}, err
-	}
-	height := newPanel("one cached block at each index height", "xarray height", "sim-ns per call")
-	if err := plotutil.AddLinePoints(height, "LRU hit (size 4096)", hHit, "LRU miss (size 512, as Tosatti)", hMiss,
-		"__find_get_block_slow", hSlow); err != nil {
-		return figure{}, err
-	}
-	for _, p := range []*plot.Plot{cyc, height} {
-		p.Y.Min = 0
-		p.Y.Max *= 1.3
-	}
-	cells, err := cellBars(t.Table, "Tosatti's module: published vs simulated")
-	return figure{id: t.Table.ID, panels: []*plot.Plot{cells, cyc, height}}, err
+	pl.Legend.Top, pl.Legend.Left = best[0], best[1]
 }

@@ -1,0 +1,90 @@
+// Package host runs a workload scenario on the host's Linux kernel, the
+// oracle the bhsim model is checked against, and returns the same
+// workload.Result the model runner returns.
+//
+// # What a run does
+//
+// Run needs root, the loop driver (/dev/loop-control) and tracefs; without
+// one of them it returns an error naming what is missing. For each run it
+//
+//  1. makes a private directory (bhsim-host-PID-RANDOM under the system's
+//     temporary directory), mounts a private tmpfs and a private tracefs in
+//     it;
+//  2. creates a sparse backing file of the scenario's device size on the
+//     tmpfs (and a one-page ballast file, so that "backing full" can always
+//     shrink the tmpfs to what it uses);
+//  3. adds a loop device of its own (LOOP_CTL_ADD with a free index, not
+//     LOOP_CTL_GET_FREE, which would hand out loop0–loop7 that other users of
+//     the machine may rely on) and binds it with LOOP_CONFIGURE: the
+//     scenario's logical sector size as loop_config.block_size, no
+//     LO_FLAGS_PARTSCAN, no LO_FLAGS_AUTOCLEAR. AUTOCLEAR would detach the
+//     device at the scenario's own last close, so the runner would have to
+//     hold a descriptor for the whole run, and then no close of the scenario
+//     would be the last: the runner closes its configuring descriptor before
+//     the first operation, so the scenario's opens and closes are the
+//     device's only ones and first-open (set_init_blocksize) and last-close
+//     behaviour are observable;
+//  4. creates a tracing instance instances/bhsim-PID-RANDOM (never the
+//     global buffer) with only the block, filemap, readahead and writeback
+//     events it counts, each filtered in the kernel to the loop device
+//     (dev == major:minor) or the block device inode (i_ino == its dev_t),
+//     plus block_plug/unplug filtered to the scenario's thread;
+//  5. runs the operations on one locked OS thread (runtime.LockOSThread),
+//     writing "bhsim begin K" and "bhsim end K" to the instance's
+//     trace_marker around operation K, reading /sys/block/loopN/stat before
+//     and after it, and timing each system call with
+//     CLOCK_THREAD_CPUTIME_ID; after each operation it waits (at most a
+//     second) until the device has no request in flight;
+//  6. reads the instance's trace, attributes each event to the operation
+//     whose begin marker precedes it, and turns events into counters
+//     (see the counter list below);
+//  7. cleans up: closes the scenario's descriptors that are still open,
+//     detaches the loop device (LOOP_CLR_FD) and removes it
+//     (LOOP_CTL_REMOVE), removes the tracing instance, unmounts the tracefs
+//     and the tmpfs and removes the private directory.
+//
+// Cleanup runs on success, on error, on a panic (deferred) and on SIGINT or
+// SIGTERM (a handler, installed for the run unless Options.NoSignalHandler,
+// cancels the run, waits for its cleanup and exits with 128+signal).
+// Afterwards no /sys/block/loop*/loop/backing_file names the private
+// directory and the instances directory holds nothing of the run. A process
+// killed with SIGKILL leaves its device behind; CleanStale removes what dead
+// runs left.
+//
+// # Bounds
+//
+// The scenario's own bounds hold (workload.MaxDeviceSize, 1 GiB, and
+// workload.MaxTotalIO, 64 MiB, of pwrite and pread); each run has a timeout
+// (Options.Timeout, 2 minutes by default) checked between system calls; the
+// trace buffer is bounded (Options.TraceBufferKB per CPU) and a run whose
+// trace lost events fails rather than report wrong counts.
+//
+// # Operations on the host
+//
+// open is open(2) of /dev/loopN with O_RDONLY, O_WRONLY or O_RDWR (and
+// O_EXCL), followed by BLKBSZGET for the block size; blkbszset is BLKBSZSET
+// (then BLKBSZGET when it succeeded); dropcaches is BLKFLSBUF on the
+// descriptor (device-local, never /proc/sys/vm/drop_caches); readonly is
+// BLKROSET; "backing full" remounts the private tmpfs with size= the bytes
+// it uses, so the backing file can no longer grow.
+//
+// # Counters
+//
+// From the trace: bio.DIR and bio.DIR.bytes=N (block_bio_queue; DIR is read,
+// write, flush or discard; a zero-length write with PREFLUSH is a flush),
+// bio.preflush, bio.fua, bio.read.ahead, bio.split, merge.back, merge.front,
+// merge.rq, rq.get, rq.insert, rq.DIR and rq.DIR.bytes=N (block_rq_issue),
+// rq.write.preflush, rq.write.fua, rq.complete, rq.error and
+// rq.error.errno=N, sectors.read and sectors.written (issued data
+// requests), rmw.read.bios and rmw.read.bytes (read bios submitted during a
+// pwrite operation), plug.plug, plug.unplug and plug.unplug.rqs (the
+// scenario's thread), buffer.dirty (block_dirty_buffer),
+// pagecache.add.order=K, pagecache.add.pages, pagecache.remove.order=K and
+// pagecache.remove.pages (the block device inode's folios),
+// pagecache.dirty (writeback_dirty_folio), readahead.sync, readahead.async,
+// readahead.order=K, readahead.window.pages=N,
+// readahead.unbounded.pages=N, wberr.set and wberr.report. From
+// /sys/block/loopN/stat, completed I/O: stat.read.ios, stat.read.merges,
+// stat.read.sectors, stat.write.ios, stat.write.merges, stat.write.sectors,
+// stat.flush.ios. A counter with no event is absent (it counts 0).
+package host

@@ -1,0 +1,197 @@
+//go:build linux
+
+package host
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+var update = flag.Bool("update", false, "re-record testdata/kernel/6.18 from the live kernel (with BHSIM_KERNEL=1, as root)")
+
+// needKernel skips unless BHSIM_KERNEL=1 and the host runner can run here.
+func needKernel(t *testing.T) {
+	t.Helper()
+	if os.Getenv("BHSIM_KERNEL") != "1" {
+		t.Skip("set BHSIM_KERNEL=1 to run scenarios on the host kernel (needs root, loop devices and tracefs)")
+	}
+	if err := Check(); err != nil {
+		t.Skipf("BHSIM_KERNEL=1 but the host runner cannot run: %v", err)
+	}
+}
+
+// assertNoLeftovers checks that nothing of process pid's runs remains: no
+// loop device backed by its files, no mount, no tracing instance.
+func assertNoLeftovers(t *testing.T, pid int) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, unix.Mount("bhsim-test-tracefs", dir, "tracefs", 0, ""))
+	defer func() { require.NoError(t, unix.Unmount(dir, 0)) }()
+	loops, mounts, instances, err := leftovers(pid, dir)
+	require.NoError(t, err)
+	assert.Empty(t, loops, "loop devices still bound to the run's backing files")
+	assert.Empty(t, mounts, "mounts left")
+	assert.Empty(t, instances, "tracing instances left")
+	tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", namePrefix, pid)))
+	assert.Empty(t, tmp, "private directories left")
+}
+
+const smoke = `# smoke test
+device size=16M sector=512
+open a rdwr
+pwrite a off=0 len=4K repeat=4 fill=0xab
+fsync a
+pread a off=0 len=4K
+open b rdonly
+blkbszget b
+close b
+close a
+`
+
+func TestRunSmoke(t *testing.T) {
+	needKernel(t)
+	s, err := workload.Parse("smoke.scn", smoke)
+	require.NoError(t, err)
+	r, err := Run(context.Background(), s, Options{Runs: 2})
+	require.NoError(t, err)
+	assertNoLeftovers(t, os.Getpid())
+	assert.Equal(t, 2, r.Runs)
+	assert.Equal(t, workload.RunnerKernel, r.Runner)
+	require.NotNil(t, r.Queue)
+	assert.Equal(t, 512, r.Queue.LogicalBlockSize)
+	assert.NotEmpty(t, r.Kernel)
+	assert.Equal(t, 4096, r.Ops[0].BlockSize)
+	assert.Equal(t, int64(16384), r.Ops[1].Bytes)
+	assert.Equal(t, 4, r.Ops[1].Calls)
+	require.NotNil(t, r.Ops[1].CPU)
+	assert.Equal(t, 8, r.Ops[1].CPU.N, "4 calls in each of 2 runs")
+	assert.Equal(t, uint64(4), r.Ops[2].Counters.Value("bio.write"))
+	assert.Equal(t, uint64(32), r.Ops[2].Counters.Value("sectors.written"))
+	assert.Equal(t, r.Ops[2].Counters.Value("sectors.written"), r.Ops[2].Counters.Value("stat.write.sectors"), "trace and sysfs agree")
+	assert.Equal(t, uint64(0), r.Ops[1].Counters.Value("bio.write"), "a buffered pwrite submits nothing")
+	assert.Equal(t, "0xab*4096", r.Ops[3].Data)
+	assert.Equal(t, []workload.FsyncResult{{Op: 3, FD: "a"}}, r.Fsyncs)
+}
+
+// TestCleanupAfterInjectedFailure fails, then panics, in the middle of a
+// scenario with descriptors open and dirty pages cached, and checks that
+// nothing is left either way.
+func TestCleanupAfterInjectedFailure(t *testing.T) {
+	needKernel(t)
+	s, err := workload.Parse("smoke.scn", smoke)
+	require.NoError(t, err)
+	errInjected := errors.New("injected")
+	_, err = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
+		if k == 7 {
+			return errInjected
+		}
+		return nil
+	}})
+	require.ErrorIs(t, err, errInjected)
+	assert.Contains(t, err.Error(), "op 7 (close b)")
+	assertNoLeftovers(t, os.Getpid())
+
+	func() {
+		defer func() { assert.Equal(t, "injected panic", recover()) }()
+		_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
+			if k == 3 {
+				panic("injected panic")
+			}
+			return nil
+		}})
+	}()
+	assertNoLeftovers(t, os.Getpid())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Run(ctx, s, Options{BeforeOp: func(k int) error {
+		if k == 2 {
+			cancel()
+		}
+		return nil
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	assertNoLeftovers(t, os.Getpid())
+}
+
+// TestSignalCleansUp runs a scenario in a child process that sends itself
+// SIGINT mid-run: the child must exit with 130 and leave nothing behind.
+func TestSignalCleansUp(t *testing.T) {
+	if os.Getenv("BHSIM_HOST_SIGNAL_CHILD") == "1" {
+		s, err := workload.Parse("smoke.scn", smoke)
+		if err != nil {
+			os.Exit(3)
+		}
+		_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
+			if k == 3 {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+				select {} // the handler cleans up and exits
+			}
+			return nil
+		}})
+		os.Exit(4) // not reached: the handler exits
+	}
+	needKernel(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalCleansUp$")
+	cmd.Env = append(os.Environ(), "BHSIM_HOST_SIGNAL_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "output: %s", out)
+	assert.Equal(t, 130, ee.ExitCode(), "output: %s", out)
+	assert.Contains(t, string(out), "cleaned up, exiting")
+	assertNoLeftovers(t, cmd.Process.Pid)
+}
+
+// TestRecordedResults runs every corpus scenario once on the live kernel and
+// compares it with its recorded result (within the recorded ranges); with
+// -update it re-records them (three runs each) instead.
+func TestRecordedResults(t *testing.T) {
+	needKernel(t)
+	scenarios, err := workload.ParseDir(scenarioDir)
+	require.NoError(t, err)
+	var u unix.Utsname
+	require.NoError(t, unix.Uname(&u))
+	release := unix.ByteSliceToString(u.Release[:])
+	if !strings.HasPrefix(release, "6.18") && !*update {
+		t.Skipf("the recorded results are of Linux 6.18; this kernel is %s", release)
+	}
+	for _, s := range scenarios {
+		t.Run(s.Name, func(t *testing.T) {
+			golden := filepath.Join(kernelDir, s.Name+".json")
+			if *update {
+				r, err := Run(context.Background(), s, Options{Runs: 3})
+				require.NoError(t, err)
+				b, err := r.Encode()
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(golden, b, 0o644))
+				return
+			}
+			want, err := workload.ReadResultFile(golden)
+			require.NoError(t, err)
+			got, err := Run(context.Background(), s, Options{})
+			require.NoError(t, err)
+			c := workload.Compare(got, want)
+			sum := c.Summary()
+			// Counters outside the recorded range are reported, not failed:
+			// the kernel may vary beyond three runs (see docs/host-kernel.md).
+			if sum.Equal != sum.Total {
+				t.Logf("%s", c)
+			}
+			assert.Equal(t, sum.ResultRows, sum.ResultsEqual, "errno, block sizes and data must repeat:\n%s", c)
+		})
+	}
+	assertNoLeftovers(t, os.Getpid())
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package host
+
+import (
+	"context"
+
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// Check reports why the host runner cannot run here: on this system, always
+// ErrUnsupported.
+func Check() error { return ErrUnsupported }
+
+// Run returns ErrUnsupported: the host runner needs Linux. The model side
+// (package workload and the model runner) works everywhere.
+func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Result, error) {
+	return nil, ErrUnsupported
+}
+
+// CleanStale does nothing on this system.
+func CleanStale() ([]string, error) { return nil, nil }

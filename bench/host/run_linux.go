@@ -1,0 +1,408 @@
+//go:build linux
+
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// Check reports what the host runner lacks here, nil when it can run: root
+// (CAP_SYS_ADMIN for loop devices and mounts), the loop driver's
+// /dev/loop-control and tracefs.
+func Check() error {
+	if uid := os.Geteuid(); uid != 0 {
+		return fmt.Errorf("host: needs root for loop devices, mounts and tracing (running as uid %d)", uid)
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		return fmt.Errorf("host: no loop devices: %w (load the loop module)", err)
+	}
+	fs, err := os.ReadFile("/proc/filesystems")
+	if err != nil {
+		return fmt.Errorf("host: cannot tell whether tracefs exists: %w", err)
+	}
+	if !strings.Contains(string(fs), "\ttracefs\n") {
+		return errors.New("host: no tracefs in /proc/filesystems (a kernel without CONFIG_TRACING)")
+	}
+	return nil
+}
+
+// Run runs the scenario on the host kernel opts.Runs times, each on a fresh
+// loop device, and returns the merged result (counters as min/max over the
+// runs). See the package documentation for what a run does and cleans up.
+// It fails, naming what is missing, without root, loop devices or tracefs.
+func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	var runs []*workload.Result
+	for i := 0; i < opts.Runs; i++ {
+		r, err := runOnce(ctx, s, opts)
+		if err != nil {
+			if opts.Runs > 1 {
+				return nil, fmt.Errorf("%s: run %d of %d: %w", s.Name, i+1, opts.Runs, err)
+			}
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		runs = append(runs, r)
+	}
+	return workload.MergeRuns(runs)
+}
+
+// runOnce is one run on a fresh device, on a locked OS thread.
+func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *workload.Result, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
+	defer cancel()
+
+	e := newEnv()
+	stop := make(chan struct{})
+	defer close(stop)
+	if !opts.NoSignalHandler {
+		sigc := make(chan os.Signal, 1)
+		signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(sigc)
+		go func() {
+			select {
+			case sig := <-sigc:
+				cancel()
+				select {
+				case <-e.done:
+				case <-time.After(3 * time.Second):
+					_ = e.cleanup()
+				}
+				fmt.Fprintf(os.Stderr, "host: %v: cleaned up, exiting\n", sig)
+				code := 1
+				if n, ok := sig.(syscall.Signal); ok {
+					code = 128 + int(n)
+				}
+				os.Exit(code)
+			case <-stop:
+			}
+		}()
+	}
+	defer func() {
+		if cerr := e.cleanup(); cerr != nil {
+			err = errors.Join(err, cerr)
+			res = nil
+		}
+	}()
+
+	if err := e.setup(ctx, s.Device.Size, s.Device.SectorSize()); err != nil {
+		return nil, err
+	}
+	var bst unix.Stat_t
+	if err := unix.Stat(e.backing, &bst); err != nil {
+		return nil, fmt.Errorf("host: stat backing file: %w", err)
+	}
+	f := filter{
+		major: e.major, minor: e.minor,
+		bdevIno:    kernelDev(e.major, e.minor),
+		backingDev: fmt.Sprintf("%d:%d", unix.Major(bst.Dev), unix.Minor(bst.Dev)),
+		tid:        unix.Gettid(),
+	}
+	res = workload.NewResult(s, workload.RunnerKernel)
+	header(res, e)
+	if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
+		return nil, err
+	}
+	isWrite := func(op int) bool { _, ok := s.Ops[op-1].(workload.Write); return ok }
+	att := newAttribution(f, len(s.Ops), isWrite)
+	statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
+	for i, op := range s.Ops {
+		k := i + 1
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("host: before op %d (%s): %w", k, op, err)
+		}
+		if opts.BeforeOp != nil {
+			if err := opts.BeforeOp(k); err != nil {
+				return nil, fmt.Errorf("host: op %d (%s): %w", k, op, err)
+			}
+		}
+		before, err := readStat(statDir)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.mark("begin", k); err != nil {
+			return nil, err
+		}
+		or := &res.Ops[i]
+		if err := e.exec(ctx, op, or); err != nil {
+			return nil, fmt.Errorf("host: op %d (%s): %w", k, op, err)
+		}
+		waitIdle(statDir)
+		if err := e.mark("end", k); err != nil {
+			return nil, err
+		}
+		after, err := readStat(statDir)
+		if err != nil {
+			return nil, err
+		}
+		var cs workload.CounterSet
+		addStatDelta(&cs, before, after)
+		or.Counters = cs.Counters()
+		switch op.(type) {
+		case workload.Fsync, workload.Fdatasync:
+			res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
+		}
+	}
+	if err := e.stopTracing(att, opts.TraceDump); err != nil {
+		return nil, err
+	}
+	if att.begins != len(s.Ops) {
+		return nil, fmt.Errorf("host: the trace holds %d of the %d begin markers", att.begins, len(s.Ops))
+	}
+	for i := range res.Ops {
+		var cs workload.CounterSet
+		cs.AddAll(res.Ops[i].Counters)
+		cs.AddAll(att.ops[i].Counters())
+		res.Ops[i].Counters = cs.Counters()
+	}
+	res.Finish()
+	return res, nil
+}
+
+// header fills the result's kernel, machine and queue limits.
+func header(r *workload.Result, e *env) {
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		r.Kernel = unix.ByteSliceToString(u.Release[:])
+		r.Machine = unix.ByteSliceToString(u.Machine[:])
+	}
+	r.PageSize = os.Getpagesize()
+	r.Queue = queueLimits(fmt.Sprintf("/sys/block/loop%d", e.loop))
+}
+
+func queueLimits(dir string) *workload.QueueLimits {
+	q := filepath.Join(dir, "queue")
+	num := func(name string) int {
+		s, _ := readSys(filepath.Join(q, name))
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	str := func(name string) string { s, _ := readSys(filepath.Join(q, name)); return s }
+	sched := str("scheduler")
+	if i, j := strings.Index(sched, "["), strings.Index(sched, "]"); i >= 0 && j > i {
+		sched = sched[i+1 : j]
+	}
+	dio, _ := readSys(filepath.Join(dir, "loop", "dio"))
+	return &workload.QueueLimits{
+		LogicalBlockSize:  num("logical_block_size"),
+		PhysicalBlockSize: num("physical_block_size"),
+		MinimumIOSize:     num("minimum_io_size"),
+		OptimalIOSize:     num("optimal_io_size"),
+		MaxSectorsKB:      num("max_sectors_kb"),
+		MaxHWSectorsKB:    num("max_hw_sectors_kb"),
+		MaxSegments:       num("max_segments"),
+		MaxSegmentSize:    num("max_segment_size"),
+		Scheduler:         sched,
+		NrRequests:        num("nr_requests"),
+		Rotational:        num("rotational") == 1,
+		WriteCache:        str("write_cache"),
+		FUA:               num("fua") == 1,
+		ReadAheadKB:       num("read_ahead_kb"),
+		NoMerges:          num("nomerges"),
+		DirectIO:          dio == "1",
+	}
+}
+
+// statFields names /sys/block/DEV/stat's fields the runner keeps (by index).
+var statFields = map[int]string{
+	0: "stat.read.ios", 1: "stat.read.merges", 2: "stat.read.sectors",
+	4: "stat.write.ios", 5: "stat.write.merges", 6: "stat.write.sectors",
+	15: "stat.flush.ios",
+}
+
+func readStat(dir string) ([]uint64, error) {
+	s, err := readSys(filepath.Join(dir, "stat"))
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	var out []uint64
+	for _, w := range strings.Fields(s) {
+		n, err := strconv.ParseUint(w, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("host: %s/stat: %q", dir, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func addStatDelta(cs *workload.CounterSet, before, after []uint64) {
+	for i, name := range statFields {
+		if i < len(before) && i < len(after) && after[i] > before[i] {
+			cs.Add(name, after[i]-before[i])
+		}
+	}
+}
+
+// waitIdle waits, at most a second, until the device has no request in flight.
+func waitIdle(dir string) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		s, err := readSys(filepath.Join(dir, "inflight"))
+		if err != nil {
+			return
+		}
+		f := strings.Fields(s)
+		if len(f) == 2 && f[0] == "0" && f[1] == "0" {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func cpuNow() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}
+
+func errnoName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			return n
+		}
+		return "errno " + strconv.Itoa(int(errno))
+	}
+	return err.Error()
+}
+
+// timed runs one system call, adds its CPU time to m and counts it.
+func timed(or *workload.OpResult, m *workload.Measurement, call func() error) error {
+	t0 := cpuNow()
+	err := call()
+	m.Add(cpuNow() - t0)
+	or.Calls++
+	if err != nil {
+		or.Errno = errnoName(err)
+	}
+	return err
+}
+
+// exec runs one operation, filling its result. Failing system calls are
+// results (errno); only the runner's own failures are errors.
+func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) error {
+	var m workload.Measurement
+	defer func() {
+		if m.N > 0 {
+			or.CPU = &m
+		}
+	}()
+	fd, haveFD := e.fds[op.Descriptor()]
+	if _, isOpen := op.(workload.Open); !isOpen && op.Descriptor() != "" && !haveFD {
+		// The scenario validated: the fd is only missing if open failed.
+		or.Errno = "EBADF"
+		return nil
+	}
+	blockSize := func() {
+		if n, err := unix.IoctlGetInt(fd, unix.BLKBSZGET); err == nil {
+			or.BlockSize = n
+		}
+	}
+	switch o := op.(type) {
+	case workload.Open:
+		flags := []int{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR}[o.Mode] | unix.O_CLOEXEC
+		if o.Excl {
+			flags |= unix.O_EXCL
+		}
+		var nfd int
+		if timed(or, &m, func() (err error) { nfd, err = unix.Open(e.devPath, flags, 0); return err }) == nil {
+			e.fds[o.FD] = nfd
+			fd = nfd
+			blockSize()
+		}
+	case workload.Close:
+		_ = timed(or, &m, func() error { return unix.Close(fd) })
+		delete(e.fds, o.FD)
+	case workload.SetBlockSize:
+		if timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKBSZSET, int(o.Size)) }) == nil {
+			blockSize()
+		}
+	case workload.GetBlockSize:
+		var n int
+		if timed(or, &m, func() (err error) { n, err = unix.IoctlGetInt(fd, unix.BLKBSZGET); return err }) == nil {
+			or.BlockSize = n
+		}
+	case workload.Write:
+		buf := make([]byte, o.Len)
+		for i := range buf {
+			buf[i] = o.Fill
+		}
+		for i := 0; i < o.Calls(); i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var n int
+			err := timed(or, &m, func() (err error) { n, err = unix.Pwrite(fd, buf, o.Off+int64(i)*o.Step()); return err })
+			or.Bytes += int64(max(n, 0))
+			if err != nil {
+				break
+			}
+		}
+	case workload.Read:
+		buf := make([]byte, o.Len)
+		var data []byte
+		for i := 0; i < o.Calls(); i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var n int
+			err := timed(or, &m, func() (err error) { n, err = unix.Pread(fd, buf, o.Off+int64(i)*o.Step()); return err })
+			if n > 0 {
+				or.Bytes += int64(n)
+				data = append(data, buf[:n]...)
+			}
+			if err != nil {
+				break
+			}
+		}
+		or.Data = workload.DataSummary(data)
+	case workload.Fsync:
+		_ = timed(or, &m, func() error { return unix.Fsync(fd) })
+	case workload.Fdatasync:
+		_ = timed(or, &m, func() error { return unix.Fdatasync(fd) })
+	case workload.DropCaches:
+		_ = timed(or, &m, func() error {
+			_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKFLSBUF, 0)
+			if errno != 0 {
+				return errno
+			}
+			return nil
+		})
+	case workload.ReadOnly:
+		v := 0
+		if o.On {
+			v = 1
+		}
+		_ = timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKROSET, v) })
+	case workload.BackingFull:
+		or.Calls = 1
+		return e.backingFull()
+	default:
+		return fmt.Errorf("unknown operation %T", op)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package threads
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// The iomap thread. Xu Yang (NXP), "Re: [PATCH 5/6] block: use iomap for
+// writes to block devices", LKML 2024-04-26: dd if=/dev/zero of=/dev/sda bs=X
+// count=N, about 4 GiB a run, MB/s, on v6.6 (block-device writes through
+// iomap), with the iomap change reverted, and with the fix (4e527d5841e2).
+
+// iomapKernel is a column of Xu Yang's table: the kernel preset and its
+// label in the thread.
+type iomapKernel struct{ name, column string }
+
+// iomapKernels are the table's columns.
+var iomapKernels = []iomapKernel{
+	{"6.6", "6.6+ (iomap)"},
+	{"6.6-revert", "487c607df790 reverted"},
+	{"6.6-fix", "with 4e527d5841e2"},
+}
+
+// iomapRow is one dd bs of the table: MB/s per kernel, in iomapKernels order.
+type iomapRow struct {
+	kib   uint64
+	count uint64
+	mbps  [3]float64
+}
+
+// iomapPublished is Xu Yang's table.
+var iomapPublished = []iomapRow{
+	{400, 10485, [3]float64{334, 339, 339}},
+	{800, 5242, [3]float64{278, 330, 330}},
+	{1600, 2621, [3]float64{204, 332, 332}},
+	{2200, 1906, [3]float64{170, 333, 333}},
+	{3000, 1398, [3]float64{150, 333, 333}},
+	{4500, 932, [3]float64{139, 333, 333}},
+}
+
+// IomapBS returns the dd block sizes of Xu Yang's table, in bytes.
+func IomapBS() []uint64 {
+	var bs []uint64
+	for _, r := range iomapPublished {
+		bs = append(bs, r.kib<<10)
+	}
+	return bs
+}
+
+// iomapRowName is the table's row label for a bs of kib KiB.
+func iomapRowName(kib uint64) string { return fmt.Sprintf("bs=%dK", kib) }
+
+// IomapFit fits two costs — a user page touched by the pre-fault and a byte
+// copied into the page cache (which carries the rest of the writer's per-page
+// work the profile does not price well) — to two cells of the 6.6 curve,
+// 800K and 4500K. The other four 6.6 cells and both flat columns are
+// predictions.
+func IomapFit() timing.Fit {
+	return timing.Fit{
+		Params: []timing.Param{timing.Ev(bufcache.EvFaultInPage), timing.Ev(bufcache.EvCopyByte)},
+		Cells:  []string{iomapRowName(800) + "/" + iomapKernels[0].column, iomapRowName(4500) + "/" + iomapKernels[0].column},
+	}
+}
+
+// iomapRun names one run of the thread: the kernel and the bs in bytes.
+type iomapRun struct {
+	kernel string
+	bs     uint64
+}
+
+// runIomap is the thread's Run.
+func runIomap(p *timing.Profile, opts Options) (*Reproduction, error) {
+	r, _, err := reproduceIomap(p, IomapFit(), opts)
+	return r, err
+}
+
+// reproduceIomap runs Xu Yang's dd for the three kernels and six block
+// sizes, each writing scale × 4 GiB, calibrates fit's costs of p and returns
+// the reproduction and the runs.
+func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduction, map[iomapRun]*workload.DDResult, error) {
+	var dds []workload.DD
+	var keys []iomapRun
+	for _, k := range iomapKernels {
+		for _, bs := range IomapBS() {
+			dds = append(dds, workload.IMX8BoardDD(workload.MustKernel(k.name), bs, opts.scale()))
+			keys = append(keys, iomapRun{k.name, bs})
+		}
+	}
+	results, err := workload.RunAll(dds, opts.Progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := map[iomapRun]*workload.DDResult{}
+	for i, k := range keys {
+		runs[k] = results[i]
+	}
+	var obs []timing.Observation
+	for _, row := range iomapPublished {
+		for i, k := range iomapKernels {
+			o := runs[iomapRun{k.name, row.kib << 10}].Obs(iomapRowName(row.kib), k.column, row.mbps[i])
+			obs = append(obs, o)
+		}
+	}
+	rep, err := calibrated(p, fit, obs, timing.Table{
+		ID:     "iomap-xu-yang",
+		Title:  fmt.Sprintf("dd if=/dev/zero of=/dev/sda, %.3g GiB per run, by dd bs", 4*opts.scale()),
+		Source: "Xu Yang, \"Re: [PATCH 5/6] block: use iomap for writes to block devices\", LKML 2024-04-26",
+		Unit:   "MB/s",
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fitted := rep.Profile
+	rep.Notes = iomapNotes(fitted, runs)
+	rep.Figures = []Figure{iomapFigure(rep.Table)}
+	return rep, runs, nil
+}
+
+// iomapNotes renders, per bs, what the model counted: pre-faulted user pages
+// per page written and the writer's time per page, the root cause step by
+// step.
+func iomapNotes(p *timing.Profile, runs map[iomapRun]*workload.DDResult) string {
+	var sb strings.Builder
+	sb.WriteString("what the model counted per 4 KiB page written (faultin = user pages pre-faulted):\n")
+	fmt.Fprintf(&sb, "  %-8s", "bs")
+	for _, k := range iomapKernels {
+		fmt.Fprintf(&sb, " %28s", k.name+": faultin, µs, MB/s")
+	}
+	sb.WriteString("\n")
+	for _, bs := range IomapBS() {
+		fmt.Fprintf(&sb, "  %-8s", workload.FormatDDSize(bs))
+		for _, k := range iomapKernels {
+			r := runs[iomapRun{k.name, bs}]
+			_, ns := p.Bottleneck(r.Loads())
+			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", r.FaultInPerPage(), ns/r.Pages()/1e3, r.MBps(p)))
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// iomapFigure draws Xu Yang's table: MB/s against dd's bs, one line per
+// kernel, published and simulated.
+func iomapFigure(t timing.Table) Figure {
+	panel := Panel{Title: "Xu Yang's dd to /dev/sda", XLabel: "dd bs (KiB)", YLabel: t.Unit}
+	for _, k := range iomapKernels {
+		pub, sim := Series{Name: k.column, Published: true}, Series{Name: k.column}
+		for _, row := range iomapPublished {
+			c, _ := t.Cell(iomapRowName(row.kib), k.column)
+			x := float64(row.kib)
+			pub.X, pub.Y = append(pub.X, x), append(pub.Y, c.Published)
+			sim.X, sim.Y = append(sim.X, x), append(sim.Y, c.Simulated)
+		}
+		panel.Series = append(panel.Series, pub, sim)
+	}
+	return Figure{ID: t.ID, Panels: []Panel{panel}}
+}

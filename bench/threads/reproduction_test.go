@@ -1,0 +1,68 @@
+package threads
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/timing"
+)
+
+func TestRegistry(t *testing.T) {
+	assert.Equal(t, []string{"alloc", "blocksize", "iomap", "lru"}, Names())
+	for _, th := range All() {
+		got, err := ByName(th.Name)
+		require.NoError(t, err)
+		assert.Equal(t, th.Name, got.Name)
+		assert.NotEmpty(t, th.Subject)
+		_, err = timing.ProfileByName(th.Profile)
+		assert.NoError(t, err, "%s's profile is built in", th.Name)
+	}
+	_, err := ByName("raid")
+	assert.ErrorContains(t, err, "valid: alloc, blocksize, iomap, lru")
+}
+
+func TestRunScaleErrors(t *testing.T) {
+	th, err := ByName("alloc")
+	require.NoError(t, err)
+	for _, scale := range []float64{-1, 1.5, math.NaN(), math.Inf(1)} {
+		_, err := th.Run(nil, Options{Scale: scale})
+		assert.ErrorContains(t, err, "outside (0, 1]", "scale %v", scale)
+	}
+}
+
+// TestRunLRU runs the registry's cheapest thread through Run: its own
+// profile, calibrated, the progress-free path, the text's header.
+func TestRunLRU(t *testing.T) {
+	th, err := ByName("lru")
+	require.NoError(t, err)
+	r, err := th.Run(nil, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "lru", r.Thread)
+	assert.Equal(t, "x86-server", r.Profile.Name)
+	assert.Contains(t, r.Profile.Source[timing.ParamTimer], "fitted to")
+	assert.Contains(t, r.Text(), "== lru (profile x86-server, calibrated)")
+	require.Len(t, r.Figures, 1)
+	assert.Len(t, r.Figures[0].Panels, 3)
+	p, err := Calibrated("x86-server", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, r.Profile.NS, p.NS)
+	_, err = Calibrated("nope", Options{})
+	assert.Error(t, err)
+}
+
+func TestDerivedLabel(t *testing.T) {
+	for _, tc := range []struct {
+		in   []timing.Label
+		want timing.Label
+	}{
+		{[]timing.Label{timing.LabelPredicted, timing.LabelPredicted}, timing.LabelPredicted},
+		{[]timing.Label{timing.LabelPredicted, timing.LabelFitted}, timing.LabelFitted},
+		{[]timing.Label{timing.LabelShared, timing.LabelInput}, timing.LabelShared},
+		{nil, timing.LabelPredicted},
+	} {
+		assert.Equal(t, tc.want, derivedLabel(tc.in...), "%v", tc.in)
+	}
+}

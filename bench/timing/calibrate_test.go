@@ -1,0 +1,162 @@
+package timing
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// synthetic builds observations priced exactly by truth, and the keys of
+// those marked fit.
+func synthetic(truth *Profile, fit ...bool) ([]Observation, []string) {
+	var obs []Observation
+	var keys []string
+	for i, f := range fit {
+		var o Observation
+		o.Row, o.Column = "row", string(rune('a'+i))
+		o.Q[bufcache.EvLRUSlot] = float64(1 + 5*i)
+		o.Q[bufcache.EvIndexLevel] = float64(6 - i)
+		o.Q[ParamTimer] = 1
+		o.Published = truth.Simulate(o)
+		obs = append(obs, o)
+		if f {
+			keys = append(keys, o.Key())
+		}
+	}
+	return obs, keys
+}
+
+func TestCalibrateRecoversKnownCosts(t *testing.T) {
+	truth := X86Server()
+	truth.NS[bufcache.EvLRUSlot], truth.NS[ParamTimer] = 3.25, 41
+	obs, keys := synthetic(truth, true, true, false)
+	start := X86Server()
+	fitted, cal, err := Calibrate(start, Fit{Params: []Param{Ev(bufcache.EvLRUSlot), ParamTimer}, Cells: keys}, obs)
+	require.NoError(t, err)
+	assert.InDelta(t, 3.25, fitted.NS[bufcache.EvLRUSlot], 1e-9)
+	assert.InDelta(t, 41, fitted.NS[ParamTimer], 1e-9)
+	assert.Equal(t, 0, cal.DOF)
+	require.Len(t, cal.Cells, 3)
+	for _, c := range cal.Cells {
+		assert.InDelta(t, 0, c.RelError(), 1e-9, "the third cell is predicted exactly too")
+	}
+	assert.Equal(t, LabelPredicted, cal.Cells[2].Label)
+	assert.Equal(t, LabelFitted, cal.Cells[0].Label)
+	assert.Contains(t, fitted.Source[ParamTimer], "fitted to row/a, row/b")
+	assert.Equal(t, 25.0, start.NS[ParamTimer], "the input profile is not modified")
+	assert.Contains(t, cal.Report(), "predicted cells: 1")
+	assert.Contains(t, cal.Report(), "2 fitted, 0 fitted (shared run), 0 input, 1 predicted")
+}
+
+func TestCalibrateErrors(t *testing.T) {
+	p := X86Server()
+	slot := Ev(bufcache.EvLRUSlot)
+	two, twoKeys := synthetic(p, true, true)
+	oneOfThree, oneKey := synthetic(p, true, false, false)
+	three, threeKeys := synthetic(p, true, true, true)
+	for _, tc := range []struct {
+		name, want string
+		fit        Fit
+		obs        []Observation
+	}{
+		{"no observations", "no observations", Fit{Params: []Param{ParamTimer}}, nil},
+		{"as many parameters as cells", "fewer parameters than cells", Fit{[]Param{ParamTimer, slot}, twoKeys}, two},
+		{"too few fitted cells", "cannot determine", Fit{[]Param{ParamTimer, slot}, oneKey}, oneOfThree},
+		{"repeated parameter", "given twice", Fit{[]Param{ParamTimer, ParamTimer}, threeKeys}, three},
+		{"unknown parameter", "unknown parameter", Fit{[]Param{Param(999)}, twoKeys}, two},
+		{"not exercised", "singular", Fit{[]Param{Ev(bufcache.EvBioSubmit)}, twoKeys}, two},
+		{"unknown cell", "names no observation", Fit{[]Param{ParamTimer}, []string{"row/z"}}, two},
+		{"repeated cell", "given twice", Fit{[]Param{ParamTimer}, []string{"row/a", "row/a"}}, three},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Calibrate(p, tc.fit, tc.obs)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	// A published figure below what the fixed costs already explain needs a negative cost.
+	obs, keys := synthetic(p, true, false)
+	obs[0].Published = 1
+	_, _, err := Calibrate(p, Fit{[]Param{ParamTimer}, keys}, obs)
+	assert.ErrorContains(t, err, "negative")
+}
+
+// TestCalibrateLabels checks the labels of unfitted cells: a cell that shares
+// its run with a fitted cell is not a prediction, nor is one marked Input.
+func TestCalibrateLabels(t *testing.T) {
+	truth := X86Server()
+	obs, _ := synthetic(truth, false, false, false, false)
+	obs[0].Run, obs[1].Run = "run-1", "run-1"
+	obs[2].Input = true
+	_, cal, err := Calibrate(X86Server(), Fit{[]Param{ParamTimer}, []string{obs[0].Key()}}, obs)
+	require.NoError(t, err)
+	var got []Label
+	for _, c := range cal.Cells {
+		got = append(got, c.Label)
+	}
+	assert.Equal(t, []Label{LabelFitted, LabelShared, LabelInput, LabelPredicted}, got)
+}
+
+// TestCrossValidate checks leave-one-out on data that the model explains
+// exactly (every left-out cell is predicted exactly) and on data it does not
+// (a left-out outlier is predicted with the error the others imply).
+func TestCrossValidate(t *testing.T) {
+	truth := X86Server()
+	truth.NS[ParamTimer] = 41
+	obs, keys := synthetic(truth, true, true, true)
+	fit := Fit{[]Param{ParamTimer}, keys}
+	cells, err := CrossValidate(X86Server(), fit, obs)
+	require.NoError(t, err)
+	require.Len(t, cells, 3)
+	for _, c := range cells {
+		assert.Empty(t, c.Why)
+		assert.InDelta(t, 0, c.Cell.RelError(), 1e-9, c.Cell.Column)
+	}
+	obs[2].Published *= 2 // an outlier the timer alone cannot explain
+	cells, err = CrossValidate(X86Server(), fit, obs)
+	require.NoError(t, err)
+	assert.InDelta(t, -0.5, cells[2].Cell.RelError(), 1e-9, "fitted on the two exact cells, the outlier is predicted at half")
+	_, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer}, keys[:1]}, obs)
+	assert.ErrorIs(t, err, ErrNoSpareCell, "one fitted cell: nothing left to fit")
+
+	// A parameter only one cell exercises: leaving that cell out leaves a
+	// singular fit, reported for that cell alone.
+	two, twoKeys := synthetic(truth, true, true, true)
+	two[2].Q[Ev(bufcache.EvBioSubmit)] = 1
+	cells, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer, Ev(bufcache.EvBioSubmit)}, twoKeys}, two)
+	require.NoError(t, err)
+	assert.Empty(t, cells[0].Why)
+	assert.Contains(t, cells[2].Why, "singular")
+}
+
+func TestParams(t *testing.T) {
+	for i := range NumParams {
+		q, err := ParseParam(Param(i).String())
+		require.NoError(t, err)
+		assert.Equal(t, Param(i), q)
+	}
+	_, err := ParseParam("nope")
+	assert.Error(t, err)
+	_, err = ProfileByName("nope")
+	assert.ErrorContains(t, err, "x86-server")
+	p, err := ProfileByName("x86-server")
+	require.NoError(t, err)
+	for i := range NumParams {
+		assert.NotEmpty(t, p.Source[i], "every cost has a stated source: %s", Param(i))
+	}
+}
+
+func TestX86Desktop2017(t *testing.T) {
+	p := X86Desktop2017()
+	s := X86Server()
+	assert.Equal(t, "x86-2017", p.Name)
+	assert.InDelta(t, 6/3.5, p.NS[bufcache.EvRingWalk], 1e-12, "6 cycles at 3.5 GHz")
+	assert.InDelta(t, s.NS[bufcache.EvFolioGet]*3/3.5, p.NS[bufcache.EvFolioGet], 1e-12, "server cycles at 3.5 GHz")
+	for i := range NumParams {
+		if p.NS[i] != 0 {
+			assert.NotEmpty(t, p.Source[i], "%s has no source", Param(i))
+		}
+	}
+}

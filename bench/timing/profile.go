@@ -1,0 +1,106 @@
+package timing
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// Profile is a hardware profile of primitive CPU costs: what one occurrence of
+// each bufcache event costs in nanoseconds on a given machine, with the source
+// of each figure. Simulated time is the dot product of an operation's event
+// counts with these costs, so it is the same on every machine that runs the
+// model.
+type Profile struct {
+	Name        string
+	Description string
+	// NS is the cost of each Param in nanoseconds.
+	NS [NumParams]float64
+	// Source says where each cost comes from: a documented figure or a
+	// measurement, or "fitted: ..." once Calibrate has set it.
+	Source [NumParams]string
+}
+
+// SimNS returns the simulated nanoseconds of work that recorded ev, plus timed
+// calls of harness overhead.
+func (p *Profile) SimNS(ev bufcache.Counters, timed float64) float64 {
+	t := timed * p.NS[ParamTimer]
+	for e, n := range ev {
+		t += float64(n) * p.NS[e]
+	}
+	return t
+}
+
+// Ledger lists, for work that recorded ev, each priced event with its count,
+// unit cost and total, most expensive first: the "explain" view of one
+// operation.
+func (p *Profile) Ledger(ev bufcache.Counters, timed float64) []LedgerLine {
+	var lines []LedgerLine
+	for e, n := range ev {
+		if n != 0 {
+			lines = append(lines, LedgerLine{Param(e), float64(n), p.NS[e]})
+		}
+	}
+	if timed != 0 {
+		lines = append(lines, LedgerLine{ParamTimer, timed, p.NS[ParamTimer]})
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Total() > lines[j].Total() })
+	return lines
+}
+
+// LedgerLine is one line of a Ledger.
+type LedgerLine struct {
+	Param Param
+	Count float64
+	NS    float64 // per occurrence
+}
+
+// Total is Count × NS.
+func (l LedgerLine) Total() float64 { return l.Count * l.NS }
+
+// Set prices q at ns nanoseconds, with the source of the figure.
+func (p *Profile) Set(q Param, ns float64, source string) { p.NS[q], p.Source[q] = ns, source }
+
+// Scaled returns a new profile called name whose every cost is factor times
+// p's, each source saying so; why explains the factor. Callers then Set the
+// costs that differ in kind rather than in speed.
+func (p *Profile) Scaled(name, description string, factor float64, why string) *Profile {
+	s := &Profile{Name: name, Description: description}
+	for i := range NumParams {
+		s.NS[i] = p.NS[i] * factor
+		s.Source[i] = fmt.Sprintf("%s × %.3g (%s): %s", p.Name, factor, why, p.Source[i])
+	}
+	return s
+}
+
+// Describe renders the profile's priced parameters with their sources.
+func (p *Profile) Describe() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "profile %s: %s\n", p.Name, p.Description)
+	for i := range NumParams {
+		if p.NS[i] == 0 && p.Source[i] == "" {
+			continue
+		}
+		fmt.Fprintf(&sb, "  %-18s %7.2f ns  %s\n", Param(i), p.NS[i], p.Source[i])
+	}
+	return sb.String()
+}
+
+// Profiles returns the built-in profiles, freshly built (callers may modify them).
+func Profiles() []*Profile {
+	return []*Profile{X86Server(), Helios4(), IMX8Board(), X86Desktop2017()}
+}
+
+// ProfileByName returns the built-in profile called name.
+func ProfileByName(name string) (*Profile, error) {
+	var names []string
+	for _, p := range Profiles() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return nil, fmt.Errorf("timing: unknown profile %q (valid: %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,116 @@
+package timing
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// ProfileSchema names the JSON form of a Profile (MarshalJSON): a version
+// that changes when the form does.
+const ProfileSchema = "bhsim-profile/1"
+
+// profileJSON is a Profile's JSON form: every cost with its unit and source,
+// by parameter name.
+type profileJSON struct {
+	Schema      string     `json:"schema"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Costs       []costJSON `json:"costs"`
+}
+
+// costJSON is one cost of a profileJSON.
+type costJSON struct {
+	Param  string  `json:"param"`
+	NS     float64 `json:"ns"`
+	Source string  `json:"source"`
+}
+
+// MarshalJSON renders p with ProfileSchema, every parameter in Param order.
+func (p *Profile) MarshalJSON() ([]byte, error) {
+	j := profileJSON{Schema: ProfileSchema, Name: p.Name, Description: p.Description}
+	for i := range NumParams {
+		j.Costs = append(j.Costs, costJSON{Param: Param(i).String(), NS: p.NS[i], Source: p.Source[i]})
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes. Errors: another schema, a
+// missing name, an unknown, repeated or missing parameter, a negative or
+// non-finite cost.
+func (p *Profile) UnmarshalJSON(b []byte) error {
+	var j profileJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return fmt.Errorf("timing: profile: %w", err)
+	}
+	if j.Schema != ProfileSchema {
+		return fmt.Errorf("timing: profile: schema %q, want %q", j.Schema, ProfileSchema)
+	}
+	if j.Name == "" {
+		return fmt.Errorf("timing: profile: no name")
+	}
+	var q Profile
+	q.Name, q.Description = j.Name, j.Description
+	seen := make([]bool, NumParams)
+	for _, c := range j.Costs {
+		param, err := ParseParam(c.Param)
+		if err != nil {
+			return fmt.Errorf("timing: profile %s: %w", j.Name, err)
+		}
+		if seen[param] {
+			return fmt.Errorf("timing: profile %s: %s given twice", j.Name, c.Param)
+		}
+		if err := checkCost(c.NS); err != nil {
+			return fmt.Errorf("timing: profile %s: %s: %w", j.Name, c.Param, err)
+		}
+		seen[param] = true
+		q.Set(param, c.NS, c.Source)
+	}
+	for i, ok := range seen {
+		if !ok {
+			return fmt.Errorf("timing: profile %s: no cost for %s (a profile file lists every parameter, as `bhsim profile show` writes it)", j.Name, Param(i))
+		}
+	}
+	*p = q
+	return nil
+}
+
+// checkCost refuses a cost no machine has.
+func checkCost(ns float64) error {
+	if !(ns >= 0) || ns > 1e15 {
+		return fmt.Errorf("cost %v ns: want a finite number of nanoseconds ≥ 0", ns)
+	}
+	return nil
+}
+
+// LoadProfile reads a profile file in the form MarshalJSON writes. Errors:
+// the file's, and UnmarshalJSON's.
+func LoadProfile(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Profile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &p, nil
+}
+
+// SetCost sets the cost of the parameter called name to ns, its source
+// saying why; the previous figure goes into the source. Errors: an unknown
+// parameter (naming the extra ones), a negative or non-finite cost.
+func (p *Profile) SetCost(name string, ns float64, why string) error {
+	param, err := ParseParam(name)
+	if err != nil {
+		return err
+	}
+	if err := checkCost(ns); err != nil {
+		return fmt.Errorf("timing: %s: %w", name, err)
+	}
+	p.Set(param, ns, fmt.Sprintf("%s (was %.4g ns: %s)", why, p.NS[param], p.Source[param]))
+	return nil
+}

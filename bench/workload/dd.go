@@ -1,0 +1,329 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/fanout"
+
+	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/bufcache/blk/md"
+	"github.com/bhsim/bhsim/iomap"
+)
+
+// DD is a dd run against a block device node: `dd if=/dev/zero of=DEV bs=BS
+// count=COUNT` (a write) or `dd if=DEV of=/dev/null bs=BS count=COUNT` (a
+// read), on a simulated machine and storage stack. The writer runs on CPU 0;
+// background writeback (the flusher) on CPU 1. dd's close of the device is the
+// last close, which syncs it (blkdev_close → blkdev_put → sync_blockdev), and
+// coreutils dd closes its files before printing the rate, so the write figure
+// includes writing everything to the disks.
+type DD struct {
+	Layout Layout
+	// Kernel is the kernel the machine runs: its set_init_blocksize policy,
+	// its write(2) path (iomap.BlkdevWrite) and the rest of its variants.
+	Kernel Kernel
+	Read   bool
+	// BS and Count are dd's bs= (bytes) and count=.
+	BS, Count uint64
+	// CPUs is the number of CPUs (at least 2: the writer and the flusher).
+	CPUs int
+	// Disk is the timing model of each disk; DiskBytes its capacity and
+	// Logical its logical block size (0 means 512).
+	Disk      blk.Model
+	DiskBytes uint64
+	Logical   uint32
+	// Members is the number of disks an array spans; Chunk its chunk size.
+	Members int
+	Chunk   uint32
+	// PageCacheLimit and DirtyLimit are in folios (see bufcache.Config).
+	PageCacheLimit, DirtyLimit int
+	// Data makes the run carry real bytes (and the disks store them); the
+	// default, metadata-only, moves lengths only, so a run of gigabytes
+	// needs little memory. The events and requests are the same.
+	Data bool
+}
+
+// DDRun is a dd run in progress: Start builds the machine and the devices,
+// Block copies one block, Close ends the run and gathers what every resource
+// did.
+type DDRun struct {
+	dd     DD
+	m      *bufcache.Machine
+	dev    *bufcache.BlockDevice
+	disks  []*blk.Queue
+	array  *md.Array
+	user   *bufcache.UserBuf
+	dst    []byte
+	pos    uint64
+	blocks uint64
+	cpus   []bufcache.Counters
+}
+
+// MaxBS is the largest dd bs= the model simulates: dd's buffer is real
+// memory, touched by the pre-fault as the kernel touches it, so its size is
+// bounded. (A write(2) moves at most MAX_RW_COUNT, just under 2 GiB, anyway.)
+const MaxBS = 64 << 20
+
+// Start builds the machine, the disks and the array of d and opens the
+// device (set_init_blocksize applies the kernel's policy). Errors: an invalid
+// configuration (fewer than 2 CPUs, a zero bs or one above MaxBS, an unknown
+// layout, no disk model, an array of too few members, a disk model that does
+// not validate).
+func (d DD) Start() (*DDRun, error) {
+	switch {
+	case d.CPUs < 2:
+		return nil, fmt.Errorf("workload: dd needs at least 2 CPUs (dd's and the flusher's), not %d", d.CPUs)
+	case d.BS == 0 || d.BS > MaxBS:
+		return nil, fmt.Errorf("workload: dd bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
+	case d.Layout >= numLayouts:
+		return nil, fmt.Errorf("workload: dd: unknown layout %s", d.Layout)
+	case d.Disk == nil:
+		return nil, errors.New("workload: dd: no disk model")
+	}
+	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs, DirtyLimit: d.DirtyLimit,
+		SeparateFlusher: true, FlusherCPU: 1, PageCacheLimit: d.PageCacheLimit}))
+	if err != nil {
+		return nil, err
+	}
+	r := &DDRun{dd: d, m: m}
+	n := 1
+	if d.Layout != LayoutDirect {
+		n = d.Members
+	}
+	members := make([]blk.Device, n)
+	for i := range n {
+		name := "sd" + string(rune('a'+i))
+		logical := max(d.Logical, 512)
+		store, err := blk.NewMemDisk(name, d.DiskBytes, logical)
+		if err != nil {
+			return nil, err
+		}
+		q, err := blk.NewQueue(name, store, d.Disk, blk.DefaultLimits(logical, max(logical, 4096)))
+		if err != nil {
+			return nil, err
+		}
+		r.disks = append(r.disks, q)
+		members[i] = q
+	}
+	disk := members[0]
+	if d.Layout != LayoutDirect {
+		if r.array, err = md.New(md.Config{Level: layoutLevels[d.Layout], ChunkSize: d.Chunk, Name: "md0"}, members); err != nil {
+			return nil, err
+		}
+		disk = r.array
+	}
+	if r.dev, err = m.Open(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
+		return nil, err
+	}
+	if d.Read {
+		r.dst = make([]byte, d.BS)
+	} else {
+		// dd's buffer, really touched by the pre-fault; it holds /dev/zero's zeros.
+		r.user = bufcache.NewUserBuf(make([]byte, d.BS), 0, m.PageSize())
+	}
+	for i := range d.CPUs {
+		r.cpus = append(r.cpus, m.CPU(i).Events())
+	}
+	return r, nil
+}
+
+// Device returns the opened block device (its BlockSize shows the policy's
+// choice).
+func (r *DDRun) Device() *bufcache.BlockDevice { return r.dev }
+
+// Block copies dd's next block: one write(2) of bs bytes from the reused user
+// buffer, or one read(2) into it. A device shorter than the run ends it early
+// (ErrNoSpace for a write, a short read). Errors are the device's.
+func (r *DDRun) Block() error {
+	cpu := r.m.CPU(0)
+	var n uint64
+	var err error
+	if r.dd.Read {
+		n, err = r.dev.Read(cpu, r.pos, r.dst)
+	} else {
+		var it *bufcache.IovIter
+		if it, err = r.user.Iter(0, r.dd.BS); err == nil {
+			n, err = iomap.BlkdevWrite(cpu, r.dev, r.pos, it, r.dd.Kernel.Write)
+		}
+	}
+	r.pos += n
+	r.blocks++
+	if err == nil && n < r.dd.BS {
+		err = errors.New("workload: dd reached the end of the device")
+	}
+	return err
+}
+
+// Close ends the run as dd's close does (the last close syncs a written
+// device) and returns what each resource did. Errors: a write error reported
+// by the sync.
+func (r *DDRun) Close() (*DDResult, error) {
+	cpu := r.m.CPU(0)
+	if !r.dd.Read {
+		if err := r.dev.SyncBlockdev(cpu); err != nil {
+			return nil, err
+		}
+	}
+	res := &DDResult{DD: r.dd, Bytes: r.pos, BlockSize: r.dev.BlockSize()}
+	for i := range r.cpus {
+		res.CPU = append(res.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
+	}
+	if r.array != nil {
+		res.MD = r.array.Stats()
+	}
+	for _, q := range r.disks {
+		res.Disks = append(res.Disks, DiskResult{Name: q.Name(), Stats: q.Stats()})
+	}
+	return res, nil
+}
+
+// Run runs the whole of d: Start, Count blocks, Close.
+func (d DD) Run() (*DDResult, error) {
+	r, err := d.Start()
+	if err != nil {
+		return nil, err
+	}
+	for range d.Count {
+		if err := r.Block(); err != nil {
+			return nil, err
+		}
+	}
+	return r.Close()
+}
+
+// RunAll runs every dd of runs, at most GOMAXPROCS at a time (each has its
+// own machine, so the results do not depend on the parallelism), and returns
+// their results in order, or the error of the first that failed. If progress
+// is not nil it is called after each run with the runs done and the total.
+func RunAll(runs []DD, progress func(done, total int)) ([]*DDResult, error) {
+	results := make([]*DDResult, len(runs))
+	err := fanout.Run(context.Background(), len(runs), 0, func(_ context.Context, i int) error {
+		var err error
+		if results[i], err = runs[i].Run(); err != nil {
+			return fmt.Errorf("dd %s %s read=%v: %w", runs[i].Layout, runs[i].Kernel.Name, runs[i].Read, err)
+		}
+		return nil
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// DDResult is what a dd run did: the bytes it moved, the block size the
+// device had, the events of every CPU, md's counters and each disk's.
+type DDResult struct {
+	DD        DD
+	Bytes     uint64
+	BlockSize uint32
+	CPU       []bufcache.Counters
+	MD        md.Stats
+	Disks     []DiskResult
+}
+
+// DiskResult is one disk's counters for a run.
+type DiskResult struct {
+	Name  string
+	Stats blk.QueueStats
+}
+
+// Requests returns the requests all disks served.
+func (r *DDResult) Requests() uint64 {
+	var n uint64
+	for _, d := range r.Disks {
+		n += d.Stats.Read.Requests + d.Stats.Write.Requests
+	}
+	return n
+}
+
+// BiosPerPage returns the bios every CPU submitted per PAGE_SIZE page moved.
+func (r *DDResult) BiosPerPage() float64 {
+	var bios uint64
+	for _, ev := range r.CPU {
+		bios += ev[bufcache.EvBioSubmit]
+	}
+	return float64(bios) / r.Pages()
+}
+
+// RequestsPerMiB returns the requests all disks served per MiB moved.
+func (r *DDResult) RequestsPerMiB() float64 {
+	return float64(r.Requests()) / (float64(r.Bytes) / (1 << 20))
+}
+
+// FaultInPerPage returns the user pages the run's pre-faults touched per
+// page it wrote (one write iteration per page).
+func (r *DDResult) FaultInPerPage() float64 {
+	return float64(r.CPU[0][bufcache.EvFaultInPage]) / float64(r.CPU[0][bufcache.EvWriteIter])
+}
+
+// Pages returns the PAGE_SIZE pages the run moved.
+func (r *DDResult) Pages() float64 { return float64(r.Bytes) / 4096 }
+
+// Loads returns the demand of every resource of the run (see timing.Load): each CPU
+// with its events; md's per-bio work and the requests, charged to the CPUs
+// that submitted bios in proportion to their submissions, except a RAID6
+// write's stripe handling, member bios and requests, which are raid5d's (the
+// "md0_raid6" thread); the all-CPU bound; and each disk with its busy time.
+func (r *DDResult) Loads() []timing.Load {
+	var bios float64
+	for _, ev := range r.CPU {
+		bios += float64(ev[bufcache.EvBioSubmit])
+	}
+	raid5d := r.DD.Layout == LayoutRaid6 && !r.DD.Read
+	var shared, thread timing.Quantities // charged by bio share, or to raid5d
+	shared[timing.ParamMDBio] = float64(r.MD.BiosIn + r.MD.Splits)
+	shared[timing.ParamMDWriteBio] = float64(r.MD.WriteBios)
+	shared[timing.ParamStripeAttach] = float64(r.MD.StripeAttach)
+	io := &shared
+	if raid5d {
+		io = &thread
+	}
+	io[timing.ParamMemberBio] = float64(r.MD.MemberBios)
+	io[timing.ParamRequest] = float64(r.Requests())
+	thread[timing.ParamStripe] = float64(r.MD.Stripes)
+	thread[timing.ParamParityByte] = float64(r.MD.ParityBytes)
+
+	var loads, cpus []timing.Load
+	for i, ev := range r.CPU {
+		name := fmt.Sprintf("cpu%d", i)
+		switch i {
+		case 0:
+			name += " (dd)"
+		case 1:
+			name += " (flusher)"
+		}
+		l := timing.CPULoad(name, timing.PerOp(ev, 1, 0))
+		if bios > 0 {
+			share := float64(ev[bufcache.EvBioSubmit]) / bios
+			for p, n := range shared {
+				l.Q[p] += n * share
+			}
+		}
+		cpus = append(cpus, l)
+	}
+	if raid5d {
+		cpus = append(cpus, timing.CPULoad("md0_raid6", thread))
+	}
+	loads = append(loads, cpus...)
+	loads = append(loads, timing.AllCPUs(r.DD.CPUs, cpus...))
+	for _, d := range r.Disks {
+		loads = append(loads, timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1})
+	}
+	return loads
+}
+
+// Obs returns the run as an observation of the published MB/s figure at row
+// and column of a table.
+func (r *DDResult) Obs(row, column string, published float64) timing.Observation {
+	return timing.Observation{Row: row, Column: column, Published: published, Loads: r.Loads(), Bytes: float64(r.Bytes)}
+}
+
+// MBps returns the run's simulated throughput under p in decimal MB/s.
+func (r *DDResult) MBps(p *timing.Profile) float64 {
+	_, t := p.Bottleneck(r.Loads())
+	return float64(r.Bytes) * 1e3 / t
+}

@@ -1,0 +1,43 @@
+package workload
+
+import (
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/bufcache/blk/md"
+)
+
+// WD8003FFBXBytes is the capacity of a WD Red Pro 8 TB (15 628 053 168
+// sectors of 512 bytes).
+const WD8003FFBXBytes = 15628053168 * 512
+
+// Helios4DD returns Maxim Mikityanskiy's run in the set_init_blocksize
+// thread: dd bs=1M count=2000 on a Helios4 (2 × Cortex-A9, 2 GiB) with four
+// WD8003FFBX disks, arrays of 512 KiB chunks (mdadm's default) over the first
+// partition of each disk, running kernel k. The page cache may hold 1.5 GiB
+// (2 GiB of RAM less the kernel and user space); background writeback starts
+// at 10 % of memory (dirty_background_ratio's default, 52 428 folios), where
+// the model's flusher writes the device's dirty folios back. The partitions'
+// 1 MiB offset is not modelled: it moves every request by the same amount.
+func Helios4DD(l Layout, k Kernel, read bool) DD {
+	return DD{Layout: l, Kernel: k, Read: read, BS: 1 << 20, Count: 2000, CPUs: 2,
+		Disk: blk.WD8003FFBX(), DiskBytes: WD8003FFBXBytes, Members: 4, Chunk: md.DefaultChunkSize,
+		PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
+}
+
+// IMX8SSD is the disk of the i.MX8-class board of Xu Yang's iomap thread:
+// the thread says only that the reverted kernel writes at about 333 MB/s, so
+// the model is an SSD of 340 MB/s with a 20 µs command latency (an
+// assumption that makes 512 KiB requests stream at 335 MB/s).
+func IMX8SSD() blk.SSD { return blk.SSD{MBps: 340, LatencyNS: 20e3} }
+
+// IMX8BoardDD returns Xu Yang's run for kernel k and dd bs: `dd
+// if=/dev/zero of=/dev/sda bs=X count=N` writing about 4 GiB (scale scales
+// it: 1 is the thread's size) on his board as the timing.IMX8Board profile
+// assumes it — four CPUs, 2 GiB of RAM (1.5 GiB of page cache, background
+// writeback at 10 %), a 64 GB SSD with 512-byte logical blocks, which
+// set_init_blocksize grows to 4096 (6.6 has the revert of the Helios4
+// thread).
+func IMX8BoardDD(k Kernel, bs uint64, scale float64) DD {
+	count := uint64(float64(4<<30)/float64(bs)*scale + 0.5)
+	return DD{Layout: LayoutDirect, Kernel: k, BS: bs, Count: max(count, 1), CPUs: 4, Disk: IMX8SSD(),
+		DiskBytes: 64e9 / 4096 * 4096, PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
+}

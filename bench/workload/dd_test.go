@@ -1,0 +1,148 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/bhsim/bhsim/bench/timing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+func TestLayouts(t *testing.T) {
+	for _, l := range Layouts() {
+		got, err := ParseLayout(l.String())
+		require.NoError(t, err)
+		assert.Equal(t, l, got)
+		assert.NotEmpty(t, l.Column())
+	}
+	_, err := ParseLayout("raid5")
+	assert.ErrorContains(t, err, "raid10f2")
+	assert.Equal(t, "layout(9)", Layout(9).String())
+}
+
+func TestDDStartErrors(t *testing.T) {
+	preset := MustKernel("5.10.10")
+	for _, tc := range []struct {
+		name string
+		mod  func(*DD)
+	}{
+		{"one CPU", func(d *DD) { d.CPUs = 1 }},
+		{"zero bs", func(d *DD) { d.BS = 0 }},
+		{"unknown layout", func(d *DD) { d.Layout = numLayouts }},
+		{"too few members", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }},
+		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }},
+		{"no disk model", func(d *DD) { d.Disk = nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dd := Helios4DD(LayoutDirect, preset, false)
+			tc.mod(&dd)
+			_, err := dd.Start()
+			assert.Error(t, err)
+		})
+	}
+}
+
+// TestDDWriteCounts runs a short dd write (16 MiB, below the dirty limit, so
+// dd's closing sync writes it all back) on every layout with both policies
+// and checks the counts the thread turns on: bios per page follow the block
+// size, md sees every bio, and the disks see the same data either way.
+func TestDDWriteCounts(t *testing.T) {
+	const count = 16
+	for _, l := range Layouts() {
+		byPolicy := map[blocksize.Policy]*DDResult{}
+		for _, name := range []string{"5.10.10", "5.10.10+revert"} {
+			preset := MustKernel(name)
+			dd := Helios4DD(l, preset, false)
+			dd.Count = count
+			r, err := dd.Run()
+			require.NoError(t, err, "%s %s", l, name)
+			byPolicy[preset.Blocksize] = r
+			bsize := map[blocksize.Policy]uint32{blocksize.PolicyLogical: 512, blocksize.PolicyGrow: 4096}[preset.Blocksize]
+			assert.Equal(t, bsize, r.BlockSize, "%s %s", l, name)
+			assert.Equal(t, uint64(count<<20), r.Bytes)
+			bios := r.CPU[0][bufcache.EvBioSubmit] + r.CPU[1][bufcache.EvBioSubmit]
+			assert.Equal(t, uint64(count<<20)/uint64(bsize), bios, "one bio per buffer (%s %s)", l, name)
+			if l != LayoutDirect {
+				assert.Equal(t, bios, r.MD.BiosIn, "md sees every bio unmerged")
+			}
+			var written uint64
+			for _, d := range r.Disks {
+				written += d.Stats.Write.Sectors << 9
+			}
+			want := map[Layout]uint64{LayoutDirect: 1, LayoutRaid0: 1, LayoutRaid10F2: 2, LayoutRaid10N2: 2}[l] * r.Bytes
+			if l == LayoutRaid6 {
+				want = 2 * r.Bytes // two data members of four: P and Q double the bytes
+				assert.Zero(t, r.MD.MemberReads, "sequential writes are full-stripe writes")
+			}
+			assert.Equal(t, want, written, "%s %s: bytes on the disks", l, name)
+		}
+		logical, grow := byPolicy[blocksize.PolicyLogical], byPolicy[blocksize.PolicyGrow]
+		if l == LayoutRaid6 {
+			assert.Equal(t, logical.Requests(), grow.Requests(), "raid5d sends the same 4 KiB member bios either way")
+		} else {
+			assert.Greater(t, logical.Requests(), grow.Requests(), "%s: 512-byte bios fill requests at 128 segments of 512 bytes", l)
+		}
+		p := timing.Helios4()
+		assert.Greater(t, grow.MBps(p), logical.MBps(p), "%s: the revert is faster", l)
+	}
+}
+
+// TestDDRead reads with both policies: readahead builds the same bios
+// whatever the block size, so the runs count the same work.
+func TestDDRead(t *testing.T) {
+	var runs []DD
+	for _, name := range []string{"5.10.10", "5.10.10+revert"} {
+		preset := MustKernel(name)
+		dd := Helios4DD(LayoutRaid0, preset, true)
+		dd.Count = 8
+		runs = append(runs, dd)
+	}
+	res, err := RunAll(runs, nil)
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.Equal(t, res[0].CPU, res[1].CPU, "the same events")
+	assert.Equal(t, res[0].MD, res[1].MD)
+	assert.Zero(t, res[0].CPU[0][bufcache.EvBHAlloc], "no buffer heads on the readahead path")
+	assert.Equal(t, uint64(8<<20), res[0].Bytes)
+}
+
+// TestDDDataMode runs a short write carrying real bytes, as the oracle tests
+// of the layers beneath do, to check the scenario works in data mode too.
+func TestDDDataMode(t *testing.T) {
+	preset := MustKernel("5.10.10")
+	dd := Helios4DD(LayoutRaid6, preset, false)
+	dd.Count, dd.Data = 2, true
+	r, err := dd.Run()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2<<20), r.Bytes)
+	assert.Equal(t, uint64(2<<20), r.CPU[0][bufcache.EvCopyByte]+r.CPU[1][bufcache.EvCopyByte])
+}
+
+// TestIMX8BoardFaultIn checks the root cause on a short run of each bs: 6.6
+// pre-faults many user pages per page written, more as bs grows; the revert
+// and the fix touch each user page once.
+func TestIMX8BoardFaultIn(t *testing.T) {
+	prev := 0.0
+	for _, bs := range []uint64{400 << 10, 800 << 10, 1600 << 10, 2200 << 10, 3000 << 10, 4500 << 10} {
+		for _, name := range []string{"6.6", "6.6-revert", "6.6-fix"} {
+			k := MustKernel(name)
+			dd := IMX8BoardDD(k, bs, 1)
+			dd.Count = 8
+			r, err := dd.Run()
+			require.NoError(t, err)
+			per := r.FaultInPerPage()
+			if k.Name == "6.6" {
+				assert.Greater(t, per, prev, "bs %d", bs)
+				assert.Greater(t, per, 10.0)
+				prev = per
+			} else {
+				assert.InDelta(t, 1, per, 1e-9, "%s bs %d", k.Name, bs)
+			}
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/iomap"
+)
+
+func TestKernels(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy blocksize.Policy
+		path   iomap.WritePath
+		chunk  iomap.ChunkPolicy
+		lru    bufcache.LRUMode
+		alloc  bufcache.AllocVariant
+	}{
+		{"9011495c9466", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"5ff9f19231a0", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"5.10.10", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"5.10.10+revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"6.6", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMaxPagecacheOrder, bufcache.LRUOn, bufcache.AllocLinear},
+		{"6.6-revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"6.6-fix", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear},
+		{"6.4", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"6.4-nolru", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRURemoved, bufcache.AllocLinear},
+		{"4.12", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
+		{"4.12-circular", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocCircular},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, err := KernelByName(tc.name)
+			require.NoError(t, err)
+			assert.Equal(t, tc.policy, k.Blocksize)
+			assert.Equal(t, tc.path, k.Write.Path)
+			assert.Equal(t, tc.chunk, k.Write.Chunk)
+			assert.NotEmpty(t, k.Description)
+			cfg := k.Configure(bufcache.Config{CPUs: 2, LRU: bufcache.LRURemoved, Alloc: bufcache.AllocCircular})
+			assert.Equal(t, tc.policy, cfg.Blocksize)
+			assert.Equal(t, tc.lru, cfg.LRU, "the kernel decides, not the caller's config")
+			assert.Equal(t, tc.alloc, cfg.Alloc)
+			assert.Equal(t, 2, cfg.CPUs, "the machine's settings stay")
+		})
+	}
+	assert.Len(t, Kernels(), 11)
+	_, err := KernelByName("6.5")
+	assert.ErrorContains(t, err, "5.10.10+revert")
+	assert.ErrorContains(t, err, "6.6-fix")
+	assert.Panics(t, func() { MustKernel("6.5") })
+}

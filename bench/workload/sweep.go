@@ -1,0 +1,291 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/fanout"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk/md"
+)
+
+// BlockSizeChoice is a value of a sweep's block-size axis: a
+// set_init_blocksize policy, or a fixed block size. A fixed size S is
+// modelled as disks of S-byte logical blocks under the logical policy (the
+// device then has S-byte blocks, as after a filesystem's sb_set_blocksize).
+type BlockSizeChoice struct {
+	// Policy is the policy when Size is 0.
+	Policy blocksize.Policy
+	// Size is the fixed block size in bytes, or 0.
+	Size uint32
+}
+
+// String returns the policy's name or the size in bytes ("grow", "1024").
+func (c BlockSizeChoice) String() string {
+	if c.Size != 0 {
+		return strconv.FormatUint(uint64(c.Size), 10)
+	}
+	return c.Policy.String()
+}
+
+// ParseBlockSizeChoice parses a policy name (blocksize.ParsePolicy) or a
+// block size in bytes: a power of two from 512 to 4096 (4 KiB pages). The
+// error names the valid choices.
+func ParseBlockSizeChoice(s string) (BlockSizeChoice, error) {
+	if p, err := blocksize.ParsePolicy(s); err == nil {
+		return BlockSizeChoice{Policy: p}, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || blocksize.ValidateLogical(uint32(n), 4096) != nil {
+		var names []string
+		for _, p := range blocksize.Policies() {
+			names = append(names, p.String())
+		}
+		return BlockSizeChoice{}, fmt.Errorf("workload: unknown block size %q (valid: %s, 512, 1024, 2048, 4096)", s, strings.Join(names, ", "))
+	}
+	return BlockSizeChoice{Size: uint32(n)}, nil
+}
+
+// apply sets c in d, after the kernel's policy.
+func (c BlockSizeChoice) apply(d DD) DD {
+	if c.Size == 0 {
+		d.Kernel.Blocksize = c.Policy
+		return d
+	}
+	d.Kernel.Blocksize, d.Logical = blocksize.PolicyLogical, c.Size
+	return d
+}
+
+// ParseDDSize parses a byte count as dd's bs= spells it: a positive number
+// with an optional K, M, G, T or P suffix (powers of 1024). The error says
+// what is accepted.
+func ParseDDSize(s string) (uint64, error) {
+	num, shift := s, uint(0)
+	if n := len(s); n > 0 {
+		for _, u := range ddUnits {
+			if strings.EqualFold(s[n-1:], u.suffix) {
+				num, shift = s[:n-1], u.shift
+			}
+		}
+	}
+	v, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || v == 0 || v > (1<<63)>>shift {
+		return 0, fmt.Errorf("workload: invalid size %q (a positive number of bytes with an optional K, M, G, T or P suffix: 4500K, 1M)", s)
+	}
+	return v << shift, nil
+}
+
+// FormatDDSize renders a byte count as dd's bs= would: with the largest
+// suffix that divides it ("4500K", "1M", "1000").
+func FormatDDSize(n uint64) string {
+	for _, u := range ddUnits {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// ddUnits are dd's size suffixes, largest first.
+var ddUnits = []struct {
+	suffix string
+	shift  uint
+}{{"P", 50}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}}
+
+// DDMachine is a machine a dd sweep runs on: the run its grid starts from
+// and the built-in profile that prices it.
+type DDMachine struct {
+	Name, Description string
+	Profile           string
+	Base              DD
+}
+
+// DDMachines returns the machines of the two dd threads: Maxim's Helios4
+// (Helios4DD: kernel 5.10.10, /dev/sda, bs=1M count=2000) and Xu Yang's
+// board (IMX8BoardDD: kernel 6.6, /dev/sda, bs=1M, 4 GiB), whose arrays span
+// four of its SSDs with 512 KiB chunks.
+func DDMachines() []DDMachine {
+	xu := IMX8BoardDD(MustKernel("6.6"), 1<<20, 1)
+	xu.Members, xu.Chunk = 4, md.DefaultChunkSize
+	return []DDMachine{
+		{Name: "helios4", Profile: "helios4", Base: Helios4DD(LayoutDirect, MustKernel("5.10.10"), false),
+			Description: "Helios4 (the set_init_blocksize thread): 2 × Cortex-A9, 1.5 GiB of page cache, 4 × WD8003FFBX"},
+		{Name: "xu-yang", Profile: "xu-yang-board", Base: xu,
+			Description: "Xu Yang's board (the iomap thread): 4 × Cortex-A53 (assumed), 1.5 GiB of page cache, SSDs of 340 MB/s"},
+	}
+}
+
+// DDMachineByName returns the machine called name; the error names the
+// valid ones.
+func DDMachineByName(name string) (DDMachine, error) {
+	var names []string
+	for _, m := range DDMachines() {
+		if m.Name == name {
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return DDMachine{}, fmt.Errorf("workload: unknown machine %q (valid: %s)", name, strings.Join(names, ", "))
+}
+
+// DDGrid is a parameter grid of dd runs: every combination of the values of
+// its axes, each applied to Base. An empty axis keeps Base's value. The
+// block-size axis applies after the kernel axis, so it overrides the
+// kernel's policy. Counts and Sizes are two spellings of the run's length
+// (count=, or bytes per run); at most one may be given.
+type DDGrid struct {
+	Base       DD
+	Kernels    []Kernel
+	BlockSizes []BlockSizeChoice
+	Layouts    []Layout
+	BS         []uint64
+	CPUs       []int
+	Counts     []uint64
+	// Sizes are bytes per run: count = ⌈size / bs⌉.
+	Sizes []uint64
+	Reads []bool
+}
+
+// DDCell is one cell of a DDGrid: the run, and the value of the block-size
+// axis that made it (when that axis is empty, the policy of Base or of the
+// cell's kernel).
+type DDCell struct {
+	DD        DD
+	BlockSize BlockSizeChoice
+}
+
+// Cells returns the grid's cells in row-major order of the axes as DDGrid
+// lists them (kernel slowest, direction fastest). Errors: both Counts and
+// Sizes given, a zero bs, count or size, fewer than 2 CPUs, an unknown
+// layout. O(cells).
+func (g DDGrid) Cells() ([]DDCell, error) {
+	if len(g.Counts) > 0 && len(g.Sizes) > 0 {
+		return nil, errors.New("workload: sweep: give counts or sizes, not both")
+	}
+	cells := []DDCell{{DD: g.Base, BlockSize: BlockSizeChoice{Policy: g.Base.Kernel.Blocksize}}}
+	// expand replaces every cell by one per value of an axis of n values.
+	expand := func(n int, set func(c *DDCell, i int) error) error {
+		if n == 0 {
+			return nil
+		}
+		out := make([]DDCell, 0, len(cells)*n)
+		for _, c := range cells {
+			for i := range n {
+				nc := c
+				if err := set(&nc, i); err != nil {
+					return err
+				}
+				out = append(out, nc)
+			}
+		}
+		cells = out
+		return nil
+	}
+	steps := []struct {
+		n   int
+		set func(c *DDCell, i int) error
+	}{
+		{len(g.Kernels), func(c *DDCell, i int) error {
+			c.DD.Kernel = g.Kernels[i]
+			c.BlockSize = BlockSizeChoice{Policy: g.Kernels[i].Blocksize}
+			return nil
+		}},
+		{len(g.BlockSizes), func(c *DDCell, i int) error {
+			c.DD, c.BlockSize = g.BlockSizes[i].apply(c.DD), g.BlockSizes[i]
+			return nil
+		}},
+		{len(g.Layouts), func(c *DDCell, i int) error {
+			if g.Layouts[i] >= numLayouts {
+				return fmt.Errorf("workload: sweep: unknown layout %s", g.Layouts[i])
+			}
+			c.DD.Layout = g.Layouts[i]
+			return nil
+		}},
+		{len(g.BS), func(c *DDCell, i int) error { c.DD.BS = g.BS[i]; return nil }},
+		{len(g.CPUs), func(c *DDCell, i int) error { c.DD.CPUs = g.CPUs[i]; return nil }},
+		{len(g.Counts), func(c *DDCell, i int) error { c.DD.Count = g.Counts[i]; return nil }},
+		{len(g.Sizes), func(c *DDCell, i int) error {
+			if g.Sizes[i] == 0 || c.DD.BS == 0 {
+				return errors.New("workload: sweep: size and bs must be positive")
+			}
+			c.DD.Count = (g.Sizes[i] + c.DD.BS - 1) / c.DD.BS
+			return nil
+		}},
+		{len(g.Reads), func(c *DDCell, i int) error { c.DD.Read = g.Reads[i]; return nil }},
+	}
+	for _, s := range steps {
+		if err := expand(s.n, s.set); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range cells {
+		if c.DD.BS == 0 || c.DD.Count == 0 || c.DD.CPUs < 2 {
+			return nil, fmt.Errorf("workload: sweep: bs %d, count %d, %d CPUs: need a positive bs and count and at least 2 CPUs",
+				c.DD.BS, c.DD.Count, c.DD.CPUs)
+		}
+	}
+	return cells, nil
+}
+
+// DDRow is one priced cell of a sweep.
+type DDRow struct {
+	DDCell
+	Result *DDResult
+	// MBps is the simulated throughput (decimal MB/s, dd's unit) and
+	// Bottleneck the resource that sets it (a timing.Load's name).
+	MBps       float64
+	Bottleneck string
+	// BiosPerPage counts the bios every CPU submitted per PAGE_SIZE page
+	// moved; RequestsPerMiB the requests all disks served per MiB moved.
+	BiosPerPage, RequestsPerMiB float64
+}
+
+// Price returns r's row for cell c under p. O(resources · parameters).
+func Price(c DDCell, r *DDResult, p *timing.Profile) DDRow {
+	loads := r.Loads()
+	b, _ := p.Bottleneck(loads)
+	return DDRow{DDCell: c, Result: r, MBps: r.MBps(p), Bottleneck: loads[b].Name,
+		BiosPerPage: r.BiosPerPage(), RequestsPerMiB: r.RequestsPerMiB()}
+}
+
+// SweepOptions tune how a sweep runs, never what it computes.
+type SweepOptions struct {
+	// Workers is the number of cells run at once (GOMAXPROCS when ≤ 0).
+	Workers int
+	// Progress, when not nil, is called on the caller's goroutine after each
+	// cell finishes, with the cells done and the total.
+	Progress func(done, total int)
+}
+
+// SweepDD runs every cell of g, each on its own machine, and prices it under
+// p. The rows come in Cells' order and do not depend on opts. Errors: those
+// of Cells, and the first failed run in cell order (every cell runs).
+func SweepDD(g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
+	cells, err := g.Cells()
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*DDResult, len(cells))
+	err = fanout.Run(context.Background(), len(cells), opts.Workers, func(_ context.Context, i int) error {
+		r, err := cells[i].DD.Run()
+		if err != nil {
+			return fmt.Errorf("workload: sweep: dd %s %s %s bs=%d: %w", cells[i].DD.Kernel.Name, cells[i].BlockSize,
+				cells[i].DD.Layout, cells[i].DD.BS, err)
+		}
+		results[i] = r
+		return nil
+	}, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]DDRow, len(cells))
+	for i, c := range cells {
+		rows[i] = Price(c, results[i], p)
+	}
+	return rows, nil
+}

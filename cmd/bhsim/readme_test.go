@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/internal/race"
+)
+
+// readmeCommands returns the `go run ./cmd/bhsim ...` command lines of the
+// README's indented blocks, each as its arguments (a trailing # comment
+// dropped).
+func readmeCommands(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var cmds [][]string
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "    go run ./cmd/bhsim ")
+		if !ok {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, "#")
+		cmds = append(cmds, strings.Fields(rest))
+	}
+	return cmds
+}
+
+// TestReadmeCommands runs every bhsim command the README shows and checks
+// that it succeeds, and that the figure the README quotes from one of them
+// is what it prints. reproduce, which takes half a minute, runs one thread
+// here (its other threads run in the threads package's tests).
+func TestReadmeCommands(t *testing.T) {
+	if testing.Short() || race.Enabled {
+		t.Skip("runs the README's commands: not under -short or -race")
+	}
+	cmds := readmeCommands(t)
+	require.GreaterOrEqual(t, len(cmds), 8, "the README shows its commands")
+	for _, args := range cmds {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if args[0] == "reproduce" {
+				args = append([]string{"reproduce", "--plot", t.TempDir()}, "lru")
+			}
+			status, out, errs := bhsim(args...)
+			require.Equal(t, 0, status, errs)
+			assert.NotEmpty(t, out)
+		})
+	}
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	quoted := regexp.MustCompile(`write-page --bsize 512 --layout raid10n2\x60 ends at ([0-9.]+) MB/s`).FindSubmatch(b)
+	require.NotNil(t, quoted, "the README quotes explain write-page's figure")
+	_, out, _ := bhsim("explain", "write-page", "--bsize", "512", "--layout", "raid10n2")
+	assert.Contains(t, out, "so "+string(quoted[1])+" MB/s")
+}
