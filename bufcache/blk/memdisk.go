@@ -71,13 +71,18 @@ func (d *MemDisk) Sectors() uint64 { return d.sectors }
 func (d *MemDisk) LogicalBlockSize() uint32 { return d.lbs }
 
 // Submit implements Device: it validates b (CheckBio), moves the data and
-// completes b before returning. Vectors without data move nothing.
+// completes b before returning. Vectors without data move nothing. A flush
+// ([Bio.IsFlush]) completes at once and is not counted: the disk has no cache.
 func (d *MemDisk) Submit(b *Bio) {
 	if err := CheckBio(d, b); err != nil {
 		d.mu.Lock()
 		d.stats.Errors++
 		d.mu.Unlock()
 		b.Complete(err)
+		return
+	}
+	if b.size == 0 {
+		b.Complete(nil)
 		return
 	}
 	d.mu.Lock()

@@ -135,6 +135,15 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		q.fail(b, err)
 		return
 	}
+	if b.Flags&flushFlags != 0 {
+		// No volatile write cache: submit_bio_noacct drops the flush flags,
+		// and an empty flush has nothing left to do.
+		b.Flags &^= flushFlags
+		if b.size == 0 {
+			b.Complete(nil)
+			return
+		}
+	}
 	n, r := q.lim.cut(b, 0)
 	if n == b.size {
 		if p != nil && p.merge(q, b, &r) {
