@@ -7,7 +7,8 @@ import (
 	"github.com/bhsim/bhsim/internal/enum"
 )
 
-// Op is a bio operation (REQ_OP_READ, REQ_OP_WRITE).
+// Op is a bio or request operation (REQ_OP_READ, REQ_OP_WRITE,
+// REQ_OP_FLUSH).
 type Op uint8
 
 const (
@@ -15,12 +16,17 @@ const (
 	OpRead Op = iota
 	// OpWrite writes the bio's vectors to the device.
 	OpWrite
+	// OpFlush is the operation of the flush requests the block layer makes
+	// for preflush and FUA bios on a queue with a volatile write cache
+	// (blk-flush's flush_rq, REQ_OP_FLUSH). Bios never carry it: CheckBio
+	// refuses it; it appears in traces.
+	OpFlush
 )
 
 // opNames names the operations for String.
-var opNames = enum.New[Op]("op", []string{OpRead: "read", OpWrite: "write"}...)
+var opNames = enum.New[Op]("op", []string{OpRead: "read", OpWrite: "write", OpFlush: "flush"}...)
 
-// String returns "read" or "write" ("op(n)" for another value).
+// String returns "read", "write" or "flush" ("op(n)" for another value).
 func (o Op) String() string { return opNames.String(o) }
 
 // BioFlags are the request flags of a bio (the REQ_* bits of bi_opf beside
