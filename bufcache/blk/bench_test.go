@@ -44,6 +44,55 @@ func BenchmarkSubmitBio(b *testing.B) {
 	}
 }
 
+// kindCounter is a Tracer that counts events by kind, allocating nothing.
+type kindCounter [TraceUnplug + 1]uint64
+
+// Trace implements Tracer.
+func (c *kindCounter) Trace(e TraceEvent) { c[e.Kind]++ }
+
+// BenchmarkSubmitBioLoop618 is BenchmarkSubmitBio on a 6.18 loop device
+// (LoopLimits: v6.18 merges and plug, write throttling), REQ_SYNC writes as
+// fsync's writeback submits them, with no tracer and with one that counts.
+// merge=new makes every 16th request wait in write throttling, which flushes
+// the plug.
+func BenchmarkSubmitBioLoop618(b *testing.B) {
+	for _, merge := range []string{"back", "new"} {
+		for _, trace := range []bool{false, true} {
+			b.Run(fmt.Sprintf("merge=%s/trace=%v", merge, trace), func(b *testing.B) {
+				q := newQueue(b, "loop8", 1<<40, Null{}, LoopLimits(512))
+				var kinds kindCounter
+				if trace {
+					q.SetTracer(&kinds)
+				}
+				step := uint64(4096 >> SectorShift)
+				if merge == "new" {
+					step *= 2
+				}
+				bios := make([]Bio, 8192)
+				for i := range bios {
+					bios[i].Reset(OpWrite, 0)
+					bios[i].Flags = FlagSync
+					bios[i].AddPage(nil, 4096, uint64(i), 0)
+					bios[i].EndIO = func(*Bio) {}
+				}
+				var p Plug
+				p.Start()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					bio := &bios[i%len(bios)]
+					bio.Sector = uint64(i) * step % (1 << 30)
+					SubmitBio(&p, q, bio)
+				}
+				if err := p.Finish(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(q.Stats().Write.Requests)/float64(b.N), "requests/op")
+			})
+		}
+	}
+}
+
 // BenchmarkHDDModel measures one Service call of the WD8003FFBX model.
 func BenchmarkHDDModel(b *testing.B) {
 	for _, pattern := range []string{"seq", "random"} {

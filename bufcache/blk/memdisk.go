@@ -104,14 +104,15 @@ func (d *MemDisk) Submit(b *Bio) {
 // acquisition of the disk's lock, and returns the first error (ErrNoSpace),
 // after which nothing more is moved. The parts must have been validated.
 func (d *MemDisk) serveParts(parts []BioPart) error {
+	var err error
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, p := range parts {
-		if err := d.serveLocked(p.Bio, p.Off, p.Len); err != nil {
-			return err
+		if err = d.serveLocked(p.Bio, p.Off, p.Len); err != nil {
+			break
 		}
 	}
-	return nil
+	d.mu.Unlock()
+	return err
 }
 
 // serveLocked moves bytes [off, off+n) of the validated bio b to or from the

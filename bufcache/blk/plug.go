@@ -129,18 +129,7 @@ func (p *Plug) flushRequests(inserted bool) {
 	p.rqs, p.spare = p.spare[:0], nil
 	for i, rq := range rqs {
 		if q := rq.q; q.tracer != nil && !hasQueue(rqs[:i], q) {
-			n := 0
-			for _, o := range rqs[i:] {
-				if o.q == q {
-					n++
-				}
-			}
-			q.trace(TraceEvent{Kind: TraceUnplug, Count: n})
-			for _, o := range rqs[i:] {
-				if inserted && o.q == q {
-					q.traceRq(TraceRqInsert, o, nil)
-				}
-			}
+			p.traceUnplug(q, rqs[i:], inserted)
 		}
 	}
 	for i, rq := range rqs {
@@ -148,6 +137,23 @@ func (p *Plug) flushRequests(inserted bool) {
 		rq.q.dispatch(rq)
 	}
 	p.spare = rqs[:0]
+}
+
+// traceUnplug reports block_unplug with the number of rqs for q, and with
+// inserted, block_rq_insert for each of them, to q's tracer.
+func (p *Plug) traceUnplug(q *Queue, rqs []*Request, inserted bool) {
+	n := 0
+	for _, o := range rqs {
+		if o.q == q {
+			n++
+		}
+	}
+	q.trace(TraceEvent{Kind: TraceUnplug, Count: n})
+	for _, o := range rqs {
+		if inserted && o.q == q {
+			q.traceRq(TraceRqInsert, o, nil)
+		}
+	}
 }
 
 // hasQueue reports whether one of rqs is for q. It looks from the newest, as
@@ -311,8 +317,15 @@ func (p *Plug) add(rq *Request) {
 // completed — the task sleeps, and its plug is flushed as schedule() flushes
 // it. O(plugged requests) when throttling is on, O(1) otherwise.
 func (p *Plug) throttle(q *Queue, b *Bio) {
+	if q.lim.WriteThrottleDepth != 0 && b.Op == OpWrite {
+		p.wbtWait(q, b)
+	}
+}
+
+// wbtWait is throttle's wait for a write bio on a throttling queue.
+func (p *Plug) wbtWait(q *Queue, b *Bio) {
 	limit := q.lim.WriteThrottleDepth
-	if limit == 0 || b.Op != OpWrite || b.Flags&(FlagSync|FlagIdle) == FlagSync|FlagIdle {
+	if b.Flags&(FlagSync|FlagIdle) == FlagSync|FlagIdle {
 		return
 	}
 	if b.Flags&FlagSync == 0 && limit > 2 {

@@ -256,7 +256,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 				return
 			}
 		}
-		q.start(p, b, 0, n, r, false, seq)
+		q.start(p, b, 0, n, &r, false, seq)
 		return
 	}
 	if err := q.checkSplit(b, n); err != nil {
@@ -268,7 +268,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		if !last {
 			q.traceBio(TraceSplit, b, off, n)
 		}
-		q.start(p, b, off, n, r, !last, seq)
+		q.start(p, b, off, n, &r, !last, seq)
 		if last {
 			return
 		}
@@ -281,7 +281,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 // sends it on: through the flush machinery (seq), into the plug, or to the
 // device. A task holding a plug may first sleep in write throttling
 // (Plug.throttle, in blk_mq_get_new_requests's rq_qos_throttle).
-func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r runs, noMerge bool, seq flushSeq) {
+func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r *runs, noMerge bool, seq flushSeq) {
 	if p != nil {
 		p.throttle(q, b)
 	}
@@ -344,7 +344,7 @@ func (q *Queue) recycle(rq *Request) {
 // runs are r (blk_mq_bio_to_request), and traces block_getrq. The flush flags
 // the flush machinery consumes (the preflush, an emulated FUA) are not the
 // request's; one it keeps (a FUA the device takes) makes it unmergeable.
-func (q *Queue) request(b *Bio, off, n uint32, r runs, noMerge bool) *Request {
+func (q *Queue) request(b *Bio, off, n uint32, r *runs, noMerge bool) *Request {
 	q.traceBio(TraceGetRq, b, off, n)
 	rq := q.alloc()
 	rq.op, rq.sector, rq.sectors = b.Op, b.Sector+uint64(off>>SectorShift), uint64(n)>>SectorShift
@@ -353,7 +353,7 @@ func (q *Queue) request(b *Bio, off, n uint32, r runs, noMerge bool) *Request {
 		rq.flags &^= FlagFUA
 	}
 	rq.parts = append(rq.parts, BioPart{Bio: b, Off: off, Len: n})
-	rq.runs, rq.merges, rq.frontMerges = r, 0, 0
+	rq.runs, rq.merges, rq.frontMerges = *r, 0, 0
 	rq.noMerge = noMerge || rq.flags&FlagFUA != 0
 	return rq
 }

@@ -66,14 +66,17 @@ const (
 // MaxSectors and MaxSegments. O(1) for a back merge, O(bios of the request)
 // for a front one; the part slice reuses the recycled request's capacity.
 func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
+	back := r.sector+r.sectors == b.Sector
+	if !back && (!front || b.Sector+b.Sectors() != r.sector) {
+		return mergeNone
+	}
 	l := &r.q.lim
 	if r.noMerge || r.op != b.Op || b.Flags&flushFlags != 0 ||
 		r.sectors+b.Sectors() > uint64(l.MaxSectors) {
 		return mergeNone
 	}
 	coalesce, maxSeg := l.SegmentAccounting == SegmentsCoalesced, uint64(l.MaxSegmentSize)
-	switch {
-	case r.sector+r.sectors == b.Sector:
+	if back {
 		merged := r.runs
 		merged.append(*br, coalesce, maxSeg)
 		if merged.segs > uint64(l.MaxSegments) {
@@ -84,23 +87,21 @@ func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
 		r.parts = append(r.parts, BioPart{Bio: b, Off: 0, Len: b.size})
 		r.merges++
 		return mergeBack
-	case front && b.Sector+b.Sectors() == r.sector:
-		merged := *br
-		merged.append(r.runs, coalesce, maxSeg)
-		if merged.segs > uint64(l.MaxSegments) {
-			return mergeNone
-		}
-		r.runs = merged
-		r.sector = b.Sector
-		r.sectors += b.Sectors()
-		r.parts = append(r.parts, BioPart{})
-		copy(r.parts[1:], r.parts)
-		r.parts[0] = BioPart{Bio: b, Off: 0, Len: b.size}
-		r.merges++
-		r.frontMerges++
-		return mergeFront
 	}
-	return mergeNone
+	merged := *br
+	merged.append(r.runs, coalesce, maxSeg)
+	if merged.segs > uint64(l.MaxSegments) {
+		return mergeNone
+	}
+	r.runs = merged
+	r.sector = b.Sector
+	r.sectors += b.Sectors()
+	r.parts = append(r.parts, BioPart{})
+	copy(r.parts[1:], r.parts)
+	r.parts[0] = BioPart{Bio: b, Off: 0, Len: b.size}
+	r.merges++
+	r.frontMerges++
+	return mergeFront
 }
 
 // bytes is the request's length in bytes (blk_rq_bytes).

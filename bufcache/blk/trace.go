@@ -121,27 +121,32 @@ func (f TraceFunc) Trace(e TraceEvent) { f(e) }
 // holding its requests. O(1).
 func (q *Queue) SetTracer(t Tracer) { q.tracer = t }
 
-// trace reports e to the queue's tracer, if any.
+// trace reports e to the queue's tracer, if any. The nil check inlines; the
+// call does not.
 func (q *Queue) trace(e TraceEvent) {
 	if q.tracer != nil {
 		q.tracer.Trace(e)
 	}
 }
 
-// traceBio reports a bio tracepoint for bytes [off, off+n) of b.
+// traceBio reports a bio tracepoint for bytes [off, off+n) of b, if a tracer
+// is set.
 func (q *Queue) traceBio(k TraceKind, b *Bio, off, n uint32) {
 	if q.tracer != nil {
-		q.tracer.Trace(TraceEvent{Kind: k, Op: b.Op, Flags: b.Flags,
-			Sector: b.Sector + uint64(off>>SectorShift), Bytes: uint64(n)})
+		q.emitBio(k, b, off, n)
 	}
+}
+
+// emitBio is traceBio's report.
+func (q *Queue) emitBio(k TraceKind, b *Bio, off, n uint32) {
+	q.tracer.Trace(TraceEvent{Kind: k, Op: b.Op, Flags: b.Flags,
+		Sector: b.Sector + uint64(off>>SectorShift), Bytes: uint64(n)})
 }
 
 // traceRq reports a request tracepoint for rq.
 func (q *Queue) traceRq(k TraceKind, rq *Request, err error) {
-	if q.tracer != nil {
-		q.tracer.Trace(TraceEvent{Kind: k, Op: rq.op, Flags: rq.flags, Sector: rq.sector,
-			Bytes: rq.bytes(), Count: len(rq.parts), Err: err})
-	}
+	q.tracer.Trace(TraceEvent{Kind: k, Op: rq.op, Flags: rq.flags, Sector: rq.sector,
+		Bytes: rq.bytes(), Count: len(rq.parts), Err: err})
 }
 
 // TraceEntry records one request dispatched to the device, like a blktrace
