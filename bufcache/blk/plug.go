@@ -342,16 +342,19 @@ func (p *Plug) wbtWait(q *Queue, b *Bio) {
 	}
 }
 
-// SubmitBio models submit_bio (v5.10) as the current task sees it: with p
-// started and d a *Queue, b goes through the queue's plugged path (split at the
-// limits, back-merge into a plugged request of that queue, or a new plugged
-// request, flushing a full plug first); with p started and d a PlugSubmitter
+// SubmitBio models submit_bio (v5.10, v6.18) as the current task sees it: with
+// p started and d a *Queue, b goes through the queue's plugged path (split at
+// the limits, merge into a plugged request of that queue as its
+// [Limits.Version] does, or a new plugged request, after a write-throttling
+// sleep or flushing a full plug first; a bio with flush flags goes through the
+// flush machinery instead, see [Queue]); with p started and d a PlugSubmitter
 // (an md array), d.SubmitPlugged(p, b). Otherwise — no plug, a plug not
 // started, or another bio-based device — it is d.Submit(b). A bio
 // that fails validation completes with the error before SubmitBio returns; the
 // others complete when their request is dispatched. d completes b exactly
 // once. Cost on a Queue: O(vectors of b + plugged requests), plus the dispatch
-// of whatever a flush sends; a back merge allocates nothing in steady state.
+// of whatever a flush sends; the per-bio and per-request paths allocate
+// nothing in steady state, with a tracer set or not.
 func SubmitBio(p *Plug, d Device, b *Bio) {
 	if p != nil && p.depth > 0 {
 		switch d := d.(type) {
