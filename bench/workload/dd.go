@@ -133,8 +133,17 @@ func (d DD) Start() (*DDRun, error) {
 	if d.Read {
 		r.dst = make([]byte, d.BS)
 	} else {
-		// dd's buffer, really touched by the pre-fault; it holds /dev/zero's zeros.
-		r.user = bufcache.NewUserBuf(make([]byte, d.BS), 0, m.PageSize())
+		// dd's buffer, really touched by the pre-fault; it holds /dev/zero's
+		// zeros. dd's read(2) from /dev/zero writes every page of it before
+		// the first write(2), so it is backed by distinct physical pages; a
+		// fresh Go allocation left untouched would map the host's shared zero
+		// page, and the pre-fault's reads would hit one cached page and make
+		// Go time depend on whether the heap reused memory.
+		buf := make([]byte, d.BS)
+		for i := 0; i < len(buf); i += int(m.PageSize()) {
+			buf[i] = 0
+		}
+		r.user = bufcache.NewUserBuf(buf, 0, m.PageSize())
 	}
 	for i := range d.CPUs {
 		r.cpus = append(r.cpus, m.CPU(i).Events())
