@@ -21,6 +21,9 @@ type CPU struct {
 
 	bhFree    freelist.List[BufferHead]
 	folioFree freelist.List[Folio]
+	// largeFree holds freed frames of large folios, one list per order
+	// (index order−1), each bounded to folioCacheMax pages.
+	largeFree [maxFolioOrder]freelist.List[Folio]
 	// bioFree holds the bios submit_bh built on this CPU once they completed
 	// (the bio slab's per-CPU part).
 	bioFree freelist.List[bhBio]
@@ -31,6 +34,8 @@ type CPU struct {
 	scratch []*BufferHead
 	// raScratch is reused by readahead to collect a run of folios.
 	raScratch []*Folio
+	// raBatch is the readahead batch of ReadaheadOnDemand (read_pages).
+	raBatch readBatch
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
@@ -87,22 +92,32 @@ func (c *CPU) freeBio(bb *bhBio) {
 	}
 }
 
-// folioCacheMax bounds a CPU's free folio cache.
+// folioCacheMax bounds a CPU's free folio cache, in pages per order.
 const folioCacheMax = 1024
 
-// allocFolio returns an unused folio, recycled from the CPU's free cache when
-// possible (a page frame with its memory when data is wanted), or a new one
-// with a new page frame number.
-func (c *CPU) allocFolio(data bool) *Folio {
+// freeList returns the CPU's free list of frames of the given order.
+func (c *CPU) freeList(order uint8) *freelist.List[Folio] {
+	if order == 0 {
+		return &c.folioFree
+	}
+	return &c.largeFree[order-1]
+}
+
+// allocFolio returns an unused folio of the given order (filemap_alloc_folio),
+// recycled from the CPU's free cache of that order when possible (a frame
+// with its memory when data is wanted), or a new one with new page frame
+// numbers. The order stays the frame's for its whole life.
+func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 	c.count(EvFolioAlloc)
-	f := c.folioFree.Get()
+	l := c.freeList(order)
+	f := l.Get()
 	for data && f != nil && f.data == nil { // a metadata-only frame: leave it to the collector
-		f = c.folioFree.Get()
+		f = l.Get()
 	}
 	if f == nil {
-		f = &Folio{pfn: c.m.allocPFN()}
+		f = &Folio{pfn: c.m.allocPFN(order), order: order}
 		if data {
-			f.data = make([]byte, c.m.cfg.PageSize)
+			f.data = make([]byte, uint64(c.m.cfg.PageSize)<<order)
 		}
 	} else if !data {
 		f.data = nil
@@ -110,7 +125,7 @@ func (c *CPU) allocFolio(data bool) *Folio {
 	return f
 }
 
-// freeFolio models freeing a page: the folio, whose last reference is gone,
+// freeFolio models freeing a folio: the folio, whose last reference is gone,
 // is kept for reuse with its frame and memory (addFolio sets its flags anew).
 // A lock-free reader that still holds the pointer cannot take a reference
 // while the count is zero, and re-checks mapping and index after taking one.
@@ -118,8 +133,8 @@ func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
 	f.private = nil
 	f.gen.Add(1)
-	if len(c.folioFree) < folioCacheMax {
-		c.folioFree.Put(f)
+	if l := c.freeList(f.order); len(*l) < folioCacheMax>>f.order {
+		l.Put(f)
 	}
 }
 

@@ -381,7 +381,7 @@ func TestReadRacingTruncate(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// failingInsert is a page-cache index whose failed Insert calls hook with the
+// failingInsert is a page-cache index whose failed InsertOrder calls hook with the
 // item first: the moment another CPU's stale lock-free reader (holding a
 // pointer to a folio that was freed and is being reused) can take a
 // reference on it.
@@ -390,8 +390,8 @@ type failingInsert struct {
 	hook func(*Folio)
 }
 
-func (x failingInsert) Insert(index uint64, f *Folio) bool {
-	if x.Index.Insert(index, f) {
+func (x failingInsert) InsertOrder(index uint64, order uint8, f *Folio) bool {
+	if x.Index.InsertOrder(index, order, f) {
 		return true
 	}
 	x.hook(f)
@@ -436,7 +436,7 @@ func TestFailedInsertKeepsRacingReference(t *testing.T) {
 			accepted = f.mapping.Load() == &d.mapping && f.index == 1 // lookup's re-check
 		}
 	}}
-	require.Nil(t, d.mapping.addFolio(cpu, 1, fgpLock))
+	require.Nil(t, d.mapping.addFolio(cpu, 1, 0, fgpLock))
 	require.True(t, got, "the reused folio was not the stale one")
 	assert.False(t, accepted, "a lookup would take a folio that never entered the page cache")
 	assert.NotPanics(t, func() {
