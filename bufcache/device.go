@@ -3,6 +3,7 @@ package bufcache
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/blocksize"
@@ -43,8 +44,9 @@ type BlockDevice struct {
 	// tracer receives the device's page-cache events (SetTracer).
 	tracer tracerSlot
 	// ra is the readahead state of reads made without a File (Read), as if
-	// through one file opened with the device.
-	ra raState
+	// through one file opened with the device; raMu guards it.
+	ra   raState
+	raMu sync.Mutex
 	// raPages and ioPages are the bdi's ra_pages (read_ahead_kb) and io_pages
 	// (max_sectors), in pages.
 	raPages, ioPages uint64
@@ -216,9 +218,17 @@ func (d *BlockDevice) SetBlocksize(cpu *CPU, size uint32) error {
 	if d.blkbits.Load() == bits {
 		return nil
 	}
-	_ = d.SyncBlockdev(cpu)
 	if d.m.cfg.SetBlocksize == blocksize.RulesLarge {
+		// filemap_invalidate_lock: no reader adds a folio of the old minimum
+		// order once the page cache is truncated (v6.15's comment on
+		// set_blocksize). The inode lock it also takes excludes nothing the
+		// model runs.
+		d.mapping.invalidateLock.Lock()
+		defer d.mapping.invalidateLock.Unlock()
+		_ = d.SyncBlockdev(cpu)
 		d.killBdev(cpu)
+	} else {
+		_ = d.SyncBlockdev(cpu)
 	}
 	d.setBlkbits(size)
 	d.killBdev(cpu)

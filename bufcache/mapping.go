@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/internal/pageindex"
@@ -47,6 +48,11 @@ type Mapping struct {
 	// wbErr is mapping->wb_err, the errseq_t writeback errors are recorded in
 	// and every open file samples (v4.13+).
 	wbErr errseq
+	// invalidateLock is mapping->invalidate_lock (v5.15+): readahead and
+	// filemap_create_folio hold it shared while they add folios, and
+	// set_blocksize (v6.15+) exclusively while it changes the minimum folio
+	// order, so that no folio of the old order is added after its truncation.
+	invalidateLock sync.RWMutex
 }
 
 // minFolioOrder returns mapping_min_folio_order.

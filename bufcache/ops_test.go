@@ -24,6 +24,7 @@ const (
 	opBread                      // bread(block, size); the buffer is held
 	opFind                       // __find_get_block(block, size); held if found
 	opFindSlow                   // __find_get_block_slow(block); held if found
+	opFindNonatomic              // __find_get_block_nonatomic(block, size); held if found
 	opModify                     // change bytes of a held buffer and dirty it
 	opRedirty                    // mark_buffer_dirty of an uptodate held buffer
 	opSyncBuffer                 // sync_dirty_buffer of a held buffer
@@ -38,7 +39,8 @@ const (
 )
 
 // opKindNames names the operations in failure messages.
-var opKindNames = enum.New[opKind]("op", "getblk", "bread", "find_get_block", "find_get_block_slow", "modify",
+var opKindNames = enum.New[opKind]("op", "getblk", "bread", "find_get_block", "find_get_block_slow",
+	"find_get_block_nonatomic", "modify",
 	"redirty", "sync_dirty_buffer", "brelse", "try_to_free", "set_blocksize", "sync", "invalidate", "write",
 	"read", "iov_iter")
 
@@ -149,11 +151,14 @@ func (r *opRig) do(o rigOp, where string) bool {
 			}
 		}
 		return ok && r.checkBuffer(bh, c)
-	case opFind, opFindSlow:
+	case opFind, opFindSlow, opFindNonatomic:
 		var bh *BufferHead
-		if o.kind == opFind {
+		switch o.kind {
+		case opFind:
 			bh = d.FindGetBlock(cpu, o.block, o.size)
-		} else {
+		case opFindNonatomic:
+			bh = d.FindGetBlockNonatomic(cpu, o.block, o.size)
+		default:
 			bh = d.FindGetBlockSlow(cpu, o.block)
 		}
 		if bh == nil {
@@ -266,7 +271,7 @@ func (r *opRig) modify(o rigOp, c opCtx) bool {
 }
 
 // setBlocksize runs set_blocksize, releasing the held buffers first unless
-// o.keep: a size ValidateBlocksize refuses must fail with its error and
+// o.keep: a size the machine's rules refuse must fail with their error and
 // change nothing; another must be taken, and when it changes the size with
 // nothing held, the sync it starts with leaves the disk equal to the
 // oracle and the cache empty.
@@ -277,7 +282,7 @@ func (r *opRig) setBlocksize(o rigOp, c opCtx) bool {
 	}
 	old := d.BlockSize()
 	err := d.SetBlocksize(r.cpu, o.size)
-	if verr := blocksize.ValidateBlocksize(o.size, d.LogicalBlockSize(), r.m.PageSize()); verr != nil {
+	if verr := r.m.cfg.SetBlocksize.Validate(o.size, d.LogicalBlockSize(), r.m.PageSize()); verr != nil {
 		var se *blocksize.SizeError
 		return assert.ErrorAs(t, err, &se, c) && assert.Equal(t, verr.Error(), err.Error(), c) &&
 			assert.Equal(t, old, d.BlockSize(), "%v: a refused set_blocksize changed the block size", c)
@@ -359,7 +364,8 @@ func (r *opRig) write(o rigOp, c opCtx) bool {
 // the kernel.)
 func (r *opRig) getblkErr(block uint64, size uint32) error {
 	d := r.d
-	if !blocksize.IsPowerOfTwo(size) || size < 512 || size > r.m.PageSize() || size%d.LogicalBlockSize() != 0 {
+	if !blocksize.IsPowerOfTwo(size) || size < 512 || size > r.m.cfg.SetBlocksize.MaxSize(r.m.PageSize()) ||
+		size%d.LogicalBlockSize() != 0 {
 		return ErrInvalidBlockSize
 	}
 	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}

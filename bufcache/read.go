@@ -33,7 +33,18 @@ const bioMaxPages = 256
 // ErrIO if a read failed (after what was read before it).
 func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	if d.m.cfg.Readahead == ReadaheadOnDemand {
-		return d.readOnDemand(cpu, &d.ra, pos, dst)
+		// Concurrent readers of one struct file share f_ra without a lock in
+		// the kernel, each working on what it read of it; the model copies
+		// the state in and out under raMu, so that they trample each other's
+		// windows the same way without a data race.
+		d.raMu.Lock()
+		ra := d.ra
+		d.raMu.Unlock()
+		n, err := d.readOnDemand(cpu, &ra, pos, dst)
+		d.raMu.Lock()
+		d.ra = ra
+		d.raMu.Unlock()
+		return n, err
 	}
 	if pos >= d.size {
 		return 0, nil
@@ -80,7 +91,9 @@ func (d *BlockDevice) readPage(cpu *CPU, index, want uint64) (*Folio, error) {
 				// Reclaimed before we got to it (a page cache smaller than the
 				// window): read this folio on its own, as filemap_create_folio
 				// does, so that the read always makes progress.
+				d.lockInvalidateShared()
 				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
+				d.unlockInvalidateShared()
 				return d.readLocked(cpu, f)
 			}
 		}
@@ -166,6 +179,8 @@ func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
 	step := uint64(1) << minOrder
 	start &^= step - 1
 	end := min(start+max(want, RAPages)-1, lastPage)
+	d.lockInvalidateShared()
+	defer d.unlockInvalidateShared()
 	run := cpu.raScratch[:0]
 	cpu.plug.Start()
 	for index := start; index <= end; index += step {
@@ -188,6 +203,23 @@ func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
 	}
 	cpu.raScratch = d.submitReadahead(cpu, run, true)
 	_ = cpu.plug.Finish()
+}
+
+// lockInvalidateShared takes the invalidate lock shared where the fixed
+// readahead adds folios, on a mapping whose minimum folio order can change
+// (large folios); the threads' kernels' mappings skip it, so their readahead
+// costs what it did.
+func (d *BlockDevice) lockInvalidateShared() {
+	if d.mapping.large {
+		d.mapping.invalidateLock.RLock()
+	}
+}
+
+// unlockInvalidateShared undoes lockInvalidateShared.
+func (d *BlockDevice) unlockInvalidateShared() {
+	if d.mapping.large {
+		d.mapping.invalidateLock.RUnlock()
+	}
 }
 
 // raBio is one mpage bio and the folios it fills.

@@ -88,7 +88,9 @@ func (d *BlockDevice) getReadFolio(cpu *CPU, ra *raState, at, index, last uint64
 		if f == nil {
 			d.syncReadahead(cpu, ra, index, last-index)
 			if f = m.getFolio(cpu, at, fgpAccessed); f == nil {
-				f = m.getFolio(cpu, at, fgpLock|fgpCreat|fgpAccessed) // filemap_create_folio
+				m.invalidateLock.RLock() // filemap_create_folio
+				f = m.getFolio(cpu, at, fgpLock|fgpCreat|fgpAccessed)
+				m.invalidateLock.RUnlock()
 				return d.readLocked(cpu, f)
 			}
 		}
@@ -262,6 +264,7 @@ func (d *BlockDevice) raOrder(cpu *CPU, ra *raState, start uint64) {
 	index := start
 	failed := true
 	if m.large {
+		m.invalidateLock.RLock()
 		minOrder := m.minFolioOrder()
 		limit := min((d.size-1)>>d.m.pageShift, start+ra.size-1)
 		mark := start + ra.size - ra.asyncSize
@@ -291,6 +294,7 @@ func (d *BlockDevice) raOrder(cpu *CPU, ra *raState, start uint64) {
 			index += 1 << o
 		}
 		b.submit(d)
+		m.invalidateLock.RUnlock()
 	} else {
 		ra.order = 0
 	}
@@ -316,6 +320,8 @@ func (d *BlockDevice) doPageCacheRA(cpu *CPU, index, nr, lookahead uint64) {
 func (d *BlockDevice) raUnbounded(cpu *CPU, index, nr, lookahead uint64) {
 	d.trace(cpu, TraceEvent{Kind: TraceRAUnbounded, Index: index, Pages: nr})
 	m := &d.mapping
+	m.invalidateLock.RLock()
+	defer m.invalidateLock.RUnlock()
 	minOrder := m.minFolioOrder()
 	minNr := uint64(1) << minOrder
 	aligned := index &^ (minNr - 1)
