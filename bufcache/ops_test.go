@@ -20,22 +20,22 @@ import (
 type opKind uint8
 
 const (
-	opGetblk       opKind = iota // getblk(block, size); the buffer is held
-	opBread                      // bread(block, size); the buffer is held
-	opFind                       // __find_get_block(block, size); held if found
-	opFindSlow                   // __find_get_block_slow(block); held if found
-	opFindNonatomic              // __find_get_block_nonatomic(block, size); held if found
-	opModify                     // change bytes of a held buffer and dirty it
-	opRedirty                    // mark_buffer_dirty of an uptodate held buffer
-	opSyncBuffer                 // sync_dirty_buffer of a held buffer
-	opBrelse                     // brelse of a held buffer
-	opTryFree                    // try_to_free_buffers of a page
-	opSetBlocksize               // set_blocksize(size)
-	opSync                       // sync_blockdev
-	opInvalidate                 // invalidate_bh_lrus
-	opWrite                      // write(2)
-	opRead                       // read(2)
-	opIter                       // an iov_iter over a user buffer, and the read-only flag
+	opGetblk        opKind = iota // getblk(block, size); the buffer is held
+	opBread                       // bread(block, size); the buffer is held
+	opFind                        // __find_get_block(block, size); held if found
+	opFindSlow                    // __find_get_block_slow(block); held if found
+	opFindNonatomic               // __find_get_block_nonatomic(block, size); held if found
+	opModify                      // change bytes of a held buffer and dirty it
+	opRedirty                     // mark_buffer_dirty of an uptodate held buffer
+	opSyncBuffer                  // sync_dirty_buffer of a held buffer
+	opBrelse                      // brelse of a held buffer
+	opTryFree                     // try_to_free_buffers of a page
+	opSetBlocksize                // set_blocksize(size)
+	opSync                        // sync_blockdev
+	opInvalidate                  // invalidate_bh_lrus
+	opWrite                       // write(2)
+	opRead                        // read(2)
+	opIter                        // an iov_iter over a user buffer, and the read-only flag
 )
 
 // opKindNames names the operations in failure messages.

@@ -66,9 +66,9 @@ type stressRig struct {
 	unit          uint64
 	maxBlockShift int
 	m             *Machine
-	devs []*stressDev
-	rngs []*rand.Rand
-	rigs [stressCPUs][]*opRig // by CPU, then device
+	devs          []*stressDev
+	rngs          []*rand.Rand
+	rigs          [stressCPUs][]*opRig // by CPU, then device
 	// ops counts what each CPU did, by operation, for the log.
 	ops [stressCPUs][stressNumOps]int
 }
