@@ -5,6 +5,38 @@ import (
 	"testing"
 )
 
+// benchSubmit submits b.N metadata-only write bios of bsize bytes with flags
+// through a plug to q, each step sectors after the previous (step = bsize
+// sectors: a sequential stream; twice that: a gap after each bio), and reports
+// the requests per bio.
+func benchSubmit(b *testing.B, q *Queue, bsize uint32, merge string, flags BioFlags) {
+	step := uint64(bsize >> SectorShift)
+	if merge == "new" {
+		step *= 2
+	}
+	bios := make([]Bio, 8192) // more than a full plug holds
+	for i := range bios {
+		bios[i].Reset(OpWrite, 0)
+		bios[i].Flags = flags
+		pos := uint64(i) * uint64(bsize)
+		bios[i].AddPage(nil, bsize, pos/4096, uint32(pos%4096))
+		bios[i].EndIO = func(*Bio) {}
+	}
+	var p Plug
+	p.Start()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		bio := &bios[i%len(bios)]
+		bio.Sector = uint64(i) * step % (1 << 30)
+		SubmitBio(&p, q, bio)
+	}
+	if err := p.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(q.Stats().Write.Requests)/float64(b.N), "requests/op")
+}
+
 // BenchmarkSubmitBio measures SubmitBio through a plug on a Null-model queue,
 // metadata-only: merge=back submits a sequential stream (every bio but the
 // first of a request back-merges), merge=new leaves a gap after each bio (every
@@ -13,32 +45,33 @@ func BenchmarkSubmitBio(b *testing.B) {
 	for _, merge := range []string{"back", "new"} {
 		for _, bsize := range []uint32{512, 4096} {
 			b.Run(fmt.Sprintf("merge=%s/bsize=%d", merge, bsize), func(b *testing.B) {
-				q := newQueue(b, "sda", 1<<40, Null{}, DefaultLimits(512, 4096))
-				step := uint64(bsize >> SectorShift)
-				if merge == "new" {
-					step *= 2
+				benchSubmit(b, newQueue(b, "sda", 1<<40, Null{}, DefaultLimits(512, 4096)), bsize, merge, 0)
+			})
+		}
+	}
+}
+
+// kindCounter is a Tracer that counts events by kind, allocating nothing.
+type kindCounter [TraceUnplug + 1]uint64
+
+// Trace implements Tracer.
+func (c *kindCounter) Trace(e TraceEvent) { c[e.Kind]++ }
+
+// BenchmarkSubmitBioLoop618 is BenchmarkSubmitBio on a 6.18 loop device
+// (LoopLimits: v6.18 merges and plug, write throttling) with 4 KiB REQ_SYNC
+// writes as fsync's writeback submits them, with no tracer and with one that
+// counts. merge=new makes every 17th request wait in write throttling, which
+// flushes the plug.
+func BenchmarkSubmitBioLoop618(b *testing.B) {
+	for _, merge := range []string{"back", "new"} {
+		for _, trace := range []bool{false, true} {
+			b.Run(fmt.Sprintf("merge=%s/trace=%v", merge, trace), func(b *testing.B) {
+				q := newQueue(b, "loop8", 1<<40, Null{}, LoopLimits(512))
+				var kinds kindCounter
+				if trace {
+					q.SetTracer(&kinds)
 				}
-				bios := make([]Bio, 8192) // more than a full plug holds
-				for i := range bios {
-					bios[i].Reset(OpWrite, 0)
-					pos := uint64(i) * uint64(bsize)
-					bios[i].AddPage(nil, bsize, pos/4096, uint32(pos%4096))
-					bios[i].EndIO = func(*Bio) {}
-				}
-				var p Plug
-				p.Start()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
-					bio := &bios[i%len(bios)]
-					bio.Sector = uint64(i) * step % (1 << 30)
-					SubmitBio(&p, q, bio)
-				}
-				if err := p.Finish(); err != nil {
-					b.Fatal(err)
-				}
-				st := q.Stats().Write
-				b.ReportMetric(float64(st.Requests)/float64(b.N), "requests/op")
+				benchSubmit(b, q, 4096, merge, FlagSync)
 			})
 		}
 	}

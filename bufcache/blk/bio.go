@@ -7,7 +7,8 @@ import (
 	"github.com/bhsim/bhsim/internal/enum"
 )
 
-// Op is a bio operation (REQ_OP_READ, REQ_OP_WRITE).
+// Op is a bio or request operation (REQ_OP_READ, REQ_OP_WRITE,
+// REQ_OP_FLUSH).
 type Op uint8
 
 const (
@@ -15,13 +16,67 @@ const (
 	OpRead Op = iota
 	// OpWrite writes the bio's vectors to the device.
 	OpWrite
+	// OpFlush is the operation of the flush requests the block layer makes
+	// for preflush and FUA bios on a queue with a volatile write cache
+	// (blk-flush's flush_rq, REQ_OP_FLUSH). Bios never carry it: CheckBio
+	// refuses it; it appears in traces.
+	OpFlush
 )
 
 // opNames names the operations for String.
-var opNames = enum.New[Op]("op", []string{OpRead: "read", OpWrite: "write"}...)
+var opNames = enum.New[Op]("op", []string{OpRead: "read", OpWrite: "write", OpFlush: "flush"}...)
 
-// String returns "read" or "write" ("op(n)" for another value).
+// String returns "read", "write" or "flush" ("op(n)" for another value).
 func (o Op) String() string { return opNames.String(o) }
+
+// BioFlags are the request flags of a bio (the REQ_* bits of bi_opf beside
+// the operation, include/linux/blk_types.h, v6.18). A submitter sets them in
+// [Bio.Flags] after [Bio.Reset], which clears them. The block layer reads them
+// as the kernel does:
+//
+//   - FlagPreflush and FlagFUA are the flush flags. On a queue with a volatile
+//     write cache ([Limits.WriteCache]) a preflush bio becomes a flush request
+//     before its data, and a FUA bio's data is made durable by the request
+//     itself ([Limits.FUA]) or by a flush after it; on a queue without one
+//     both flags are dropped, and an empty preflush bio completes at once
+//     (submit_bio_noacct). A zero-length write with FlagPreflush is a flush:
+//     the only bio that may be empty. Bios with either flag never merge
+//     (REQ_NOMERGE_FLAGS).
+//   - FlagSync and FlagIdle mark synchronous I/O (fsync's writeback is
+//     REQ_SYNC; O_DIRECT writes are REQ_SYNC|REQ_IDLE). Write throttling
+//     ([Limits.WriteThrottleDepth]) spares writes that carry both.
+//   - FlagRahead marks a readahead read (REQ_RAHEAD); it is traced, nothing
+//     else.
+//
+// Flags do not change how a bio is split or how its data moves.
+type BioFlags uint32
+
+const (
+	// FlagSync is REQ_SYNC.
+	FlagSync BioFlags = 1 << iota
+	// FlagPreflush is REQ_PREFLUSH: flush the device's volatile cache before
+	// this bio's data (if any).
+	FlagPreflush
+	// FlagFUA is REQ_FUA: this bio's data is durable when it completes.
+	FlagFUA
+	// FlagRahead is REQ_RAHEAD: a readahead read, which may fail without harm.
+	FlagRahead
+	// FlagIdle is REQ_IDLE: the submitter has no more I/O coming soon.
+	FlagIdle
+)
+
+// bioFlagNames names the flags for String, lowest bit first.
+var bioFlagNames = enum.NewFlags[BioFlags]("sync", "preflush", "fua", "rahead", "idle")
+
+// String lists the set flags joined by "|" ("sync|preflush"), "0" for none.
+func (f BioFlags) String() string { return bioFlagNames.String(f) }
+
+// flushFlags are the flags that send a bio through the flush machinery.
+const flushFlags = FlagPreflush | FlagFUA
+
+// IsFlush reports whether b is an empty preflush write: a cache flush with no
+// data (blkdev_issue_flush's bio).
+func (b *Bio) IsFlush() bool { return b.Op == OpWrite && b.size == 0 && b.Flags&FlagPreflush != 0 }
 
 // Vec is one bio segment (struct bio_vec): Len bytes of memory starting Offset
 // bytes into page frame PFN. Data is the memory moved and is nil in
@@ -57,7 +112,9 @@ const MaxInlineVecs = 4
 // A Bio is reusable: Reset clears it without freeing its inline vectors, so a
 // submitter can keep a free list and allocate nothing per I/O.
 type Bio struct {
-	Op     Op
+	Op Op
+	// Flags are the bio's REQ_* flags; Reset clears them.
+	Flags  BioFlags
 	Sector uint64
 	Err    error
 	// EndIO is bi_end_io. It must be set before Submit.
@@ -69,9 +126,10 @@ type Bio struct {
 	size   uint32
 }
 
-// Reset prepares b for a new I/O of op at sector, with no vectors.
+// Reset prepares b for a new I/O of op at sector, with no vectors and no
+// flags.
 func (b *Bio) Reset(op Op, sector uint64) {
-	b.Op, b.Sector, b.Err, b.EndIO, b.Private = op, sector, nil, nil, nil
+	b.Op, b.Flags, b.Sector, b.Err, b.EndIO, b.Private = op, 0, sector, nil, nil, nil
 	clear(b.inline[:])
 	b.vecs = b.inline[:0]
 	b.size = 0

@@ -25,12 +25,18 @@ type Device interface {
 }
 
 // CheckBio validates b against d's geometry: the checks submit_bio_noacct
-// (v5.10) makes before a driver sees a bio. It returns nil or an error wrapping
-// ErrNotSupported (an operation other than OpRead and OpWrite), ErrMisaligned or
-// ErrBeyondEnd. It allocates only when it returns an error. O(1).
+// (v5.10, v6.18) makes before a driver sees a bio. It returns nil or an error
+// wrapping ErrNotSupported (an operation other than OpRead and OpWrite),
+// ErrMisaligned (a start or length not a multiple of the logical block, or an
+// empty bio other than a flush, see [Bio.IsFlush]) or ErrBeyondEnd. A flush
+// passes whatever its sector. It allocates only when it returns an error.
+// O(1).
 func CheckBio(d Device, b *Bio) error {
 	if b.Op != OpRead && b.Op != OpWrite {
 		return fmt.Errorf("%w: %s at sector %d on %s", ErrNotSupported, b.Op, b.Sector, d.Name())
+	}
+	if b.IsFlush() {
+		return nil
 	}
 	lbs := uint64(d.LogicalBlockSize())
 	start := b.Sector << SectorShift

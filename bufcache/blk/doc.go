@@ -1,7 +1,9 @@
 // Package blk is the block layer beneath bhsim's buffer cache: bios, the device
 // interface, a sparse in-memory disk that stores exactly what is written, and a
-// request layer — requests, per-task plugging with back-merging, queue limits,
-// device timing models and a request trace.
+// request layer — requests, per-task plugging with merging, queue limits, the
+// flush machinery, write throttling, device timing models, tracepoints and
+// /sys/block statistics — as v5.10 (the Helios4 thread's kernels) and v6.18
+// (the host kernel the model is checked against) have it.
 //
 // # Bios and devices
 //
@@ -78,9 +80,9 @@
 // block. The front parts are REQ_NOMERGE (they neither merge nor accept merges)
 // and the bio completes once, with its last part.
 //
-// Not modelled, and why that is fine for sequential writeback: front merges (a
-// bio that ends where a request starts — writeback moves forward, so they do
-// not arise); merges in an I/O scheduler (blk_mq_sched_try_merge, and
+// Not modelled in v5.10, and why that is fine for sequential writeback: front
+// merges (a bio that ends where a request starts — writeback moves forward, so
+// they do not arise); merges in an I/O scheduler (blk_mq_sched_try_merge, and
 // blk_bio_list_merge which checks up to 8 queued requests) and request-to-
 // request merges — with "none" and dispatch at flush there is no queue for a
 // request to wait in; the segment boundary and virtual boundary masks (unset for
@@ -90,6 +92,29 @@
 // them when the plug is flushed, before the plugged requests go out. A bio that
 // fails submit_bio_noacct's checks ([CheckBio]) completes with the error at
 // once, before the bios waiting in the plug, as in the kernel.
+//
+// # Linux 6.18
+//
+// [Limits.Version] selects the kernel; [LoopLimits] is the queue of the loop
+// device the corpus ran on (docs/host-kernel.md, and docs/block-layer.md for
+// how the model reproduces it). What 6.18 changes (see [Version618]): the plug
+// tries one merge — back or front — into its newest request
+// (blk_attempt_plug_merge), its request limit is 32, and a full plug's flush
+// runs no callbacks. What both kernels have and the 6.18 preset turns on:
+//
+//   - a volatile write cache ([Limits.WriteCache], [Limits.FUA]): a preflush
+//     bio becomes a flush request, a FUA write without FUA support is
+//     followed by one (blk-flush; see [Queue]);
+//   - writeback throttling ([Limits.WriteThrottleDepth], blk-wbt): a task
+//     about to exceed 16 synchronous write requests in flight sleeps, and its
+//     plug is flushed as schedule() flushes it — the 16-request unplugs with
+//     block_rq_insert that the host recorded.
+//
+// A [Tracer] set on a queue ([Queue.SetTracer]) sees the block tracepoints
+// ([TraceKind]); [Queue.BlockStat] is /sys/block/<dev>/stat. Requests fail with
+// the store's errors: [MemDisk.SetBackingFull] models the loop device's
+// backing file on a full tmpfs (ENOSPC, [Errno]), and the error reaches every
+// bio of the request.
 //
 // # Timing models
 //
@@ -120,12 +145,13 @@
 //
 // # The request trace
 //
-// [Queue.EnableTrace] keeps the newest n dispatched requests, and
+// [Queue.EnableTrace] keeps the newest n dispatched requests (a bounded log
+// of the block_rq_issue events), and
 // [Queue.WriteTrace] prints them one per line, like blkparse's issue events:
 //
 //	sda 7 D W 2048 + 1024 [bios 128, segs 128] 2066.0 us
 //
-// device, sequence number, D (issued to the driver), R or W, first sector, +
+// device, sequence number, D (issued to the driver), R, W or F (flush), first sector, +
 // sectors, the bio parts and segments the request carried, and the model's
 // service time.
 package blk

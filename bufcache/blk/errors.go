@@ -25,7 +25,44 @@ var (
 	// too: the buffer cache's end_io sees only failure (-EIO at the next
 	// sync); -EROFS and -EPERM belong to open(2) and write(2), not to bios.
 	ErrReadOnly = errors.New("blk: write to a read-only device")
+	// ErrNoSpace is returned for a write the device cannot store because its
+	// backing store is full (BLK_STS_NOSPC, -ENOSPC): what the loop driver
+	// completes a request with when the file behind it cannot grow
+	// ([MemDisk.SetBackingFull]). It does not wrap ErrIO: the kernel reports
+	// it as its own status, block_rq_complete's error -28.
+	ErrNoSpace = errors.New("blk: no space left on the backing store")
 )
+
+// Errno values of the completion statuses the model produces
+// (blk_status_to_errno, block/blk-core.c).
+const (
+	// ErrnoIO is EIO, for BLK_STS_IOERR.
+	ErrnoIO = 5
+	// ErrnoNoSpace is ENOSPC, for BLK_STS_NOSPC.
+	ErrnoNoSpace = 28
+	// ErrnoNotSupported is EOPNOTSUPP, for BLK_STS_NOTSUPP.
+	ErrnoNotSupported = 95
+)
+
+// Errno returns the errno the kernel reports for a bio or request completed
+// with err, as blk_status_to_errno maps the block status (positive; the
+// tracepoint block_rq_complete prints it negated): 0 for nil,
+// ErrnoNoSpace for an error wrapping ErrNoSpace, ErrnoNotSupported for
+// ErrNotSupported, and ErrnoIO for every other error — ErrIO and what wraps
+// it, and also ErrBeyondEnd and ErrMisaligned, which bio_check_eod and
+// blk_mq_submit_bio's alignment check fail with BLK_STS_IOERR. O(depth of
+// err's chain); it does not allocate.
+func Errno(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrNoSpace):
+		return ErrnoNoSpace
+	case errors.Is(err, ErrNotSupported):
+		return ErrnoNotSupported
+	}
+	return ErrnoIO
+}
 
 // Errors of the request layer's configuration and use.
 var (

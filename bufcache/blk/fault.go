@@ -41,7 +41,8 @@ import (
 // chosen, as a drive that reports the failing sector does. Counting is by bio
 // too: the nth bio is the nth valid bio of that operation submitted to this
 // device, whatever request it would have joined. Bios that fail CheckBio are
-// completed with CheckBio's error and not counted.
+// completed with CheckBio's error and not counted; flushes ([Bio.IsFlush]) are
+// passed on, never failed and not counted.
 //
 // # What the layers above do with a failure
 //
@@ -178,10 +179,16 @@ func (f *FaultyDevice) Submit(b *Bio) { f.submit(nil, b) }
 // merge with the other bios that passed (SubmitBio).
 func (f *FaultyDevice) SubmitPlugged(p *Plug, b *Bio) { f.submit(p, b) }
 
-// submit validates b, decides its fate and fails it or passes it on.
+// submit validates b, decides its fate and fails it or passes it on. A flush
+// touches no sector: no rule fails it, it is not counted, and it goes to the
+// device beneath.
 func (f *FaultyDevice) submit(p *Plug, b *Bio) {
 	if err := CheckBio(f, b); err != nil {
 		b.Complete(err)
+		return
+	}
+	if b.IsFlush() {
+		SubmitBio(p, f.inner, b)
 		return
 	}
 	if err := f.decide(b); err != nil {

@@ -28,6 +28,7 @@ type fuzzBio struct {
 	data     []byte // the bio's memory, in order
 	subLBS   bool   // some vector is not a whole number of logical blocks
 	checkErr error  // CheckBio's verdict at submission
+	flush    bool   // an empty preflush bio
 	done     int    // completions
 	err      error
 }
@@ -43,6 +44,45 @@ type fuzzRig struct {
 	next   [2]uint64 // where each disk's last bio ended
 	pfn    uint64
 	failed uint64
+	events [2]fuzzEvents
+}
+
+// fuzzEvents counts a queue's trace events and checks what each one says.
+type fuzzEvents struct {
+	t      *testing.T
+	lim    *Limits
+	kinds  [TraceUnplug + 1]uint64
+	issued [OpFlush + 1]uint64 // TraceRqIssue per operation
+	unplug uint64              // requests the unplugs announced
+}
+
+// Trace implements Tracer.
+func (e *fuzzEvents) Trace(ev TraceEvent) {
+	e.kinds[ev.Kind]++
+	switch ev.Kind {
+	case TraceRqIssue:
+		e.issued[ev.Op]++
+		if ev.Op == OpFlush {
+			require.Zero(e.t, ev.Bytes)
+			require.Equal(e.t, FlagPreflush, ev.Flags)
+			break
+		}
+		require.Positive(e.t, ev.Bytes)
+		require.LessOrEqual(e.t, ev.Bytes, uint64(e.lim.MaxSectors)<<SectorShift)
+		require.Zero(e.t, ev.Flags&FlagPreflush, "the preflush is the flush request's")
+		if !e.lim.FUA {
+			require.Zero(e.t, ev.Flags&FlagFUA, "an emulated FUA is a flush")
+		}
+	case TraceRqComplete:
+		require.NoError(e.t, ev.Err)
+	case TraceUnplug:
+		require.Positive(e.t, ev.Count)
+		e.unplug += uint64(ev.Count)
+	case TraceBioFrontmerge:
+		require.Equal(e.t, Version618, e.lim.Version, "v5.10 front merges are not modelled")
+	case TraceRqInsert:
+		require.NotZero(e.t, e.lim.WriteThrottleDepth, "only a throttled task's plug is inserted")
+	}
 }
 
 const fuzzDisk = 512 << 10 // bytes per disk
@@ -62,12 +102,22 @@ func newFuzzRig(t *testing.T, in *byteReader) *fuzzRig {
 	minSectors := max(lim.PageSize, lim.PhysicalBlockSize) >> SectorShift
 	lim.MaxSectors = minSectors * (1 + uint32(in.next()%8))
 	require.NoError(t, lim.Validate())
+	// The kernel: v5.10 or v6.18, a write cache with or without FUA, write
+	// throttling at depth 0, 1, 2 or 16.
+	kern := in.next()
+	lim.Version = Version(kern & 1)
+	lim.WriteCache = kern&2 != 0
+	lim.FUA = lim.WriteCache && kern&4 != 0
+	lim.WriteThrottleDepth = []uint32{0, 1, 2, WBTDefaultDepth}[kern>>3&3]
+	require.NoError(t, lim.Validate())
 	rig := &fuzzRig{t: t, lim: lim, pfn: 1}
 	rig.p.MaxRequests = int(cfg >> 4)
 	rig.p.NewestOnly = cfg&0x40 != 0
 	for i := range rig.qs {
 		rig.qs[i] = newQueue(t, []string{"sda", "sdb"}[i], fuzzDisk, Null{}, lim)
 		rig.qs[i].EnableTrace(1 << 14)
+		rig.events[i] = fuzzEvents{t: t, lim: &rig.lim}
+		rig.qs[i].SetTracer(&rig.events[i])
 		rig.flat[i] = make([]byte, fuzzDisk)
 	}
 	return rig
@@ -103,6 +153,30 @@ func (r *fuzzRig) submit(in *byteReader) {
 	if ctl&4 != 0 {
 		sector &^= lbs>>SectorShift - 1
 	}
+	// Flags: ctl bit 3 REQ_SYNC, bit 4 REQ_PREFLUSH, bit 7 REQ_FUA; a write
+	// with both flush flags is an empty flush.
+	var flags BioFlags
+	if ctl&8 != 0 {
+		flags |= FlagSync
+	}
+	if ctl&0x10 != 0 {
+		flags |= FlagPreflush
+	}
+	if ctl&0x80 != 0 {
+		flags |= FlagFUA
+	}
+	if op == OpWrite && flags&flushFlags == flushFlags {
+		b := &Bio{}
+		b.Reset(OpWrite, sector)
+		b.Flags = FlagPreflush | flags&FlagSync
+		fb := &fuzzBio{disk: d, flush: true, bio: b}
+		b.EndIO = func(b *Bio) { r.complete(fb, b) }
+		fb.checkErr = CheckBio(q, b)
+		r.bios = append(r.bios, fb)
+		SubmitBio(&r.p, q, b)
+		require.Equal(r.t, 1, fb.done, "a flush completes at once")
+		return
+	}
 	end := sector + size>>SectorShift
 	if r.overlapsInFlight(d, sector, end) {
 		return
@@ -116,6 +190,7 @@ func (r *fuzzRig) submit(in *byteReader) {
 	}
 	b := &Bio{}
 	b.Reset(op, sector)
+	b.Flags = flags
 	b.EndIO = func(b *Bio) { r.complete(fb, b) }
 	// Cut the memory into vectors at 512-byte boundaries, laid out by the
 	// pattern in ctl's high bits.
@@ -158,7 +233,7 @@ func (r *fuzzRig) complete(fb *fuzzBio, b *Bio) {
 		r.failed++
 		return
 	}
-	if b.Op == OpRead {
+	if b.Op == OpRead && !fb.flush {
 		s := b.Sector << SectorShift
 		if !bytes.Equal(r.flat[fb.disk][s:s+uint64(b.Size())], fb.data) {
 			r.t.Errorf("read of disk %d sector %d returned other data than written", fb.disk, b.Sector)
@@ -192,10 +267,16 @@ func (r *fuzzRig) finish() {
 		require.NoError(t, r.p.Finish())
 	}
 	lbsSectors := uint64(r.lim.LogicalBlockSize) >> SectorShift
-	var okBios, okSectors, parts, splits, traced uint64
+	var okBios, okSectors, parts, splits, traced, flushes uint64
 	for i, fb := range r.bios {
 		require.Equal(t, 1, fb.done, "bio %d completes exactly once", i)
 		switch {
+		case fb.flush:
+			require.NoError(t, fb.checkErr)
+			require.NoError(t, fb.err)
+			if r.lim.WriteCache {
+				flushes++
+			}
 		case fb.checkErr != nil:
 			require.Error(t, fb.err)
 			assert.True(t, errors.Is(fb.err, ErrBeyondEnd) || errors.Is(fb.err, ErrMisaligned), "bio %d: %v", i, fb.err)
@@ -212,6 +293,9 @@ func (r *fuzzRig) finish() {
 		parts += st.Read.Bios + st.Write.Bios
 		splits += st.Read.Splits + st.Write.Splits
 		for _, e := range q.Trace() {
+			if e.Op == OpFlush {
+				continue
+			}
 			traced += e.Sectors
 			require.Positive(t, e.Sectors)
 			require.LessOrEqual(t, e.Sectors, uint64(r.lim.MaxSectors))
@@ -229,6 +313,30 @@ func (r *fuzzRig) finish() {
 	require.Equal(t, okBios, parts-splits, "every good bio was carried")
 	require.Equal(t, okSectors, traced, "every good sector was traced")
 	require.Equal(t, r.failed, r.qs[0].Stats().Errors+r.qs[1].Stats().Errors)
+	var emptyFlushes uint64
+	for d, q := range r.qs {
+		st, ev := q.Stats(), &r.events[d]
+		emptyFlushes += st.EmptyFlushes
+		require.Equal(t, st.Read.Requests, ev.issued[OpRead])
+		require.Equal(t, st.Write.Requests, ev.issued[OpWrite])
+		require.Equal(t, st.Flushes, ev.issued[OpFlush])
+		require.Equal(t, st.Read.Requests+st.Write.Requests+st.EmptyFlushes, ev.kinds[TraceGetRq])
+		require.Equal(t, st.Read.Merges+st.Write.Merges, ev.kinds[TraceBioBackmerge]+ev.kinds[TraceBioFrontmerge])
+		require.Equal(t, st.Read.FrontMerges+st.Write.FrontMerges, ev.kinds[TraceBioFrontmerge])
+		require.Equal(t, st.Read.Splits+st.Write.Splits, ev.kinds[TraceSplit])
+		require.GreaterOrEqual(t, ev.kinds[TraceRqComplete], ev.kinds[TraceRqIssue]+st.EmptyFlushes)
+		require.LessOrEqual(t, ev.unplug, st.Read.Requests+st.Write.Requests, "only requests are unplugged")
+		require.LessOrEqual(t, ev.kinds[TraceRqInsert], ev.unplug)
+		if r.lim.WriteCache {
+			require.GreaterOrEqual(t, st.Flushes, st.EmptyFlushes)
+		} else {
+			require.Zero(t, st.Flushes)
+		}
+		bs := st.BlockStat()
+		require.Equal(t, st.Write.Requests+st.EmptyFlushes, bs.WriteIOs)
+		require.Equal(t, st.Flushes, bs.FlushIOs)
+	}
+	require.Equal(t, flushes, emptyFlushes, "every empty flush on a write-back queue has a flush request")
 }
 
 func FuzzPlug(f *testing.F) {

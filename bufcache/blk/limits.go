@@ -58,9 +58,44 @@ var accountingNames = enum.New[SegmentAccounting]("accounting",
 // value).
 func (a SegmentAccounting) String() string { return accountingNames.String(a) }
 
-// Limits models the parts of struct queue_limits (v5.10) that decide how bios
-// become requests. Build it with DefaultLimits and adjust fields; NewQueue
-// validates it.
+// Version selects which kernel's block layer a queue models where they
+// differ. The zero value is [Version510], the model of the Helios4 thread's
+// kernels, so limits built before the selector existed keep their numbers.
+type Version uint8
+
+const (
+	// Version510 is v5.10: a plug tries back merges only, into its plugged
+	// requests of the bio's queue from newest to oldest unless
+	// [Plug.NewestOnly]; a plug holding [PlugMaxRequests] requests (or
+	// [Plug.MaxRequests]) or whose newest request is at least [PlugFlushSize]
+	// bytes is flushed, callbacks first, before it takes another request; a
+	// FUA write on a queue that supports FUA bypasses the plug.
+	Version510 Version = iota
+	// Version618 is v6.18 (blk_mq_submit_bio and blk_attempt_plug_merge of
+	// 6.18): a plug tries one merge, back or front, into its newest request
+	// if that is of the bio's queue, else into the oldest plugged request of
+	// that queue; it is flushed, without running its callbacks, when it holds
+	// [PlugMaxRequests618] requests (twice that when they are of several
+	// queues; [Plug.MaxRequests] overrides) or its newest request is at least
+	// [PlugFlushSize] bytes; a FUA write on a queue that supports FUA waits
+	// in the plug, unmergeable.
+	Version618
+)
+
+// versionNames names the versions for String.
+var versionNames = enum.New[Version]("version", []string{Version510: "5.10", Version618: "6.18"}...)
+
+// String returns "5.10" or "6.18" ("version(n)" for another value).
+func (v Version) String() string { return versionNames.String(v) }
+
+// WBTDefaultDepth is blk-wbt's RWB_DEF_DEPTH, the most write requests a queue
+// with writeback throttling lets be in flight for synchronous writeback
+// (rq_depth.max_depth at scale step 0, v4.10 to v6.18).
+const WBTDefaultDepth = 16
+
+// Limits models the parts of struct queue_limits (v5.10, v6.18) and the queue
+// settings that decide how bios become requests. Build it with DefaultLimits
+// or LoopLimits and adjust fields; NewQueue validates it.
 type Limits struct {
 	// MaxSectors is max_sectors: the largest request, in 512-byte sectors.
 	MaxSectors uint32
@@ -77,6 +112,30 @@ type Limits struct {
 	PageSize uint32
 	// SegmentAccounting selects how merges count segments.
 	SegmentAccounting SegmentAccounting
+	// Version selects the kernel whose plugging and merging the queue
+	// models (see [Version]).
+	Version Version
+	// WriteCache is /sys/block/<dev>/queue/write_cache: true for "write
+	// back", a volatile write cache (BLK_FEAT_WRITE_CACHE), false for "write
+	// through". With it, a preflush bio becomes a flush request; without,
+	// the flush flags are dropped and an empty flush completes at once, as
+	// submit_bio_noacct does.
+	WriteCache bool
+	// FUA is /sys/block/<dev>/queue/fua: the device takes FUA writes
+	// (BLK_FEAT_FUA); without it, a FUA write on a write-back queue is
+	// followed by a flush request. It needs WriteCache.
+	FUA bool
+	// WriteThrottleDepth is writeback throttling (blk-wbt, on when
+	// wbt_lat_usec is not 0): before a task holding a plug makes a new write
+	// request for the queue while d or more of its write requests are in
+	// flight — in this model, waiting in the task's plug — the task sleeps,
+	// which flushes its plug as schedule() does (the requests are inserted,
+	// block_rq_insert, rather than issued directly). d is this depth for
+	// REQ_SYNC writes and (d+1)/2 (wb_normal) for others; REQ_SYNC|REQ_IDLE
+	// writes are not throttled. 0 is off. The loop devices of Linux 6.18 have
+	// it on (wbt_lat_usec 2000) with the default depth [WBTDefaultDepth]:
+	// that is the 16-request plug flush the host recorded.
+	WriteThrottleDepth uint32
 }
 
 // DefaultLimits returns the block layer's default limits in v5.10
@@ -85,7 +144,8 @@ type Limits struct {
 // the given logical and physical block sizes. A real driver lowers or raises
 // some of them: a SATA disk behind an AHCI host, like the Helios4's, gets
 // max_segments 168 (AHCI_MAX_SG, from memory, not verified here). It does not
-// validate the result; NewQueue does. O(1).
+// validate the result; NewQueue does. Its Version is Version510, with no
+// write cache and no write throttling. O(1).
 func DefaultLimits(logical, physical uint32) Limits {
 	return Limits{
 		MaxSectors:        DefMaxSectors,
@@ -107,7 +167,8 @@ func DefaultLimits(logical, physical uint32) Limits {
 // [logical, 65536]; a page size that is not a power of two in [4096, 65536];
 // no segments; a maximum segment shorter than a page; a MaxSectors below a page
 // or a physical block, or not a multiple of the logical block; an unknown
-// SegmentAccounting. O(1).
+// SegmentAccounting or Version; FUA without WriteCache (the kernel clears
+// BLK_FEAT_FUA then). O(1).
 func (l Limits) Validate() error {
 	switch {
 	case !inPow2Range(l.LogicalBlockSize, 512, 65536):
@@ -126,6 +187,10 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("%w: max_sectors %d is not a multiple of the logical block size %d", ErrInvalidConfig, l.MaxSectors, l.LogicalBlockSize)
 	case l.SegmentAccounting > SegmentsCoalesced:
 		return fmt.Errorf("%w: unknown segment accounting %d", ErrInvalidConfig, l.SegmentAccounting)
+	case !versionNames.Valid(l.Version):
+		return fmt.Errorf("%w: unknown block-layer %s", ErrInvalidConfig, l.Version)
+	case l.FUA && !l.WriteCache:
+		return fmt.Errorf("%w: FUA without a write-back cache", ErrInvalidConfig)
 	}
 	return nil
 }

@@ -39,6 +39,12 @@ func TestLimitsValidate(t *testing.T) {
 		{"max sectors not whole logical blocks", func(l *Limits) { l.LogicalBlockSize, l.PhysicalBlockSize, l.MaxSectors = 4096, 4096, 2561 }, false},
 		{"coalesced", func(l *Limits) { l.SegmentAccounting = SegmentsCoalesced }, true},
 		{"unknown accounting", func(l *Limits) { l.SegmentAccounting = 2 }, false},
+		{"6.18", func(l *Limits) { l.Version = Version618 }, true},
+		{"unknown version", func(l *Limits) { l.Version = 2 }, false},
+		{"write cache", func(l *Limits) { l.WriteCache = true }, true},
+		{"write cache with FUA", func(l *Limits) { l.WriteCache, l.FUA = true, true }, true},
+		{"FUA without a write cache", func(l *Limits) { l.FUA = true }, false},
+		{"write throttling", func(l *Limits) { l.WriteThrottleDepth = 1 }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

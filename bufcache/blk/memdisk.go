@@ -11,9 +11,13 @@ import (
 const chunkShift = 12
 
 // MemDisk is a sparse in-memory disk: the data oracle beneath the buffer cache.
-// Sectors never written read as zeros; memory grows only with what is written.
-// Bios are completed synchronously, inside Submit. MemDisk is safe for concurrent
-// use.
+// Sectors never written read as zeros; memory grows only with what is written,
+// in 4 KiB chunks. Bios are completed synchronously, inside Submit. MemDisk is
+// safe for concurrent use.
+//
+// Its chunks are also the pages of the file behind a loop device: a chunk is
+// allocated when data is first written to it. [MemDisk.SetBackingFull]
+// models that file's tmpfs filling up.
 type MemDisk struct {
 	name    string
 	sectors uint64
@@ -21,14 +25,19 @@ type MemDisk struct {
 
 	mu     sync.Mutex
 	chunks map[uint64]*[1 << chunkShift]byte
+	full   bool // the backing store cannot grow
 	stats  DiskStats
 }
+
+// BackingPageSize is the allocation unit of a MemDisk's store, the page of a
+// tmpfs file behind a loop device.
+const BackingPageSize = 1 << chunkShift
 
 // DiskStats counts what a device served (the model of /sys/block/X/stat).
 type DiskStats struct {
 	Reads, Writes             uint64 // bios completed successfully
 	SectorsRead, SectorsWrite uint64
-	Errors                    uint64 // bios failed
+	Errors                    uint64 // bios (or parts of them, under a Queue) failed
 }
 
 // checkDisk validates the geometry of a new disk: logical a power of two in
@@ -71,7 +80,8 @@ func (d *MemDisk) Sectors() uint64 { return d.sectors }
 func (d *MemDisk) LogicalBlockSize() uint32 { return d.lbs }
 
 // Submit implements Device: it validates b (CheckBio), moves the data and
-// completes b before returning. Vectors without data move nothing.
+// completes b before returning. Vectors without data move nothing. A flush
+// ([Bio.IsFlush]) completes at once and is not counted: the disk has no cache.
 func (d *MemDisk) Submit(b *Bio) {
 	if err := CheckBio(d, b); err != nil {
 		d.mu.Lock()
@@ -80,32 +90,54 @@ func (d *MemDisk) Submit(b *Bio) {
 		b.Complete(err)
 		return
 	}
+	if b.size == 0 {
+		b.Complete(nil)
+		return
+	}
 	d.mu.Lock()
-	d.serveLocked(b, 0, b.size)
+	err := d.serveLocked(b, 0, b.size)
 	d.mu.Unlock()
-	b.Complete(nil)
+	b.Complete(err)
 }
 
 // serveParts moves the data of a request's bio parts, in order, under one
-// acquisition of the disk's lock. The parts must have been validated.
-func (d *MemDisk) serveParts(parts []BioPart) {
+// acquisition of the disk's lock, and returns the first error (ErrNoSpace),
+// after which nothing more is moved. The parts must have been validated.
+func (d *MemDisk) serveParts(parts []BioPart) error {
+	var err error
 	d.mu.Lock()
 	for _, p := range parts {
-		d.serveLocked(p.Bio, p.Off, p.Len)
+		if err = d.serveLocked(p.Bio, p.Off, p.Len); err != nil {
+			break
+		}
 	}
 	d.mu.Unlock()
+	return err
 }
 
 // serveLocked moves bytes [off, off+n) of the validated bio b to or from the
 // store and counts them; the bio counts as served with the part that reaches
-// its end. Vectors without data move nothing.
-func (d *MemDisk) serveLocked(b *Bio, off, n uint32) {
+// its end. Vectors without data move nothing. With the backing store full, a
+// write stops at the first chunk never allocated: the bytes before it are
+// written, the part counts as failed, and the error wraps ErrNoSpace.
+func (d *MemDisk) serveLocked(b *Bio, off, n uint32) error {
 	pos := b.Sector<<SectorShift + uint64(off)
 	for it := b.spans(off, n); it.next(); {
+		m := uint64(it.n)
+		if d.full && b.Op == OpWrite {
+			if gap := d.unallocatedLocked(pos, m); gap < pos+m {
+				if it.v.Data != nil {
+					d.copyLocked(OpWrite, pos, it.v.Data[it.d:it.d+uint32(gap-pos)])
+				}
+				d.stats.Errors++
+				return fmt.Errorf("%w: write sectors [%d, %d) on %s: backing page %d was never written",
+					ErrNoSpace, b.Sector+uint64(off>>SectorShift), b.Sector+uint64((off+n)>>SectorShift), d.name, gap>>chunkShift)
+			}
+		}
 		if it.v.Data != nil {
 			d.copyLocked(b.Op, pos, it.v.Data[it.d:it.d+it.n])
 		}
-		pos += uint64(it.n)
+		pos += m
 	}
 	end := off+n == b.size
 	if b.Op == OpWrite {
@@ -119,6 +151,37 @@ func (d *MemDisk) serveLocked(b *Bio, off, n uint32) {
 			d.stats.Reads++
 		}
 	}
+	return nil
+}
+
+// unallocatedLocked returns the first byte of [pos, pos+n) that lies in a
+// chunk never allocated, or pos+n if there is none. O(chunks in the range).
+func (d *MemDisk) unallocatedLocked(pos, n uint64) uint64 {
+	for c := pos >> chunkShift; c<<chunkShift < pos+n; c++ {
+		if d.chunks[c] == nil {
+			return max(c<<chunkShift, pos)
+		}
+	}
+	return pos + n
+}
+
+// SetBackingFull models the loop device over a file on a tmpfs that can no
+// longer grow (the scenarios' "backing full"), full true, or room again, full
+// false. While full, a write fails where it reaches a BackingPageSize page of
+// the store never written before: the loop driver writes a request's
+// segments in order, each into the file's page cache, and the tmpfs refuses
+// to allocate a page, so the request completes with -ENOSPC
+// (BLK_STS_NOSPC; the error wraps ErrNoSpace, Errno 28) after the bytes
+// before that page were written. Writes to pages already written succeed;
+// reads of pages never written return zeroes, full or not. Allocation is
+// known only for data: a page written only by metadata-only bios was never
+// allocated, and fails. (A loop segment that reached an allocated and an
+// unallocated page would be a short write, reported as -EIO; page-cache
+// segments never straddle pages, and the model reports ENOSPC.) O(1).
+func (d *MemDisk) SetBackingFull(full bool) {
+	d.mu.Lock()
+	d.full = full
+	d.mu.Unlock()
 }
 
 // copyLocked moves buf to (write) or from (read) the store at byte offset pos.

@@ -29,7 +29,7 @@ func (d *NullDisk) Sectors() uint64 { return d.sectors }
 func (d *NullDisk) LogicalBlockSize() uint32 { return d.lbs }
 
 // Submit implements Device: it validates b (CheckBio), zero-fills the vectors
-// of a read, and completes b before returning.
+// of a read, and completes b before returning; a flush completes at once.
 func (d *NullDisk) Submit(b *Bio) {
 	if err := CheckBio(d, b); err != nil {
 		b.Complete(err)

@@ -6,30 +6,41 @@ const (
 	// Helios4 thread: a plug holding this many requests is flushed before it
 	// takes another.
 	PlugMaxRequests = 16
-	// PlugMaxRequests516 is BLK_MAX_REQUEST_COUNT from about v5.16 (Jens
-	// Axboe's plug rework, quoted from memory).
+	// PlugMaxRequests516 is BLK_MAX_REQUEST_COUNT from v5.16 ("block: bump
+	// max plugged deferred size from 16 to 32", Jens Axboe, ba0ffdd8ce48).
 	PlugMaxRequests516 = 32
+	// PlugMaxRequests618 is BLK_MAX_REQUEST_COUNT in v6.18 (block/blk.h),
+	// unchanged since v5.16; blk_plug_max_rq_count doubles it for a plug
+	// holding requests of several queues. A Version618 plug uses it. The
+	// 16-request flushes of the host's loop device are write throttling's
+	// ([Limits.WriteThrottleDepth]), not this limit.
+	PlugMaxRequests618 = PlugMaxRequests516
 	// PlugFlushSize is BLK_PLUG_FLUSH_SIZE: a plug whose newest request is at
 	// least this many bytes is flushed before it takes another request.
 	PlugFlushSize = 128 << 10
 )
 
-// Plug models struct blk_plug (v5.10): the per-task list of requests that
-// wait, and may grow by back merges, between blk_start_plug and
+// Plug models struct blk_plug (v5.10, v6.18): the per-task list of requests
+// that wait, and may grow by merges, between blk_start_plug and
 // blk_finish_plug, and the callbacks bio-based devices register on it
 // (cb_list, see CheckPlugged) to defer their own work to its flush. The zero
-// value is a usable plug that is not started.
+// value is a usable plug that is not started. How it merges and when it is
+// flushed follow the [Limits.Version] of the queue of the request at hand; its
+// tracepoints (block_plug, block_unplug, block_rq_insert) go to the tracer of
+// that queue ([Queue.SetTracer]).
 //
 // A Plug belongs to one simulated CPU (the task running on it) and is not safe
 // for concurrent use; the queues it holds requests for may be shared.
 type Plug struct {
 	// MaxRequests is the request-count flush threshold; values below 1 mean
-	// PlugMaxRequests (16, v5.10). Set PlugMaxRequests516 for v5.16 and later.
+	// the version's: PlugMaxRequests (16) for Version510 queues,
+	// PlugMaxRequests618 (32, 64 with several queues) for Version618 ones.
 	MaxRequests int
-	// NewestOnly selects the v5.16+ merge attempt, which tries only the
-	// newest plugged request of the bio's queue ("block: only check previous
-	// entry for plug merge attempt", quoted from memory). False is v5.10, which
-	// tries the plugged requests of that queue from newest to oldest.
+	// NewestOnly selects, on Version510 queues, the v5.16+ merge attempt,
+	// which tries only the newest plugged request of the bio's queue
+	// ("block: only check previous entry for plug merge attempt", quoted from
+	// memory). False is v5.10, which tries the plugged requests of that queue
+	// from newest to oldest. Version618 queues have their own attempt.
 	NewestOnly bool
 
 	depth   int        // blk_start_plug nesting: only the outermost counts
@@ -85,22 +96,75 @@ func (p *Plug) Finish() error {
 	return nil
 }
 
-// Flush models blk_flush_plug_list (v5.10), as schedule() or a full plug calls
-// it: first it runs the registered callbacks (flush_plug_callbacks), then it
-// takes the plugged requests off the plug — including those the callbacks
-// plugged — and dispatches them in the order they were plugged. Requests
+// Flush models blk_flush_plug_list (v5.10) or __blk_flush_plug (v6.18) as
+// blk_finish_plug or an explicit flush calls it: first it runs the registered
+// callbacks (flush_plug_callbacks), then it takes the plugged requests off the
+// plug — including those the callbacks plugged — and issues them directly in
+// the order they were plugged (block_unplug, then block_rq_issue). Requests
 // plugged while they are dispatched (by a completion that submits) wait for
 // the next flush. The plug stays started. O(callbacks + requests) plus their
 // work and dispatch.
 func (p *Plug) Flush() {
 	p.flushCallbacks()
+	p.flushRequests(false)
+}
+
+// schedule models the flush of a task's plug when the task sleeps
+// (sched_submit_work → blk_flush_plug(plug, true)): callbacks, then the
+// requests, inserted into their queues (block_rq_insert) and run from there
+// rather than issued directly, which in this synchronous model only changes
+// the trace.
+func (p *Plug) schedule() {
+	p.flushCallbacks()
+	p.flushRequests(true)
+}
+
+// flushRequests takes the plugged requests off the plug and dispatches them in
+// order (blk_mq_flush_plug_list), first reporting block_unplug to each queue
+// that has a tracer, with its number of requests, and with inserted, each
+// request's block_rq_insert. The tracing walk is O(requests²) when a tracer
+// is set and the requests are of several queues, O(requests) otherwise.
+func (p *Plug) flushRequests(inserted bool) {
 	rqs := p.rqs
 	p.rqs, p.spare = p.spare[:0], nil
+	for i, rq := range rqs {
+		if q := rq.q; q.tracer != nil && !hasQueue(rqs[:i], q) {
+			p.traceUnplug(q, rqs[i:], inserted)
+		}
+	}
 	for i, rq := range rqs {
 		rqs[i] = nil
 		rq.q.dispatch(rq)
 	}
 	p.spare = rqs[:0]
+}
+
+// traceUnplug reports block_unplug with the number of rqs for q, and with
+// inserted, block_rq_insert for each of them, to q's tracer.
+func (p *Plug) traceUnplug(q *Queue, rqs []*Request, inserted bool) {
+	n := 0
+	for _, o := range rqs {
+		if o.q == q {
+			n++
+		}
+	}
+	q.trace(TraceEvent{Kind: TraceUnplug, Count: n})
+	for _, o := range rqs {
+		if inserted && o.q == q {
+			q.traceRq(TraceRqInsert, o, nil)
+		}
+	}
+}
+
+// hasQueue reports whether one of rqs is for q. It looks from the newest, as
+// the requests of one queue are usually consecutive. O(len(rqs)).
+func hasQueue(rqs []*Request, q *Queue) bool {
+	for i := len(rqs) - 1; i >= 0; i-- {
+		if rqs[i].q == q {
+			return true
+		}
+	}
+	return false
 }
 
 // flushCallbacks models flush_plug_callbacks (v5.10): it takes the callback
@@ -162,53 +226,135 @@ func (p *Plug) Active() bool { return p.depth > 0 }
 // Finish, do not change or keep them.
 func (p *Plug) Requests() []*Request { return p.rqs }
 
-// maxRequests is the request-count threshold in force.
-func (p *Plug) maxRequests() int {
-	if p.MaxRequests < 1 {
-		return PlugMaxRequests
+// full reports whether a plug holding n requests is full for a new request of
+// q: MaxRequests if set, else the version's BLK_MAX_REQUEST_COUNT (v6.18:
+// blk_plug_max_rq_count, doubled when the plugged requests are of several
+// queues). O(1), or O(n) for a Version618 plug of 32 to 63 requests.
+func (p *Plug) full(q *Queue, n int) bool {
+	switch {
+	case p.MaxRequests >= 1:
+		return n >= p.MaxRequests
+	case q.lim.Version < Version618:
+		return n >= PlugMaxRequests
+	case n < PlugMaxRequests618:
+		return false
 	}
-	return p.MaxRequests
+	return n >= 2*PlugMaxRequests618 || !p.multipleQueues()
 }
 
-// merge models blk_attempt_plug_merge (v5.10): try to back-merge the whole
-// bio b, whose runs are r, into a plugged request of q, newest first. Front
-// merges are not modelled. O(plugged requests).
-func (p *Plug) merge(q *Queue, b *Bio, r *runs) bool {
-	for i := len(p.rqs) - 1; i >= 0; i-- {
-		rq := p.rqs[i]
-		if rq.q != q {
-			continue
-		}
-		if rq.backMerge(b, r) {
+// multipleQueues reports whether the plugged requests are of more than one
+// queue (blk_plug's multiple_queues). O(requests).
+func (p *Plug) multipleQueues() bool {
+	for _, rq := range p.rqs {
+		if rq.q != p.rqs[0].q {
 			return true
-		}
-		if p.NewestOnly {
-			return false
 		}
 	}
 	return false
 }
 
-// add plugs rq, first flushing the plug if it already holds MaxRequests
-// requests or its newest request is at least PlugFlushSize bytes
-// (blk_mq_submit_bio's plug branch with blk_add_rq_to_plug, v5.10).
+// merge models blk_attempt_plug_merge: try to merge the whole bio b, whose
+// runs are r, into a plugged request of q. v5.10 tries back merges into the
+// requests of q from newest to oldest (only the newest with NewestOnly);
+// v6.18 tries one request — the newest if it is of q, else the oldest of q —
+// for a back or a front merge. O(plugged requests).
+func (p *Plug) merge(q *Queue, b *Bio, r *runs) mergeKind {
+	if q.lim.Version >= Version618 {
+		n := len(p.rqs)
+		if n == 0 {
+			return mergeNone
+		}
+		if last := p.rqs[n-1]; last.q == q {
+			return last.merge(b, r, true)
+		}
+		for _, rq := range p.rqs {
+			if rq.q == q {
+				return rq.merge(b, r, true)
+			}
+		}
+		return mergeNone
+	}
+	for i := len(p.rqs) - 1; i >= 0; i-- {
+		rq := p.rqs[i]
+		if rq.q != q {
+			continue
+		}
+		if k := rq.merge(b, r, false); k != mergeNone {
+			return k
+		}
+		if p.NewestOnly {
+			return mergeNone
+		}
+	}
+	return mergeNone
+}
+
+// add plugs rq (blk_add_rq_to_plug, v5.10 and v6.18): block_plug when the plug
+// is empty; otherwise, if it is full or its newest request is at least
+// PlugFlushSize bytes, it is flushed first — v5.10 runs the callbacks too
+// (blk_flush_plug_list), v6.18 only the requests (blk_mq_flush_plug_list) —
+// and block_plug follows.
 func (p *Plug) add(rq *Request) {
-	if n := len(p.rqs); n > 0 && (n >= p.maxRequests() || p.rqs[n-1].bytes() >= PlugFlushSize) {
-		p.Flush()
+	q := rq.q
+	switch n := len(p.rqs); {
+	case n == 0:
+		q.trace(TraceEvent{Kind: TracePlug})
+	case p.full(q, n) || p.rqs[n-1].bytes() >= PlugFlushSize:
+		if q.lim.Version >= Version618 {
+			p.flushRequests(false)
+		} else {
+			p.Flush()
+		}
+		q.trace(TraceEvent{Kind: TracePlug})
 	}
 	p.rqs = append(p.rqs, rq)
 }
 
-// SubmitBio models submit_bio (v5.10) as the current task sees it: with p
-// started and d a *Queue, b goes through the queue's plugged path (split at the
-// limits, back-merge into a plugged request of that queue, or a new plugged
-// request, flushing a full plug first); with p started and d a PlugSubmitter
+// throttle models blk-wbt's wbt_wait (rq_qos_throttle, v6.18) for a new
+// request for b on q made by the task holding p: when q throttles writes
+// ([Limits.WriteThrottleDepth]) and as many of its write requests as the
+// limit for b are in flight — here, waiting in p, as dispatched ones have
+// completed — the task sleeps, and its plug is flushed as schedule() flushes
+// it. O(plugged requests) when throttling is on, O(1) otherwise.
+func (p *Plug) throttle(q *Queue, b *Bio) {
+	if q.lim.WriteThrottleDepth != 0 && b.Op == OpWrite {
+		p.wbtWait(q, b)
+	}
+}
+
+// wbtWait is throttle's wait for a write bio on a throttling queue.
+func (p *Plug) wbtWait(q *Queue, b *Bio) {
+	limit := q.lim.WriteThrottleDepth
+	if b.Flags&(FlagSync|FlagIdle) == FlagSync|FlagIdle {
+		return
+	}
+	if b.Flags&FlagSync == 0 && limit > 2 {
+		limit = (limit + 1) / 2 // wb_normal: REQ_SYNC is REQ_HIPRIO's, the rest get half
+	}
+	var inflight uint32
+	for _, rq := range p.rqs {
+		if rq.q == q && rq.op == OpWrite {
+			inflight++
+		}
+	}
+	if inflight >= limit {
+		p.schedule()
+	}
+}
+
+// SubmitBio models submit_bio (v5.10, v6.18) as the current task sees it: with
+// p started and d a *Queue, b goes through the queue's plugged path (split at
+// the limits, merge into a plugged request of that queue as its
+// [Limits.Version] does, or a new plugged request, after a write-throttling
+// sleep or flushing a full plug first; a bio with flush flags goes through the
+// flush machinery instead, see [Queue]); with p started and d a PlugSubmitter
 // (an md array), d.SubmitPlugged(p, b). Otherwise — no plug, a plug not
 // started, or another bio-based device — it is d.Submit(b). A bio
 // that fails validation completes with the error before SubmitBio returns; the
 // others complete when their request is dispatched. d completes b exactly
 // once. Cost on a Queue: O(vectors of b + plugged requests), plus the dispatch
-// of whatever a flush sends; a back merge allocates nothing in steady state.
+// of whatever a flush sends; the per-bio and per-request paths allocate
+// nothing in steady state, with a tracer set or not.
 func SubmitBio(p *Plug, d Device, b *Bio) {
 	if p != nil && p.depth > 0 {
 		switch d := d.(type) {

@@ -4,15 +4,160 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
+// TraceKind names a block-layer tracepoint (include/trace/events/block.h,
+// v6.18) that a queue reports to its [Tracer].
+type TraceKind uint8
+
+const (
+	// TraceBioQueue is block_bio_queue: a bio entered the queue
+	// (submit_bio_noacct_nocheck), once per bio, whatever splits follow.
+	// Sector, Bytes: the bio's. Not reported for bios that fail CheckBio, nor
+	// for an empty flush on a queue without a write cache (dropped before).
+	TraceBioQueue TraceKind = iota
+	// TraceBioBackmerge is block_bio_backmerge: the bio was appended to a
+	// plugged request. Sector, Bytes: the bio's.
+	TraceBioBackmerge
+	// TraceBioFrontmerge is block_bio_frontmerge: the bio was put in front
+	// of a plugged request (Version618 only). Sector, Bytes: the bio's.
+	TraceBioFrontmerge
+	// TraceSplit is block_split: the bio exceeded the limits and a front
+	// part was split off (bio_submit_split), once per part but the last.
+	// Sector, Bytes: the front part's.
+	TraceSplit
+	// TraceGetRq is block_getrq: a request was made for the bio (or the part
+	// of it). Sector, Bytes: the bio's or part's; an empty flush's has 0
+	// bytes.
+	TraceGetRq
+	// TraceRqInsert is block_rq_insert: a plugged request was inserted into
+	// the queue rather than issued directly, because the task holding the
+	// plug slept (write throttling, see [Limits.WriteThrottleDepth]). Sector,
+	// Bytes, Count (bios): the request's.
+	TraceRqInsert
+	// TraceRqIssue is block_rq_issue: the request went to the driver.
+	// Sector, Bytes, Count (bio parts), Segments and ServiceNS (the model's
+	// price) are the request's. A flush request has Op OpFlush, Flags
+	// FlagPreflush and no bytes.
+	TraceRqIssue
+	// TraceRqComplete is block_rq_complete: the driver completed the
+	// request, with Err (nil, or an error whose [Errno] the tracepoint
+	// prints negated). A request of the flush machinery completes twice:
+	// the flush request, then the original empty request; a data request
+	// sequenced with flushes completes when its data is written and again,
+	// with 0 bytes, at the end of the sequence.
+	TraceRqComplete
+	// TracePlug is block_plug: the first request was added to an empty
+	// plug (blk_add_rq_to_plug), including right after the plug was flushed
+	// to make room. Only Kind is set.
+	TracePlug
+	// TraceUnplug is block_unplug: the plug was flushed with Count requests
+	// for this queue (a plug holding requests of several queues reports one
+	// event to each).
+	TraceUnplug
+)
+
+// traceKindNames names the kinds after their tracepoints.
+var traceKindNames = enum.New[TraceKind]("trace", []string{
+	TraceBioQueue: "block_bio_queue", TraceBioBackmerge: "block_bio_backmerge",
+	TraceBioFrontmerge: "block_bio_frontmerge", TraceSplit: "block_split",
+	TraceGetRq: "block_getrq", TraceRqInsert: "block_rq_insert", TraceRqIssue: "block_rq_issue",
+	TraceRqComplete: "block_rq_complete", TracePlug: "block_plug", TraceUnplug: "block_unplug"}...)
+
+// String returns the tracepoint's name ("block_rq_issue"; "trace(n)" for
+// another value).
+func (k TraceKind) String() string { return traceKindNames.String(k) }
+
+// TraceEvent is one tracepoint hit. Which fields are set depends on Kind
+// (see [TraceKind]); the others are zero.
+type TraceEvent struct {
+	Kind TraceKind
+	// Op and Flags are the bio's or request's operation and REQ_* flags
+	// (a request has its first bio's flags, less those the flush machinery
+	// consumed).
+	Op    Op
+	Flags BioFlags
+	// Sector and Bytes are the bio's, part's or request's range.
+	Sector uint64
+	Bytes  uint64
+	// Count is the number of requests of a TraceUnplug, and the number of
+	// bio parts a request carries for TraceRqInsert, TraceRqIssue and
+	// TraceRqComplete.
+	Count int
+	// Segments is the request's segment count under the queue's
+	// SegmentAccounting (TraceRqIssue).
+	Segments uint32
+	// ServiceNS is the model's price of the request (TraceRqIssue).
+	ServiceNS float64
+	// Err is the completion error of a TraceRqComplete.
+	Err error
+}
+
+// Tracer receives a queue's tracepoint hits ([Queue.SetTracer]): the model of
+// a tracing instance with the block events enabled for one device. Trace is
+// called synchronously, on the goroutine that submits, flushes or dispatches,
+// outside the queue's lock, in the order the hits happen on that goroutine;
+// goroutines submitting to one queue concurrently call it concurrently. It
+// must not keep pointers into e beyond the call (Err may be kept), and may
+// submit to no queue.
+type Tracer interface {
+	Trace(e TraceEvent)
+}
+
+// TraceFunc adapts a function to a Tracer.
+type TraceFunc func(TraceEvent)
+
+// Trace implements Tracer: f(e).
+func (f TraceFunc) Trace(e TraceEvent) { f(e) }
+
+// SetTracer makes the queue report its tracepoint hits to t (nil: none, the
+// default). Unset, tracing costs one nil check per tracepoint; set, it
+// allocates nothing beyond what t does. The plug events (TracePlug,
+// TraceUnplug) of a task's plug go to the tracer of the queue the requests
+// are for, as the kernel's tracepoints take that queue. SetTracer must not be
+// called while another goroutine submits to the queue or flushes a plug
+// holding its requests. O(1).
+func (q *Queue) SetTracer(t Tracer) { q.tracer = t }
+
+// trace reports e to the queue's tracer, if any. The nil check inlines; the
+// call does not.
+func (q *Queue) trace(e TraceEvent) {
+	if q.tracer != nil {
+		q.tracer.Trace(e)
+	}
+}
+
+// traceBio reports a bio tracepoint for bytes [off, off+n) of b, if a tracer
+// is set.
+func (q *Queue) traceBio(k TraceKind, b *Bio, off, n uint32) {
+	if q.tracer != nil {
+		q.emitBio(k, b, off, n)
+	}
+}
+
+// emitBio is traceBio's report.
+func (q *Queue) emitBio(k TraceKind, b *Bio, off, n uint32) {
+	q.tracer.Trace(TraceEvent{Kind: k, Op: b.Op, Flags: b.Flags,
+		Sector: b.Sector + uint64(off>>SectorShift), Bytes: uint64(n)})
+}
+
+// traceRq reports a request tracepoint for rq.
+func (q *Queue) traceRq(k TraceKind, rq *Request, err error) {
+	q.tracer.Trace(TraceEvent{Kind: k, Op: rq.op, Flags: rq.flags, Sector: rq.sector,
+		Bytes: rq.bytes(), Count: len(rq.parts), Err: err})
+}
+
 // TraceEntry records one request dispatched to the device, like a blktrace
-// "D" (issue) event.
+// "D" (issue) event: what [Queue.EnableTrace]'s bounded log keeps of each
+// TraceRqIssue.
 type TraceEntry struct {
 	// Seq numbers the queue's dispatched requests from 1; a gap in a trace
 	// shows entries the bounded trace dropped.
 	Seq uint64
-	// Op, Sector and Sectors are the request's operation and sector range.
+	// Op, Sector and Sectors are the request's operation and sector range
+	// (a flush request: OpFlush, 0, 0).
 	Op      Op
 	Sector  uint64
 	Sectors uint64
@@ -53,14 +198,16 @@ func (t *traceRing) entries() []TraceEntry {
 }
 
 // EnableTrace makes the queue keep the newest n dispatched requests, dropping
-// what it had recorded; n ≤ 0 disables the trace (the default). Memory is
-// bounded by n entries whatever the length of the run. O(n).
+// what it had recorded; n ≤ 0 disables the trace (the default). It is a
+// bounded log of the TraceRqIssue hits, kept under the queue's lock and
+// numbered, beside whatever Tracer is set. Memory is bounded by n entries
+// whatever the length of the run. O(n).
 func (q *Queue) EnableTrace(n int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.trace = traceRing{}
+	q.ring = traceRing{}
 	if n > 0 {
-		q.trace.buf = make([]TraceEntry, n)
+		q.ring.buf = make([]TraceEntry, n)
 	}
 }
 
@@ -68,7 +215,7 @@ func (q *Queue) EnableTrace(n int) {
 func (q *Queue) Trace() []TraceEntry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.trace.entries()
+	return q.ring.entries()
 }
 
 // WriteTrace writes the recorded requests to w, oldest first, one line each in
@@ -77,7 +224,7 @@ func (q *Queue) Trace() []TraceEntry {
 //	sda 7 D W 2048 + 1024 [bios 128, segs 128] 2066.0 us
 //
 // The fields are the queue's name, the sequence number, the action (always D,
-// issued to the driver), R or W, the first sector, "+" and the number of
+// issued to the driver), R, W or F (a flush request), the first sector, "+" and the number of
 // sectors, the bio parts and segments the request carried, and the model's
 // service time in microseconds with one decimal. It returns the first write
 // error. O(entries).
@@ -85,8 +232,11 @@ func (q *Queue) WriteTrace(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, e := range q.Trace() {
 		rw := 'R'
-		if e.Op == OpWrite {
+		switch e.Op {
+		case OpWrite:
 			rw = 'W'
+		case OpFlush:
+			rw = 'F'
 		}
 		fmt.Fprintf(bw, "%s %d D %c %d + %d [bios %d, segs %d] %.1f us\n",
 			q.name, e.Seq, rw, e.Sector, e.Sectors, e.Bios, e.Segments, e.ServiceNS/1e3)

@@ -30,7 +30,10 @@ import (
 // completes exactly once, after every member bio it needed completed, with nil
 // or an error: raid0 passes the first member error on; raid10 and raid6 mark a
 // failing member faulty and complete from the other copy or from parity, and
-// fail only when the redundancy is gone (ErrLastCopy, ErrDataLost). A bio that is empty, unaligned to the logical
+// fail only when the redundancy is gone (ErrLastCopy, ErrDataLost). A flush
+// (blk.Bio.IsFlush) completes at once: md_flush_request, which flushes every
+// member, is not modelled, and the flags of data bios are not passed to the
+// member bios. A bio that is empty, unaligned to the logical
 // block size, reaches past the end or has an operation other than read and
 // write completes with blk.CheckBio's error (blk.ErrMisaligned,
 // blk.ErrBeyondEnd, blk.ErrNotSupported), and one mixing data and
@@ -78,6 +81,10 @@ func (a *Array) SubmitPlugged(p *blk.Plug, b *blk.Bio) { a.submit(p, b) }
 func (a *Array) submit(p *blk.Plug, b *blk.Bio) {
 	if err := blk.CheckBio(a, b); err != nil {
 		b.Complete(err)
+		return
+	}
+	if b.IsFlush() {
+		b.Complete(nil) // md_flush_request's flush of the members is not modelled
 		return
 	}
 	data, err := payloadMode(b)

@@ -282,3 +282,34 @@ func TestStripeWaits(t *testing.T) {
 		})
 	}
 }
+
+// An empty preflush bio completes at once on every level, sends nothing to
+// the members and is not counted.
+func TestFlushCompletesAtOnce(t *testing.T) {
+	for _, level := range []Level{Raid0, Raid10Near2, Raid10Far2, Raid6} {
+		t.Run(level.String(), func(t *testing.T) {
+			a, queues, _ := newQueueArray(t, level, 4, 1<<20, 64<<10, 0)
+			for _, plugged := range []bool{false, true} {
+				var p blk.Plug
+				if plugged {
+					p.Start()
+				}
+				var b blk.Bio
+				b.Reset(blk.OpWrite, 0)
+				b.Flags = blk.FlagPreflush | blk.FlagSync
+				done := 0
+				b.EndIO = func(b *blk.Bio) {
+					done++
+					assert.NoError(t, b.Err)
+				}
+				blk.SubmitBio(&p, a, &b)
+				assert.Equal(t, 1, done, "plugged %v", plugged)
+				if plugged {
+					require.NoError(t, p.Finish())
+				}
+			}
+			assert.Equal(t, memberIO{}, servedBy(queues))
+			assert.Equal(t, Stats{}, a.Stats())
+		})
+	}
+}
