@@ -36,6 +36,8 @@ type CPU struct {
 	raScratch []*Folio
 	// raBatch is the readahead batch of ReadaheadOnDemand (read_pages).
 	raBatch readBatch
+	// flushBio is the empty preflush bio of blkdev_issue_flush, reused.
+	flushBio blk.Bio
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads

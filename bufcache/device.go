@@ -52,6 +52,9 @@ type BlockDevice struct {
 	raPages, ioPages uint64
 	// opens counts and serialises the openers (File).
 	opens openers
+	// ownPlug: the disk is a v6.18 request queue, whose submit_bio plugs a
+	// bio submitted outside a plug (submitBio).
+	ownPlug bool
 }
 
 // mappingSetError models mapping_set_error(mapping, -EIO) for a writeback
@@ -111,6 +114,7 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 		d.mapping.large, d.mapping.maxOrder = true, maxPagecacheOrder(m.pageShift)
 	}
 	d.raPages, d.ioPages = raLimits(disk, opts.ReadAheadKB, m.cfg.PageSize)
+	d.ownPlug = queueVersion618(disk)
 	d.ra.init()
 	d.setInitBlocksize()
 	m.mu.Lock()

@@ -21,7 +21,7 @@ type bhBio struct {
 // plug (which dispatches at once when no plug is started). A block that
 // straddles the end of the device is trimmed there, and a read's tail zeroed
 // (guard_bio_eod).
-func submitBH(cpu *CPU, op blk.Op, flags reqFlags, bh *BufferHead) {
+func submitBH(cpu *CPU, op blk.Op, flags blk.BioFlags, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
 	}
@@ -36,7 +36,7 @@ func submitBH(cpu *CPU, op blk.Op, flags reqFlags, bh *BufferHead) {
 	bb.bh, bb.cpu = bh, cpu
 	start := bh.blocknr * uint64(bh.size)
 	bb.bio.Reset(op, start>>blk.SectorShift)
-	setReqFlags(&bb.bio, flags)
+	bb.bio.Flags = flags
 	n, data := bh.size, bh.Data()
 	if end := start + uint64(n); end > d.size { // guard_bio_eod: trim at the device's end
 		n = uint32(d.size - start)
@@ -51,7 +51,7 @@ func submitBH(cpu *CPU, op blk.Op, flags reqFlags, bh *BufferHead) {
 	bb.bio.EndIO = endBioBH
 	bb.bio.Private = bb
 	cpu.count(EvBioSubmit)
-	blk.SubmitBio(&cpu.plug, d.disk, &bb.bio)
+	d.submitBio(cpu, &bb.bio)
 }
 
 // endBioBH models end_bio_bh_io_sync: hand the bio's status to the buffer's

@@ -133,7 +133,7 @@ func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
 func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	head := f.private
 	if head == nil {
-		d.submitReadahead(cpu, []*Folio{f}, false)
+		d.submitReadahead(cpu, []*Folio{f}, false, 0)
 		f.lockFolio(cpu) // the completion unlocked it
 		return
 	}
@@ -192,7 +192,7 @@ func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
 			f = nil
 		}
 		if f == nil || len(run) == bioMaxPages { // cached, or the bio is full
-			run = d.submitReadahead(cpu, run, true)
+			run = d.submitReadahead(cpu, run, true, blk.FlagRahead)
 		}
 		if f != nil {
 			run = append(run, f)
@@ -201,7 +201,7 @@ func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
 			break
 		}
 	}
-	cpu.raScratch = d.submitReadahead(cpu, run, true)
+	cpu.raScratch = d.submitReadahead(cpu, run, true, blk.FlagRahead)
 	_ = cpu.plug.Finish()
 }
 
@@ -235,8 +235,10 @@ var raPool = sync.Pool{New: func() any { return new(raBio) }}
 // (do_mpage_readpage for each, mpage_bio_submit), one segment per folio
 // (bio_add_folio): each folio's tail past the end of the device is zeroed and
 // not read. With dropRef the caller's folio references are dropped once the
-// folios are in the bio (readahead_folio). It returns run emptied.
-func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*Folio {
+// folios are in the bio (readahead_folio). flags are the bio's: REQ_RAHEAD
+// for readahead, none for a folio read alone (mpage_read_folio). It returns
+// run emptied.
+func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool, flags blk.BioFlags) []*Folio {
 	if len(run) == 0 {
 		return run
 	}
@@ -244,9 +246,7 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*F
 	rb := raPool.Get().(*raBio)
 	rb.cpu = cpu
 	rb.bio.Reset(blk.OpRead, run[0].index*ps>>blk.SectorShift)
-	if d.m.cfg.Readahead == ReadaheadOnDemand {
-		setReqFlags(&rb.bio, reqRahead)
-	}
+	rb.bio.Flags = flags
 	for _, f := range run {
 		cpu.count(EvReadaheadPage)
 		n := min(ps<<f.order, d.size-f.index*ps)
@@ -266,7 +266,7 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*F
 	rb.bio.EndIO = endReadahead
 	rb.bio.Private = rb
 	cpu.count(EvBioSubmit)
-	blk.SubmitBio(&cpu.plug, d.disk, &rb.bio)
+	d.submitBio(cpu, &rb.bio)
 	clear(run)
 	return run[:0]
 }

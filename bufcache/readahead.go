@@ -382,7 +382,7 @@ func (b *readBatch) send(d *BlockDevice) {
 		b.cpu.plug.Start()
 		b.plugged = true
 	}
-	b.run = d.submitReadahead(b.cpu, b.run, true)
+	b.run = d.submitReadahead(b.cpu, b.run, true, blk.FlagRahead)
 }
 
 // submit models read_pages: what is gathered is read (blk_start_plug,

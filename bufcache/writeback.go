@@ -112,10 +112,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 			async = append(async, bh)
 		}
 	}
-	var flags reqFlags
-	if mode == wbSyncAll {
-		flags = reqSync // wbc_to_write_flags
-	}
+	flags := writebackFlags(mode)
 	for _, bh := range async {
 		submitBH(cpu, blk.OpWrite, flags, bh)
 	}
