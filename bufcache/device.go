@@ -287,15 +287,34 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 // b_bdev, unlock),
 // then try to free the ring. The folio is locked.
 func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
+	d.invalidateRange(cpu, f, 0, d.FolioSize(f))
+}
+
+// invalidateRange models block_invalidate_folio(folio, from, to − from) for a
+// locked folio: discard the buffers that lie wholly in [from, to) of the
+// folio, stopping at the first one that ends past to; only when the whole
+// folio is invalidated is the ring then freed (filemap_release_folio; busy
+// buffers stay with the folio).
+func (d *BlockDevice) invalidateRange(cpu *CPU, f *Folio, from, to uint64) {
 	head := f.private
 	if head == nil {
 		return
 	}
+	off := uint64(0)
 	for bh := range head.ring(cpu) {
-		LockBuffer(cpu, bh)
-		bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
-		bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
-		UnlockBuffer(cpu, bh)
+		next := off + uint64(bh.size)
+		if next > to {
+			return
+		}
+		if from <= off {
+			LockBuffer(cpu, bh)
+			bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+			bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
+			UnlockBuffer(cpu, bh)
+		}
+		off = next
 	}
-	_ = d.tryToFreeBuffers(cpu, f) // busy buffers stay with the orphaned folio
+	if from == 0 && to == d.FolioSize(f) {
+		_ = d.tryToFreeBuffers(cpu, f) // busy buffers stay with the orphaned folio
+	}
 }

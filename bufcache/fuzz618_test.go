@@ -14,11 +14,15 @@ const fuzz618DevSize = 512 << 10
 
 // fuzzOp618 decodes one FuzzOps618 operation: FuzzOps' operations on the
 // larger device, with set_blocksize choosing every size from 512 to 64 KiB,
-// and some lookups through __find_get_block_nonatomic and the slow path.
+// some lookups through __find_get_block_nonatomic and the slow path, and
+// some BLKZEROOUT truncations (splitting large folios).
 func fuzzOp618(op, a, b byte, bsize uint32) rigOp {
 	o := fuzzOpOn(fuzz618DevSize, 8, op, a, b, bsize)
-	if o.kind == opGetblk && op/13%4 == 3 { // a lookup instead of a getblk
+	switch {
+	case o.kind == opGetblk && op/13%4 == 3: // a lookup instead of a getblk
 		o.kind = []opKind{opFind, opFindSlow, opFindNonatomic}[b%3]
+	case o.kind == opInvalidate && op/13%2 == 1: // a BLKZEROOUT instead
+		o = rigOp{kind: opZeroout, pos: (uint64(a)<<8 | uint64(b)) * 29 % fuzz618DevSize, n: uint64(b) * 301}
 	}
 	return o
 }
@@ -66,6 +70,6 @@ func TestFuzzOps618ReachesEveryOperation(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, seen, 15, "every operation but iov_iter")
+	assert.Len(t, seen, 16, "every operation but iov_iter")
 	assert.Len(t, sizes, 8, "512 to 64 KiB")
 }

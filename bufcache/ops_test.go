@@ -36,13 +36,14 @@ const (
 	opWrite                       // write(2)
 	opRead                        // read(2)
 	opIter                        // an iov_iter over a user buffer, and the read-only flag
+	opZeroout                     // BLKZEROOUT: truncate_bdev_range of [pos, pos+n), then zeroes on disk
 )
 
 // opKindNames names the operations in failure messages.
 var opKindNames = enum.New[opKind]("op", "getblk", "bread", "find_get_block", "find_get_block_slow",
 	"find_get_block_nonatomic", "modify",
 	"redirty", "sync_dirty_buffer", "brelse", "try_to_free", "set_blocksize", "sync", "invalidate", "write",
-	"read", "iov_iter")
+	"read", "iov_iter", "zeroout")
 
 // String returns the operation's name, e.g. "getblk".
 func (k opKind) String() string { return opKindNames.String(k) }
@@ -233,8 +234,51 @@ func (r *opRig) do(o rigOp, where string) bool {
 			d.SetReadOnly(!d.ReadOnly())
 		}
 		return ok
+	case opZeroout:
+		return r.zeroout(o, c)
 	}
 	panic(fmt.Sprintf("opRig: unknown %v", o.kind))
+}
+
+// zeroout models BLKZEROOUT on [o.pos, o.pos+o.n) rounded to the logical
+// block size: the held buffers are released (nobody may hold buffers a
+// truncation discards), the device is synced, its page cache truncated over
+// the range (TruncateRange), and the range zeroed on the disk and in the
+// oracle, as the ioctl then writes zeroes to the device. A read of the range
+// must then return zeroes, and no folio may be left wholly inside it.
+func (r *opRig) zeroout(o rigOp, c opCtx) bool {
+	t, d := r.t, r.d
+	r.releaseAll()
+	lbs := uint64(d.LogicalBlockSize())
+	start := o.pos / lbs * lbs
+	end := min((o.pos+o.n+lbs-1)/lbs*lbs, d.Size())
+	if !assert.NoError(t, d.SyncBlockdev(r.cpu), c) {
+		return false
+	}
+	err := d.TruncateRange(r.cpu, start, end)
+	if start >= end {
+		return assert.ErrorIs(t, err, ErrInvalid, c)
+	}
+	if !assert.NoError(t, err, c) {
+		return false
+	}
+	for index := start / 4096; index*4096 < end; index++ {
+		if f, _ := d.mapping.index.Load(index); f != nil {
+			fpos := f.index * 4096
+			if !assert.False(t, fpos >= start && fpos+d.FolioSize(f) <= end, "%v: folio at %d left inside the range", c, f.index) {
+				return false
+			}
+		}
+	}
+	if r.disk != nil && r.want != nil {
+		b := &blk.Bio{}
+		b.Reset(blk.OpWrite, start>>blk.SectorShift)
+		b.AddVec(make([]byte, end-start), uint32(end-start))
+		b.EndIO = func(b *blk.Bio) { assert.NoError(t, b.Err, c) }
+		r.disk.Submit(b)
+		clear(r.want[start:end])
+	}
+	return true
 }
 
 // modify changes bytes of a held buffer of this rig's, under the buffer
