@@ -112,7 +112,10 @@ func (g Geometry) BlocksPerFolio(order uint8) uint64 {
 // (v6.15+). For those it wraps for block numbers whose byte offset does not
 // fit in 64 bits, as the kernel's shift does (see BlockInRange).
 func (g Geometry) PageIndex(block uint64) uint64 {
-	return block >> g.blocksPerPageShift() << g.pagesPerBlockShift()
+	if g.BlkBits <= g.PageShift {
+		return block >> (g.PageShift - g.BlkBits)
+	}
+	return block << (g.BlkBits - g.PageShift)
 }
 
 // FirstBlock returns the number of the first block of page index, index <<
@@ -122,7 +125,10 @@ func (g Geometry) PageIndex(block uint64) uint64 {
 // indices whose first block does not fit in 64 bits; such pages cannot exist
 // (see BlockInRange).
 func (g Geometry) FirstBlock(index uint64) uint64 {
-	return index << g.blocksPerPageShift() >> g.pagesPerBlockShift()
+	if g.BlkBits <= g.PageShift {
+		return index << (g.PageShift - g.BlkBits)
+	}
+	return index >> (g.BlkBits - g.PageShift)
 }
 
 // BlockInPage returns the position k (0-based, from the ring's head) of the

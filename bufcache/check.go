@@ -71,7 +71,7 @@ func (d *BlockDevice) Check() error {
 		}
 		start = last + 1
 	}
-	if n := m.nrpages.Load(); n != pages {
+	if n := m.pages(); n != pages {
 		errs = append(errs, fmt.Errorf("%s: nrpages %d, folios hold %d pages", d.Name(), n, pages))
 	}
 	return errors.Join(errs...)

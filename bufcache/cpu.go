@@ -19,11 +19,7 @@ type CPU struct {
 	m  *Machine
 	ev Counters
 
-	bhFree    freelist.List[BufferHead]
-	folioFree freelist.List[Folio]
-	// largeFree holds freed frames of large folios, one list per order
-	// (index order−1), each bounded to folioCacheMax pages.
-	largeFree [maxFolioOrder]freelist.List[Folio]
+	bhFree freelist.List[BufferHead]
 	// bioFree holds the bios submit_bh built on this CPU once they completed
 	// (the bio slab's per-CPU part).
 	bioFree freelist.List[bhBio]
@@ -38,6 +34,9 @@ type CPU struct {
 	raBatch readBatch
 	// flushBio is the empty preflush bio of blkdev_issue_flush, reused.
 	flushBio blk.Bio
+	// folioFree holds freed frames, one list per folio order, each bounded
+	// to folioCacheMax pages.
+	folioFree [16]freelist.List[Folio] // by order; 16 > maxFolioOrder, a power of two (no bounds check)
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
@@ -97,21 +96,13 @@ func (c *CPU) freeBio(bb *bhBio) {
 // folioCacheMax bounds a CPU's free folio cache, in pages per order.
 const folioCacheMax = 1024
 
-// freeList returns the CPU's free list of frames of the given order.
-func (c *CPU) freeList(order uint8) *freelist.List[Folio] {
-	if order == 0 {
-		return &c.folioFree
-	}
-	return &c.largeFree[order-1]
-}
-
 // allocFolio returns an unused folio of the given order (filemap_alloc_folio),
 // recycled from the CPU's free cache of that order when possible (a frame
 // with its memory when data is wanted), or a new one with new page frame
 // numbers. The order stays the frame's for its whole life.
 func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 	c.count(EvFolioAlloc)
-	l := c.freeList(order)
+	l := &c.folioFree[order&15]
 	f := l.Get()
 	for data && f != nil && f.data == nil { // a metadata-only frame: leave it to the collector
 		f = l.Get()
@@ -121,21 +112,24 @@ func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 		if data {
 			f.data = make([]byte, uint64(c.m.cfg.PageSize)<<order)
 		}
-	} else if !data {
+		return f
+	}
+	f.gen.Add(1) // a new life: the reclaim list's entries for the old one are stale
+	if !data {
 		f.data = nil
 	}
 	return f
 }
 
 // freeFolio models freeing a folio: the folio, whose last reference is gone,
-// is kept for reuse with its frame and memory (addFolio sets its flags anew).
-// A lock-free reader that still holds the pointer cannot take a reference
-// while the count is zero, and re-checks mapping and index after taking one.
+// is kept for reuse with its frame and memory (addFolio sets its flags anew;
+// its ring, if it had one, was freed before, or it would still be
+// referenced). A lock-free reader that still holds the pointer cannot take a
+// reference while the count is zero, and re-checks mapping and index after
+// taking one. (Kept small: put inlines it.)
 func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
-	f.private = nil
-	f.gen.Add(1)
-	if l := c.freeList(f.order); len(*l) < folioCacheMax>>f.order {
+	if l := &c.folioFree[f.order&15]; len(*l) < folioCacheMax>>f.order {
 		l.Put(f)
 	}
 }

@@ -41,8 +41,10 @@ type BlockDevice struct {
 	// wbErr counts write errors (the mapping's AS_EIO); wbErrSeen is the count
 	// the last SyncBlockdev, or the last File's fsync, reported up to.
 	wbErr, wbErrSeen atomic.Uint64
-	// tracer receives the device's page-cache events (SetTracer).
-	tracer tracerSlot
+	// tracer is where the device's page-cache events go: ownTracer
+	// (SetTracer) or the machine's, kept current by both SetTracers.
+	tracer    tracerSlot
+	ownTracer Tracer
 	// ra is the readahead state of reads made without a File (Read), as if
 	// through one file opened with the device; raMu guards it.
 	ra   raState
@@ -63,7 +65,9 @@ type BlockDevice struct {
 func (d *BlockDevice) mappingSetError(cpu *CPU) {
 	d.wbErr.Add(1)
 	d.mapping.wbErr.set(uint32(EIO))
-	d.trace(cpu, TraceEvent{Kind: TraceWBErrSet, Err: ErrIO})
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceWBErrSet, Err: ErrIO})
+	}
 }
 
 // Open models the first open of a block device (blkdev_get_whole with
@@ -119,6 +123,7 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	d.setInitBlocksize()
 	m.mu.Lock()
 	m.devices = append(m.devices, d)
+	d.updateTracer()
 	m.mu.Unlock()
 	return d, nil
 }
@@ -180,7 +185,7 @@ func (d *BlockDevice) MetadataOnly() bool { return d.metaOnly }
 
 // NrPages returns the number of pages in the device's page cache
 // (mapping->nrpages): those of every folio, whatever its order.
-func (d *BlockDevice) NrPages() int { return int(d.mapping.nrpages.Load()) }
+func (d *BlockDevice) NrPages() int { return int(d.mapping.pages()) }
 
 // NrFolios returns the number of folios in the device's page cache (one per
 // page index before v6.15).

@@ -212,7 +212,9 @@ func (f *File) checkAndAdvanceWBErr(cpu *CPU) error {
 		if errno != 0 {
 			err = fmt.Errorf("%w: writeback of %s failed (%v)", ErrIO, d.Name(), Errno(errno))
 		}
-		d.trace(cpu, TraceEvent{Kind: TraceWBErrReport, Err: err})
+		if t := d.tracing(); t != nil {
+			d.emit(t, cpu, TraceEvent{Kind: TraceWBErrReport, Err: err})
+		}
 	}
 	d.wbErrSeen.Store(d.wbErr.Load()) // clear_bit(AS_EIO)
 	return err

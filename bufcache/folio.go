@@ -53,15 +53,19 @@ func (f FolioFlag) String() string { return folioFlagNames.String(f) }
 // attached buffer ring holds one (attach_page_private), and every lookup that
 // returns the folio takes one that the caller drops.
 type Folio struct {
-	index   uint64
+	index uint64
+	// order is folio_order: the folio spans 1 << order pages; fixed for the
+	// frame's life but by a split, which changes it with the count frozen.
+	// (Beside index, with the fields a lookup reads, in the object's first
+	// cache line.)
+	order   uint8
 	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
 	flags   atomicbits.Bits[FolioFlag]
 	ref     atomic.Int32
 	private *BufferHead
 	data    []byte
 	pfn     uint64        // simulated page frame number of the first page: physical contiguity for bio segments
-	gen     atomic.Uint64 // incremented each time the frame is freed (reclaim list entries)
-	order   uint8         // folio_order: the folio spans 1 << order pages; fixed for the frame's life
+	gen     atomic.Uint64 // incremented each time the frame is reused (reclaim list entries)
 }
 
 // Index returns the folio's page index in its mapping: that of its first
@@ -74,8 +78,11 @@ func (f *Folio) Order() uint8 { return f.order }
 // NrPages returns folio_nr_pages, 1 << Order.
 func (f *Folio) NrPages() uint64 { return 1 << f.order }
 
-// covers reports whether the folio spans page index.
-func (f *Folio) covers(index uint64) bool { return index-f.index < 1<<f.order }
+// covers reports whether the folio spans page index (the first test is the
+// order-0 lookup's, all the threads' kernels make).
+func (f *Folio) covers(index uint64) bool {
+	return f.index == index || index-f.index < 1<<f.order
+}
 
 // Flags returns the folio's flags.
 func (f *Folio) Flags() FolioFlag { return f.flags.Load() }

@@ -126,7 +126,7 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	d := bh.bdev.Load()
 	if d != nil {
 		if t := d.tracing(); t != nil {
-			t.Trace(TraceEvent{Kind: TraceBufferDirty, Dev: d, CPU: cpu.id, Index: bh.blocknr, Pages: uint64(bh.size)})
+			d.emit(t, cpu, TraceEvent{Kind: TraceBufferDirty, Index: bh.blocknr, Pages: uint64(bh.size)})
 		}
 	}
 	if bh.state.TestAndSet(BHDirty) {

@@ -33,10 +33,14 @@ func (d *BlockDevice) FindGetBlockSlowNonatomic(cpu *CPU, block uint64) *BufferH
 // findGetBlockSlow is __find_get_block_slow with its v6.16 atomic argument.
 func (d *BlockDevice) findGetBlockSlow(cpu *CPU, block uint64, atomic bool) *BufferHead {
 	m := &d.mapping
-	f := m.getFolio(cpu, d.Geometry().PageIndex(block), fgpAccessed)
+	// __filemap_get_folio(FGP_ACCESSED): the lock-free lookup and
+	// folio_mark_accessed, without getFolio's creating and locking branches
+	// (the hot path of every LRU miss).
+	f := m.lookup(cpu, d.Geometry().PageIndex(block))
 	if f == nil {
 		return nil
 	}
+	f.markAccessed(cpu)
 	var found *BufferHead
 	allMapped := true
 	if atomic {

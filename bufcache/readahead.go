@@ -154,7 +154,9 @@ func nextRASize(cur, maxPages uint64) uint64 {
 // index tell a stream (a window of that many more, its last page the mark)
 // from a small random read, which reads only its own pages.
 func (d *BlockDevice) syncReadahead(cpu *CPU, ra *raState, index, req uint64) {
-	d.trace(cpu, TraceEvent{Kind: TraceRASync, Index: index, Pages: req})
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceRASync, Index: index, Pages: req})
+	}
 	maxPages := d.raMaxPages(req)
 	prevIndex := uint64(ra.prevPos) >> d.m.pageShift // −1 gives a huge index, as the kernel's cast
 	if index == 0 || req > maxPages || index-prevIndex <= 1 {
@@ -191,7 +193,9 @@ func (d *BlockDevice) asyncReadahead(cpu *CPU, ra *raState, f *Folio, req uint64
 		return
 	}
 	index := f.index
-	d.trace(cpu, TraceEvent{Kind: TraceRAAsync, Index: index, Pages: req})
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceRAAsync, Index: index, Pages: req})
+	}
 	f.flags.Clear(FolioReadahead)
 	maxPages := d.raMaxPages(req)
 	expected := (ra.start + ra.size - ra.asyncSize) &^ (f.NrPages() - 1)
@@ -259,7 +263,9 @@ func (d *BlockDevice) nextMiss(index, maxScan uint64) uint64 {
 // rest is left to do_page_cache_ra, order-0 (the minimum) folios skipping the
 // cached ones; without large folio support the whole window is.
 func (d *BlockDevice) raOrder(cpu *CPU, ra *raState, start uint64) {
-	d.trace(cpu, TraceEvent{Kind: TraceRAOrder, Index: start, Order: ra.order, Pages: ra.size})
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceRAOrder, Index: start, Order: ra.order, Pages: ra.size})
+	}
 	m := &d.mapping
 	index := start
 	failed := true
@@ -318,7 +324,9 @@ func (d *BlockDevice) doPageCacheRA(cpu *CPU, index, nr, lookahead uint64) {
 // one lookahead pages before the end marked PG_readahead, skipping (and
 // ending the batch at) each index already cached.
 func (d *BlockDevice) raUnbounded(cpu *CPU, index, nr, lookahead uint64) {
-	d.trace(cpu, TraceEvent{Kind: TraceRAUnbounded, Index: index, Pages: nr})
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceRAUnbounded, Index: index, Pages: nr})
+	}
 	m := &d.mapping
 	m.invalidateLock.RLock()
 	defer m.invalidateLock.RUnlock()

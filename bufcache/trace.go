@@ -124,27 +124,46 @@ func (s *tracerSlot) get() Tracer {
 // SetTracer makes t receive the page-cache events of every device of m that
 // has no tracer of its own (nil: none). Safe while CPUs run; events already
 // under way may still reach the previous tracer.
-func (m *Machine) SetTracer(t Tracer) { m.tracer.set(t) }
+func (m *Machine) SetTracer(t Tracer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tracer.set(t)
+	for _, d := range m.devices {
+		d.updateTracer()
+	}
+}
 
 // SetTracer makes t receive the page-cache events of d, in place of the
 // machine's tracer (nil: the machine's again).
-func (d *BlockDevice) SetTracer(t Tracer) { d.tracer.set(t) }
-
-// tracing returns d's tracer, or the machine's, or nil: two atomic loads,
-// inlined where an event may be traced, so that an untraced device builds no
-// event.
-func (d *BlockDevice) tracing() Tracer {
-	if t := d.tracer.get(); t != nil {
-		return t
-	}
-	return d.m.tracer.get()
+func (d *BlockDevice) SetTracer(t Tracer) {
+	d.m.mu.Lock()
+	defer d.m.mu.Unlock()
+	d.ownTracer = t
+	d.updateTracer()
 }
 
-// trace sends ev, completed with the device and CPU, to d's tracer or the
-// machine's, if either is set.
-func (d *BlockDevice) trace(cpu *CPU, ev TraceEvent) {
-	if t := d.tracing(); t != nil {
-		ev.Dev, ev.CPU = d, cpu.id
-		t.Trace(ev)
+// updateTracer installs the tracer d's events go to: its own, or the
+// machine's. The caller holds the machine's mu.
+func (d *BlockDevice) updateTracer() {
+	if d.ownTracer != nil {
+		d.tracer.set(d.ownTracer)
+		return
 	}
+	d.tracer.set(d.m.tracer.get())
+}
+
+// tracing returns the tracer of d's events (its own or the machine's) or
+// nil: one atomic load, inlined where an event may be traced, so that an
+// untraced device builds no event.
+func (d *BlockDevice) tracing() Tracer { return d.tracer.get() }
+
+// emit sends ev, completed with the device and CPU, to t (d's tracing()).
+// Callers test tracing() first, so an untraced event is not even built:
+//
+//	if t := d.tracing(); t != nil {
+//		d.emit(t, cpu, TraceEvent{...})
+//	}
+func (d *BlockDevice) emit(t Tracer, cpu *CPU, ev TraceEvent) {
+	ev.Dev, ev.CPU = d, cpu.id
+	t.Trace(ev)
 }

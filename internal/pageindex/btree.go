@@ -24,18 +24,43 @@ type BTree[T any] struct {
 	marks  [NumMarks]*btree.BTreeG[uint64]
 	degree int
 	height int // btreeHeightBound(items.Len(), degree), kept current by writers
+	multi  int // entries of order > 0: while 0, a lookup needs only the exact key
+	// orders holds the order of each entry of order > 0, by first index
+	// (kept beside the tree, so that its entries stay two words).
+	orders map[uint64]uint8
 }
 
-// btreeEntry is one stored item, the first page index it covers (the
-// tree's key) and its order: it covers 1 << order indices.
+// btreeEntry is one stored item and the first page index it covers, the
+// tree's key (its order is in BTree.orders).
 type btreeEntry[T any] struct {
 	index uint64
 	item  *T
-	order uint8
 }
 
-// last returns the last index e covers.
-func (e btreeEntry[T]) last() uint64 { return e.index + (uint64(1)<<e.order - 1) }
+// orderOf returns the order of the entry whose first index is index. Caller
+// holds t.mu.
+func (t *BTree[T]) orderOf(index uint64) uint8 {
+	if t.multi == 0 {
+		return 0
+	}
+	return t.orders[index]
+}
+
+// setOrder records the order of the entry at index (none for order 0).
+// Caller holds t.mu for writing.
+func (t *BTree[T]) setOrder(index uint64, order uint8) {
+	if order == 0 {
+		delete(t.orders, index)
+		return
+	}
+	if t.orders == nil {
+		t.orders = map[uint64]uint8{}
+	}
+	t.orders[index] = order
+}
+
+// last returns the last index e covers. Caller holds t.mu.
+func (t *BTree[T]) last(e btreeEntry[T]) uint64 { return e.index + (uint64(1)<<t.orderOf(e.index) - 1) }
 
 // covering returns the entry covering index, if any: the entry with the
 // greatest key at or below index, if it reaches index. Caller holds t.mu.
@@ -44,7 +69,7 @@ func (t *BTree[T]) covering(index uint64) (btreeEntry[T], bool) {
 	var found btreeEntry[T]
 	ok := false
 	t.items.DescendLessOrEqual(btreeEntry[T]{index: index}, func(e btreeEntry[T]) bool {
-		found, ok = e, e.last() >= index
+		found, ok = e, t.last(e) >= index
 		return false
 	})
 	return found, ok
@@ -88,6 +113,9 @@ func (t *BTree[T]) Kind() Kind { return KindBTree }
 func (t *BTree[T]) Load(index uint64) (*T, int) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if e, ok := t.items.Get(btreeEntry[T]{index: index}); ok || t.multi == 0 {
+		return e.item, t.height
+	}
 	e, ok := t.covering(index)
 	if !ok {
 		return nil, t.height
@@ -107,19 +135,28 @@ func (t *BTree[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 	if item == nil || order >= 64 || index&(uint64(1)<<order-1) != 0 {
 		return false
 	}
-	key := btreeEntry[T]{index: index, item: item, order: order}
+	key := btreeEntry[T]{index: index, item: item}
+	last := index + (uint64(1)<<order - 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	overlap := false
-	t.items.DescendLessOrEqual(btreeEntry[T]{index: key.last()}, func(e btreeEntry[T]) bool {
-		overlap = e.last() >= index // the last entry starting in or before the range reaches into it
-		return false
-	})
+	if order == 0 && t.multi == 0 {
+		overlap = t.items.Has(key)
+	} else {
+		t.items.DescendLessOrEqual(btreeEntry[T]{index: last}, func(e btreeEntry[T]) bool {
+			overlap = t.last(e) >= index // the last entry starting in or before the range reaches into it
+			return false
+		})
+	}
 	if overlap {
 		return false
 	}
 	t.items.ReplaceOrInsert(key)
 	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	if order > 0 {
+		t.multi++
+		t.setOrder(index, order)
+	}
 	return true
 }
 
@@ -137,6 +174,10 @@ func (t *BTree[T]) Delete(index uint64, item *T) bool {
 		set.Delete(index)
 	}
 	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	if t.orderOf(index) > 0 {
+		t.setOrder(index, 0)
+		t.multi--
+	}
 	return true
 }
 
@@ -207,7 +248,7 @@ func (t *BTree[T]) Split(index uint64, item *T, order, newOrder uint8, part func
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.entry(index, item)
-	if !ok || e.order != order {
+	if !ok || t.orderOf(e.index) != order {
 		return false
 	}
 	var marks []bool
@@ -221,7 +262,8 @@ func (t *BTree[T]) Split(index uint64, item *T, order, newOrder uint8, part func
 			panic("pageindex: Split with a nil part")
 		}
 		at := index + k*step
-		t.items.ReplaceOrInsert(btreeEntry[T]{index: at, item: p, order: newOrder})
+		t.items.ReplaceOrInsert(btreeEntry[T]{index: at, item: p})
+		t.setOrder(at, newOrder)
 		for m, set := range t.marks {
 			if marks[m] {
 				set.ReplaceOrInsert(at)
@@ -229,6 +271,10 @@ func (t *BTree[T]) Split(index uint64, item *T, order, newOrder uint8, part func
 		}
 	}
 	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	t.multi--
+	if newOrder > 0 {
+		t.multi += 1 << (order - newOrder)
+	}
 	return true
 }
 
@@ -247,8 +293,10 @@ func (t *BTree[T]) Marked(index uint64, m Mark) bool {
 func (t *BTree[T]) Next(start uint64) (index uint64, item *T, ok bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if e, covered := t.covering(start); covered {
-		return start, e.item, true
+	if t.multi > 0 {
+		if e, covered := t.covering(start); covered {
+			return start, e.item, true
+		}
 	}
 	t.items.AscendGreaterOrEqual(btreeEntry[T]{index: start}, func(e btreeEntry[T]) bool {
 		index, item, ok = e.index, e.item, true

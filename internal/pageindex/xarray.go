@@ -24,7 +24,8 @@ type XArray[T any] struct {
 	// loneMarks holds the marks of the lone item in the head, bit m for mark
 	// m (the kernel keeps them in xa_flags).
 	loneMarks uint8
-	count     int           // items stored
+	count     int           // entries stored
+	multi     int           // of those, multi-index entries (order > 0)
 	nodes     int           // nodes allocated and linked into the tree
 	marked    [NumMarks]int // items carrying each mark
 }
@@ -151,6 +152,9 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 		x.head.Store(newTreeHead(root, height))
 	}
 	x.count++
+	if order > 0 {
+		x.multi++
+	}
 	return true
 }
 
@@ -231,16 +235,24 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 		x.head.Store(nil)
 		return true
 	}
-	x.clearEntry(leaf, index, item)
+	if x.multi == 0 { // an order-0 entry: one slot
+		leaf.items[off].Store(nil)
+		x.prune(leaf, 1<<off)
+		return true
+	}
+	if x.clearEntry(leaf, index, item) > 1 {
+		x.multi--
+	}
 	return true
 }
 
 // first reports whether the slot at (leaf, off), index index, holding item,
 // is the first slot of item's entry: index 0, or a previous slot holding
-// something else. Caller holds x.mu. O(1), or O(height) at a leaf's slot 0.
+// something else; always when the array holds no multi-index entry. Caller
+// holds x.mu. O(1), or O(height) at a leaf's slot 0.
 func (x *XArray[T]) first(leaf *xaNode[T], off, index uint64, item *T) bool {
 	switch {
-	case leaf == nil || index == 0:
+	case x.multi == 0 || leaf == nil || index == 0:
 		return true
 	case off > 0:
 		return leaf.items[off-1].Load() != item
@@ -250,22 +262,25 @@ func (x *XArray[T]) first(leaf *xaNode[T], off, index uint64, item *T) bool {
 }
 
 // clearEntry empties every slot of item's entry from index, whose leaf is
-// leaf, leaf by leaf, pruning each leaf it leaves empty. Caller holds x.mu.
-func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) {
+// leaf, leaf by leaf, pruning each leaf it leaves empty, and returns the
+// slots it emptied. Caller holds x.mu.
+func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
+	n := 0
 	for {
 		off := index & chunkMask
 		var cleared uint64
 		for ; off < chunkSize && leaf.items[off].Load() == item; off++ {
 			leaf.items[off].Store(nil)
 			cleared |= 1 << off
+			n++
 		}
 		x.prune(leaf, cleared)
 		if off < chunkSize || index|chunkMask == ^uint64(0) {
-			return
+			return n
 		}
 		index = index | chunkMask + 1
 		if _, _, leaf, _ = x.locate(index); leaf == nil || leaf.items[0].Load() != item {
-			return
+			return n
 		}
 	}
 }
@@ -330,6 +345,11 @@ func (x *XArray[T]) Split(index uint64, item *T, order, newOrder uint8, part fun
 		}
 	}
 	x.count += int(size>>newOrder) - 1
+	if newOrder > 0 {
+		x.multi += int(size>>newOrder) - 1
+	} else {
+		x.multi--
+	}
 	return true
 }
 
