@@ -20,11 +20,33 @@
 // (PAGE_SIZE >> i_blkbits) of the ring.
 //
 // A block size must be a power of two, at least 512 bytes (one sector), at
-// most PAGE_SIZE (up to v6.14) and at least the device's logical block size,
-// the smallest unit the device can address ([ValidateBlocksize] models the
-// checks of set_blocksize, which a filesystem calls through sb_set_blocksize
-// at mount time to match its own block size). When nothing has called set_blocksize, the block size is
-// whatever set_init_blocksize chose at the first open ([Policy]).
+// most PAGE_SIZE (up to v6.14; 64 KiB from v6.15) and at least the device's
+// logical block size, the smallest unit the device can address
+// ([ValidateBlocksize] models the checks of set_blocksize, which a
+// filesystem calls through sb_set_blocksize at mount time to match its own
+// block size, and BLKBSZSET from user space; [Rules] selects the version).
+// When nothing has called set_blocksize, the block size is whatever
+// set_init_blocksize chose at the first open ([Policy]).
+//
+// # Blocks larger than a page (v6.15+)
+//
+// Linux 6.15 lets a block device's block size exceed PAGE_SIZE: Luis
+// Chamberlain's series ("block: enable large block sizes", built on the
+// page cache's minimum folio order of 6.12) makes set_blocksize call
+// bdev_validate_blocksize — blk_validate_block_size (a power of two from 512
+// to BLK_MAX_BLOCK_SIZE, 64 KiB, [MaxBlockSize]) and the logical block size —
+// and, on a change, sync the device, truncate its page cache, set i_blkbits
+// and the mapping's minimum folio order, get_order(size) ([MinFolioOrder]:
+// 1 for 8 KiB on 4 KiB pages, 4 for 64 KiB), and truncate again.
+// set_init_blocksize sets the minimum order too, though its doubling loop
+// still stops at PAGE_SIZE, so a first open never gives more than a page.
+// [RulesLarge] is that rule set and [RulesPageSize] the older one; a kernel
+// preset picks one. A block larger than a page lives in one folio of the
+// minimum order, its single buffer_head spanning the folio's pages, and
+// [Geometry] maps such blocks to pages with the kernel's byte arithmetic
+// ((loff_t)block << i_blkbits) / PAGE_SIZE; [Rules.Geometry] builds one. The
+// host's Linux 6.18 accepts 8K, 16K, 32K and 64K through BLKBSZSET and
+// refuses 128K with EINVAL (testdata/kernel/6.18/bszset-*).
 //
 // # Why the block size of the device's page cache matters
 //
@@ -91,8 +113,8 @@
 // # What is and is not modelled
 //
 // Sizes and page sizes are validated ([ValidatePageSize] accepts powers of two
-// from 4 KiB to 64 KiB); the v6.15 large-block-size rules (blocks above
-// PAGE_SIZE backed by large folios) are not modelled. The geometry,
+// from 4 KiB to 64 KiB), under either rule set. The large folios the v6.15
+// rules need are the page cache's (package bufcache). The geometry,
 // validation and policy functions are O(1) and allocate nothing on success,
 // so a simulation can call them on every lookup.
 package blocksize

@@ -17,6 +17,9 @@ var (
 	ErrBelowMinimum = errors.New("blocksize: below 512 bytes")
 	// ErrAbovePageSize: the size exceeds PAGE_SIZE (the limit up to v6.14).
 	ErrAbovePageSize = errors.New("blocksize: above PAGE_SIZE")
+	// ErrAboveMaximum: the size exceeds MaxBlockSize, BLK_MAX_BLOCK_SIZE (the
+	// limit from v6.15, RulesLarge).
+	ErrAboveMaximum = errors.New("blocksize: above BLK_MAX_BLOCK_SIZE")
 	// ErrBelowLogical: the block size is smaller than the device's logical
 	// block size.
 	ErrBelowLogical = errors.New("blocksize: below the logical block size")
@@ -27,6 +30,9 @@ var (
 	// It is returned wrapped (with the offending value and, from ParsePolicy,
 	// the valid names), not as a *SizeError.
 	ErrUnknownPolicy = errors.New("blocksize: unknown policy")
+	// ErrUnknownRules: a Rules value or name that is not one of the
+	// constants, returned wrapped like ErrUnknownPolicy.
+	ErrUnknownRules = errors.New("blocksize: unknown set_blocksize rules")
 )
 
 // SizeError says which value failed which check. Op names the kernel

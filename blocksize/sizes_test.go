@@ -15,6 +15,7 @@ var sizeSentinels = []error{
 	blocksize.ErrNotPowerOfTwo,
 	blocksize.ErrBelowMinimum,
 	blocksize.ErrAbovePageSize,
+	blocksize.ErrAboveMaximum,
 	blocksize.ErrBelowLogical,
 	blocksize.ErrBadPageSize,
 }

@@ -3,20 +3,22 @@ package bufcache
 import "github.com/bhsim/bhsim/blocksize"
 
 // allocPageBuffers models alloc_page_buffers / folio_alloc_buffers: one buffer
-// head per size bytes of the folio, built from the highest offset down so that
-// the result starts at offset 0. Every buffer has b_blocknr NoBlock and count 0.
+// head per size bytes of the folio (folio_size/size of them, for a folio of
+// any order), built from the highest offset down so that the result starts
+// at offset 0. Every buffer has b_blocknr NoBlock and count 0.
 //
 // With AllocLinear (mainline) the result is a NULL-terminated list and state is
 // ignored: the caller closes the ring and sets the state in later passes. With
 // AllocCircular (Sean Fu, 2017) the ring is closed here and every buffer gets
 // state as it is built.
 //
-// size must be a power of two in [512, PAGE_SIZE] (callers validate). Cost:
-// PAGE_SIZE/size allocations and links, plus one closing link when circular.
+// size must be a power of two from 512 up to the folio's size (callers
+// validate). Cost: folio_size/size allocations and links, plus one closing
+// link when circular.
 func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead {
 	circular := c.m.cfg.Alloc == AllocCircular
 	var head, tail *BufferHead
-	for off := int64(c.m.cfg.PageSize) - int64(size); off >= 0; off -= int64(size) {
+	for off := int64(c.m.cfg.PageSize)<<f.order - int64(size); off >= 0; off -= int64(size) {
 		bh := c.allocBH()
 		bh.thisPage = head
 		c.count(EvRingLink)
@@ -80,14 +82,15 @@ func (c *CPU) linkDevBuffers(f *Folio, head *BufferHead) {
 
 // initPageBuffers models init_page_buffers (folio_init_buffers from 6.7): give
 // every unmapped buffer of the ring, in ring order, the device and the block
-// numbers first, first+1, ...; make it Uptodate if the folio is; and map it only
-// if its block lies before the device's end for this size (blkdev_max_block).
-// Buffers already mapped are left alone. It returns that end block. The caller
-// holds the folio lock (and private_lock when the ring is new).
-func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, first uint64, size uint32) uint64 {
+// numbers from the folio's first, folio_pos / size; make it Uptodate if the
+// folio is; and map it only if its block lies before the device's end for
+// this size (blkdev_max_block). Buffers already mapped are left alone. It
+// returns that end block. The caller holds the folio lock (and private_lock
+// when the ring is new).
+func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size uint32) uint64 {
 	end := d.endBlock(size)
 	uptodate := f.Has(FolioUptodate)
-	block := first
+	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
 	for bh := range head.ring(cpu) {
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)

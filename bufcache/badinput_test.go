@@ -199,10 +199,10 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, blocksize.ErrBadPageSize},
 		{"BlockWriteBegin: empty range", false, func(r *badRig) error {
-			return r.d.BlockWriteBegin(r.cpu, r.d.GetWriteFolio(r.cpu, 4096), 4096, 0, nil)
+			return r.d.BlockWriteBegin(r.cpu, r.d.GetWriteFolio(r.cpu, 4096, 0), 4096, 0, nil)
 		}, ErrBadRange},
 		{"BlockWriteBegin: range leaving the folio", false, func(r *badRig) error {
-			return r.d.BlockWriteBegin(r.cpu, r.d.GetWriteFolio(r.cpu, 4096), 8000, 200, nil)
+			return r.d.BlockWriteBegin(r.cpu, r.d.GetWriteFolio(r.cpu, 4096, 200), 8000, 200, nil)
 		}, ErrBadRange},
 	}
 	for _, tt := range tests {

@@ -11,10 +11,14 @@ import (
 // Check verifies the invariants of reference section 10 on every folio in the
 // device's page cache and returns every violation found, joined:
 //   - a folio has PG_private exactly when a ring is attached (1);
-//   - the ring holds PAGE_SIZE/b_size buffers of one size, in ascending offset
-//     order from the head at offset 0, each pointing back at the folio (2);
+//   - a folio's order lies between the mapping's minimum and maximum, its
+//     index is a multiple of its page count, its data is folio_size bytes,
+//     and nrpages is the sum of the folios' pages;
+//   - the ring holds folio_size/b_size buffers of one size, in ascending
+//     offset order from the head at offset 0, each pointing back at the
+//     folio (2);
 //   - the k-th buffer of the folio at index p, once mapped, has block number
-//     p·(PAGE_SIZE/b_size)+k and starts before the device's end (3);
+//     p·PAGE_SIZE/b_size + k and starts before the device's end (3);
 //   - counts are never negative and at least the number of CPUs whose LRU holds
 //     the buffer (5);
 //   - a dirty buffer is mapped, Async_* bits only appear on locked buffers, and
@@ -27,7 +31,7 @@ import (
 func (d *BlockDevice) Check() error {
 	var errs []error
 	m := &d.mapping
-	pageSize := d.m.cfg.PageSize
+	var pages int64
 	for start := uint64(0); ; {
 		index, f, ok := m.index.Next(start)
 		if !ok {
@@ -39,6 +43,13 @@ func (d *BlockDevice) Check() error {
 		if f.index != index || f.mapping.Load() != m {
 			bad("folio records index %d, mapping ok %v", f.index, f.mapping.Load() == m)
 		}
+		if min := m.minFolioOrder(); f.order < min || f.order > max(m.maxOrder, min) || f.index&(f.NrPages()-1) != 0 {
+			bad("folio of order %d at index %d (mapping orders %d to %d)", f.order, f.index, min, m.maxOrder)
+		}
+		if f.data != nil && uint64(len(f.data)) != d.FolioSize(f) {
+			bad("folio of order %d holds %d bytes", f.order, len(f.data))
+		}
+		pages += int64(f.NrPages())
 		if f.Has(FolioDirty) && !m.index.Marked(index, pageindex.MarkDirty) {
 			bad("dirty but not tagged dirty: writeback would miss it")
 		}
@@ -51,25 +62,31 @@ func (d *BlockDevice) Check() error {
 			bad("PG_private %v with ring %v", f.Has(FolioPrivate), head != nil)
 		}
 		if head != nil {
-			d.checkRing(f, head, pageSize, bad)
+			d.checkRing(f, head, bad)
 		}
 		m.privateLock.Unlock()
-		if index == ^uint64(0) {
+		last := f.index + (f.NrPages() - 1)
+		if f.index != index || last == ^uint64(0) {
 			break
 		}
-		start = index + 1
+		start = last + 1
+	}
+	if n := m.pages(); n != pages {
+		errs = append(errs, fmt.Errorf("%s: nrpages %d, folios hold %d pages", d.Name(), n, pages))
 	}
 	return errors.Join(errs...)
 }
 
 // checkRing verifies one attached ring (invariants 2, 3, 5, 8, 10).
-func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad func(string, ...any)) {
+func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, bad func(string, ...any)) {
 	size := head.size
-	if size == 0 || pageSize%size != 0 {
+	fsize := d.FolioSize(f)
+	if size == 0 || fsize%uint64(size) != 0 {
 		bad("ring head has size %d", size)
 		return
 	}
-	want := pageSize / size
+	want := uint32(fsize / uint64(size))
+	first := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
 	end := blocksize.DivRoundUp(d.size, uint64(size)) // the write path maps a block straddling the end
 	n := uint32(0)
 	broken := head.find(nil, func(bh *BufferHead) bool {
@@ -80,7 +97,7 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, pageSize uint32, bad
 		if bh.folio != f || bh.size != size || bh.offset != n*size {
 			bad("buffer %d: folio ok %v, size %d, offset %d", n, bh.folio == f, bh.size, bh.offset)
 		}
-		block := f.index*uint64(want) + uint64(n)
+		block := first + uint64(n)
 		st := bh.State()
 		if st&BHMapped != 0 && (bh.blocknr != block || block >= end || bh.bdev.Load() != d) {
 			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.blocknr, block, end)

@@ -19,8 +19,7 @@ type CPU struct {
 	m  *Machine
 	ev Counters
 
-	bhFree    freelist.List[BufferHead]
-	folioFree freelist.List[Folio]
+	bhFree freelist.List[BufferHead]
 	// bioFree holds the bios submit_bh built on this CPU once they completed
 	// (the bio slab's per-CPU part).
 	bioFree freelist.List[bhBio]
@@ -31,6 +30,13 @@ type CPU struct {
 	scratch []*BufferHead
 	// raScratch is reused by readahead to collect a run of folios.
 	raScratch []*Folio
+	// raBatch is the readahead batch of ReadaheadOnDemand (read_pages).
+	raBatch readBatch
+	// flushBio is the empty preflush bio of blkdev_issue_flush, reused.
+	flushBio blk.Bio
+	// folioFree holds freed frames, one list per folio order, each bounded
+	// to folioCacheMax pages.
+	folioFree [16]freelist.List[Folio] // by order; 16 > maxFolioOrder, a power of two (no bounds check)
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads
@@ -87,39 +93,44 @@ func (c *CPU) freeBio(bb *bhBio) {
 	}
 }
 
-// folioCacheMax bounds a CPU's free folio cache.
+// folioCacheMax bounds a CPU's free folio cache, in pages per order.
 const folioCacheMax = 1024
 
-// allocFolio returns an unused folio, recycled from the CPU's free cache when
-// possible (a page frame with its memory when data is wanted), or a new one
-// with a new page frame number.
-func (c *CPU) allocFolio(data bool) *Folio {
+// allocFolio returns an unused folio of the given order (filemap_alloc_folio),
+// recycled from the CPU's free cache of that order when possible (a frame
+// with its memory when data is wanted), or a new one with new page frame
+// numbers. The order stays the frame's for its whole life.
+func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 	c.count(EvFolioAlloc)
-	f := c.folioFree.Get()
+	l := &c.folioFree[order&15]
+	f := l.Get()
 	for data && f != nil && f.data == nil { // a metadata-only frame: leave it to the collector
-		f = c.folioFree.Get()
+		f = l.Get()
 	}
 	if f == nil {
-		f = &Folio{pfn: c.m.allocPFN()}
+		f = &Folio{pfn: c.m.allocPFN(order), order: order}
 		if data {
-			f.data = make([]byte, c.m.cfg.PageSize)
+			f.data = make([]byte, uint64(c.m.cfg.PageSize)<<order)
 		}
-	} else if !data {
+		return f
+	}
+	f.gen.Add(1) // a new life: the reclaim list's entries for the old one are stale
+	if !data {
 		f.data = nil
 	}
 	return f
 }
 
-// freeFolio models freeing a page: the folio, whose last reference is gone,
-// is kept for reuse with its frame and memory (addFolio sets its flags anew).
-// A lock-free reader that still holds the pointer cannot take a reference
-// while the count is zero, and re-checks mapping and index after taking one.
+// freeFolio models freeing a folio: the folio, whose last reference is gone,
+// is kept for reuse with its frame and memory (addFolio sets its flags anew;
+// its ring, if it had one, was freed before, or it would still be
+// referenced). A lock-free reader that still holds the pointer cannot take a
+// reference while the count is zero, and re-checks mapping and index after
+// taking one. (Kept small: put inlines it.)
 func (c *CPU) freeFolio(f *Folio) {
 	c.count(EvFolioFree)
-	f.private = nil
-	f.gen.Add(1)
-	if len(c.folioFree) < folioCacheMax {
-		c.folioFree.Put(f)
+	if l := &c.folioFree[f.order&15]; len(*l) < folioCacheMax>>f.order {
+		l.Put(f)
 	}
 }
 

@@ -3,6 +3,7 @@ package bufcache
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/blocksize"
@@ -18,6 +19,10 @@ type DeviceOptions struct {
 	// device of many TiB (block 4G and beyond) fits in little memory. Reads then
 	// return buffers without data and the disk stores nothing.
 	MetadataOnly bool
+	// ReadAheadKB is the queue's read_ahead_kb, the readahead window's
+	// maximum (ra_pages; 0 means 128, VM_READAHEAD_PAGES). Only
+	// ReadaheadOnDemand uses it.
+	ReadAheadKB uint32
 }
 
 // BlockDevice models an opened struct block_device and its bd_inode: the size,
@@ -34,17 +39,60 @@ type BlockDevice struct {
 	metaOnly bool
 	mapping  Mapping
 	// wbErr counts write errors (the mapping's AS_EIO); wbErrSeen is the count
-	// the last SyncBlockdev reported up to.
+	// the last SyncBlockdev, or the last File's fsync, reported up to.
 	wbErr, wbErrSeen atomic.Uint64
+	// tracer is where the device's page-cache events go: ownTracer
+	// (SetTracer) or the machine's, kept current by both SetTracers.
+	tracer    tracerSlot
+	ownTracer Tracer
+	// ra is the readahead state of reads made without a File (Read), as if
+	// through one file opened with the device; raMu guards it.
+	ra   raState
+	raMu sync.Mutex
+	// raPages and ioPages are the bdi's ra_pages (read_ahead_kb) and io_pages
+	// (max_sectors), in pages.
+	raPages, ioPages uint64
+	// opens counts and serialises the openers (File).
+	opens openers
+	// ownPlug: the disk is a v6.18 request queue, whose submit_bio plugs a
+	// bio submitted outside a plug (submitBio).
+	ownPlug bool
+}
+
+// mappingSetError models mapping_set_error(mapping, -EIO) for a writeback
+// failure: AS_EIO (SyncBlockdev's report) and the mapping's errseq (every
+// File's), traced as filemap_set_wb_err.
+func (d *BlockDevice) mappingSetError(cpu *CPU) {
+	d.wbErr.Add(1)
+	d.mapping.wbErr.set(uint32(EIO))
+	if t := d.tracing(); t != nil {
+		d.emit(t, cpu, TraceEvent{Kind: TraceWBErrSet, Err: ErrIO})
+	}
 }
 
 // Open models the first open of a block device (blkdev_get_whole with
-// bd_openers == 0): it wraps disk, sets i_blkbits with the machine's
-// set_init_blocksize policy and returns the device. Errors: the disk's logical
-// block size is invalid for this PAGE_SIZE; ErrBadDevice for a nil disk, an
-// empty one, or one larger than MAX_LFS_FILESIZE (i_size is a loff_t: the
-// kernel's capacity arithmetic would wrap).
+// bd_openers == 0) by a holder that never closes it, as a mounted file system
+// holds its device: it wraps disk, sets i_blkbits with the machine's
+// set_init_blocksize policy and returns the device, with one opener. Open it
+// again, or close what was opened, with BlockDevice.Open and File.Close.
+// Errors: the disk's logical block size is invalid for this PAGE_SIZE;
+// ErrBadDevice for a nil disk, an empty one, or one larger than
+// MAX_LFS_FILESIZE (i_size is a loff_t: the kernel's capacity arithmetic
+// would wrap).
 func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
+	d, err := m.AddDisk(disk, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.opens.n = 1
+	return d, nil
+}
+
+// AddDisk models add_disk: the block device of disk exists, with its inode
+// and an empty page cache, and nobody has it open. Its block size is the one
+// set_init_blocksize would choose; the first BlockDevice.Open sets it again.
+// Errors: those of Open.
+func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
 	if disk == nil {
 		return nil, fmt.Errorf("%w: open of a nil disk", ErrBadDevice)
 	}
@@ -60,18 +108,45 @@ func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error
 			ErrBadDevice, disk.Name(), sectors, uint64(blocksize.MaxLFSFileSize))
 	}
 	size := sectors << blk.SectorShift
-	bsize, err := m.cfg.Blocksize.InitBlocksize(size, disk.LogicalBlockSize(), m.cfg.PageSize)
-	if err != nil {
+	if _, err := m.cfg.Blocksize.InitBlocksize(size, disk.LogicalBlockSize(), m.cfg.PageSize); err != nil {
 		return nil, fmt.Errorf("bufcache: open %s: %w", disk.Name(), err)
 	}
 	d := &BlockDevice{m: m, disk: disk, size: size, logical: disk.LogicalBlockSize(), metaOnly: opts.MetadataOnly}
-	d.blkbits.Store(uint32(blocksize.Log2(bsize)))
 	d.readOnly.Store(opts.ReadOnly)
 	d.mapping = Mapping{dev: d, index: pageindex.New[Folio](m.cfg.Index)}
+	if m.cfg.Folios == FoliosLarge {
+		d.mapping.large, d.mapping.maxOrder = true, maxPagecacheOrder(m.pageShift)
+	}
+	d.raPages, d.ioPages = raLimits(disk, opts.ReadAheadKB, m.cfg.PageSize)
+	d.ownPlug = queueVersion618(disk)
+	d.ra.init()
+	d.setInitBlocksize()
 	m.mu.Lock()
 	m.devices = append(m.devices, d)
+	d.updateTracer()
 	m.mu.Unlock()
 	return d, nil
+}
+
+// setInitBlocksize models set_init_blocksize (block/bdev.c): i_blkbits from
+// the machine's policy and, from v6.15, the mapping's minimum folio order,
+// get_order of it (0: the policy never picks more than PAGE_SIZE). The
+// device was validated by AddDisk, so the policy cannot fail.
+func (d *BlockDevice) setInitBlocksize() {
+	bsize, err := d.m.cfg.Blocksize.InitBlocksize(d.size, d.logical, d.m.cfg.PageSize)
+	if err != nil {
+		panic(fmt.Sprintf("bufcache: set_init_blocksize of a validated device: %v", err))
+	}
+	d.setBlkbits(bsize)
+}
+
+// setBlkbits sets i_blkbits to log2(size) and, on a mapping with large
+// folios, the minimum folio order (mapping_set_folio_min_order).
+func (d *BlockDevice) setBlkbits(size uint32) {
+	d.blkbits.Store(uint32(blocksize.Log2(size)))
+	if d.mapping.large {
+		d.mapping.minOrder.Store(uint32(blocksize.MinFolioOrder(size, d.m.cfg.PageSize)))
+	}
 }
 
 // Name returns the disk's name.
@@ -108,29 +183,63 @@ func (d *BlockDevice) SetReadOnly(ro bool) { d.readOnly.Store(ro) }
 // MetadataOnly reports whether the device keeps no page data.
 func (d *BlockDevice) MetadataOnly() bool { return d.metaOnly }
 
-// NrPages returns the number of folios in the device's page cache (nrpages).
-func (d *BlockDevice) NrPages() int { return d.mapping.index.Len() }
+// NrPages returns the number of pages in the device's page cache
+// (mapping->nrpages): those of every folio, whatever its order.
+func (d *BlockDevice) NrPages() int { return int(d.mapping.pages()) }
+
+// NrFolios returns the number of folios in the device's page cache (one per
+// page index before v6.15).
+func (d *BlockDevice) NrFolios() int { return d.mapping.index.Len() }
+
+// MinFolioOrder returns mapping_min_folio_order of the device's mapping:
+// get_order of the block size on a mapping with large folios (v6.15+), 0
+// otherwise.
+func (d *BlockDevice) MinFolioOrder() uint8 { return d.mapping.minFolioOrder() }
+
+// MaxFolioOrder returns mapping_max_folio_order: MAX_PAGECACHE_ORDER on a
+// mapping with large folios (FoliosLarge), 0 otherwise.
+func (d *BlockDevice) MaxFolioOrder() uint8 { return d.mapping.maxOrder }
+
+// LargeFolios reports mapping_large_folio_support.
+func (d *BlockDevice) LargeFolios() bool { return d.mapping.large }
 
 // IndexHeight returns the height of the page-cache index tree.
 func (d *BlockDevice) IndexHeight() int { return d.mapping.index.Height() }
 
-// SetBlocksize models set_blocksize (v5.x form): validate size, do nothing if it
-// equals the current block size, else write back all dirty buffers
-// (sync_blockdev), set i_blkbits and throw the whole page cache away (kill_bdev),
-// which first empties every CPU's bh LRU. Errors: a *blocksize.SizeError for a
-// size that is not a power of two, below 512, above PAGE_SIZE or below the
-// logical block size (nothing changes). A write error during the sync is
-// ignored, and consumed, as set_blocksize does.
+// SetBlocksize models set_blocksize under the machine's rules
+// (Config.SetBlocksize). With blocksize.RulesPageSize (v5.x–v6.14): validate
+// size, do nothing if it equals the current block size, else write back all
+// dirty buffers (sync_blockdev), set i_blkbits and throw the whole page cache
+// away (kill_bdev), which first empties every CPU's bh LRU. With
+// blocksize.RulesLarge (v6.15+): bdev_validate_blocksize (sizes up to
+// 64 KiB), then, on a change, sync_blockdev, kill_bdev, i_blkbits and the
+// mapping's minimum folio order (get_order(size)), and kill_bdev again.
+// Errors: a *blocksize.SizeError for a size that is not a power of two,
+// below 512, above the rules' maximum (PAGE_SIZE or 64 KiB) or below the
+// logical block size (nothing changes); the kernel's -EINVAL (Errno). A
+// write error during the sync is ignored, and consumed, as set_blocksize
+// does.
 func (d *BlockDevice) SetBlocksize(cpu *CPU, size uint32) error {
-	if err := blocksize.ValidateBlocksize(size, d.logical, d.m.cfg.PageSize); err != nil {
+	if err := d.m.cfg.SetBlocksize.Validate(size, d.logical, d.m.cfg.PageSize); err != nil {
 		return err
 	}
 	bits := uint32(blocksize.Log2(size))
 	if d.blkbits.Load() == bits {
 		return nil
 	}
-	_ = d.SyncBlockdev(cpu)
-	d.blkbits.Store(bits)
+	if d.m.cfg.SetBlocksize == blocksize.RulesLarge {
+		// filemap_invalidate_lock: no reader adds a folio of the old minimum
+		// order once the page cache is truncated (v6.15's comment on
+		// set_blocksize). The inode lock it also takes excludes nothing the
+		// model runs.
+		d.mapping.invalidateLock.Lock()
+		defer d.mapping.invalidateLock.Unlock()
+		_ = d.SyncBlockdev(cpu)
+		d.killBdev(cpu)
+	} else {
+		_ = d.SyncBlockdev(cpu)
+	}
+	d.setBlkbits(size)
 	d.killBdev(cpu)
 	d.debugCheck()
 	return nil
@@ -159,9 +268,11 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 		if !ok {
 			return
 		}
+		last := index
 		if f.tryGet(cpu) {
 			f.lockFolio(cpu)
 			if f.mapping.Load() == m {
+				last = f.index + (f.NrPages() - 1) // the whole folio goes
 				waitOnWriteback(cpu, f)
 				d.invalidateFolio(cpu, f)
 				m.remove(cpu, f)
@@ -169,10 +280,10 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 			f.unlockFolio()
 			f.put(cpu)
 		}
-		if index == ^uint64(0) {
+		if last == ^uint64(0) {
 			return
 		}
-		start = index + 1
+		start = last + 1
 	}
 }
 
@@ -181,15 +292,34 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 // b_bdev, unlock),
 // then try to free the ring. The folio is locked.
 func (d *BlockDevice) invalidateFolio(cpu *CPU, f *Folio) {
+	d.invalidateRange(cpu, f, 0, d.FolioSize(f))
+}
+
+// invalidateRange models block_invalidate_folio(folio, from, to − from) for a
+// locked folio: discard the buffers that lie wholly in [from, to) of the
+// folio, stopping at the first one that ends past to; only when the whole
+// folio is invalidated is the ring then freed (filemap_release_folio; busy
+// buffers stay with the folio).
+func (d *BlockDevice) invalidateRange(cpu *CPU, f *Folio, from, to uint64) {
 	head := f.private
 	if head == nil {
 		return
 	}
+	off := uint64(0)
 	for bh := range head.ring(cpu) {
-		LockBuffer(cpu, bh)
-		bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
-		bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
-		UnlockBuffer(cpu, bh)
+		next := off + uint64(bh.size)
+		if next > to {
+			return
+		}
+		if from <= off {
+			LockBuffer(cpu, bh)
+			bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+			bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
+			UnlockBuffer(cpu, bh)
+		}
+		off = next
 	}
-	_ = d.tryToFreeBuffers(cpu, f) // busy buffers stay with the orphaned folio
+	if from == 0 && to == d.FolioSize(f) {
+		_ = d.tryToFreeBuffers(cpu, f) // busy buffers stay with the orphaned folio
+	}
 }

@@ -4,14 +4,27 @@
 //
 // # The objects
 //
-// A [BlockDevice] is an opened block device and its inode. Its [Mapping] is the
+// A [BlockDevice] is a block device and its inode. Its [Mapping] is the
 // inode's page cache: an index (an xarray-style radix tree by default, or a
-// B-tree, see internal/pageindex) from page index to [Folio]. A folio that is
+// B-tree, see internal/pageindex) from page index to [Folio]. A folio spans
+// one page in the kernels up to v6.14 and 1 << order pages from v6.15
+// ([FoliosLarge]: one multi-index entry covering them all). A folio that is
 // used through buffers carries a ring of [BufferHead]s, one per block of
-// 1 << i_blkbits bytes, linked by b_this_page: 8 buffers per 4 KiB page with
-// 512-byte blocks, 1 with 4 KiB blocks. The device's block size is chosen when
-// it is opened, by the machine's set_init_blocksize policy (package blocksize),
-// and changed by [BlockDevice.SetBlocksize].
+// 1 << i_blkbits bytes of the folio, linked by b_this_page: 8 buffers per
+// 4 KiB page with 512-byte blocks, 1 with 4 KiB blocks, 256 on a 1 MiB folio
+// with 4 KiB blocks, 1 on an order-4 folio with 64 KiB blocks. The device's
+// block size is chosen when it is first opened, by the machine's
+// set_init_blocksize policy (package blocksize), and changed by
+// [BlockDevice.SetBlocksize] (BLKBSZSET: [File.SetBlocksize]).
+//
+// A device is opened either for good, as a mounted file system holds it
+// ([Machine.Open]: the device the threads' workloads use), or as the block
+// device node is: [Machine.AddDisk] makes the device, [BlockDevice.Open]
+// returns a [File] — an open file description with its mode, exclusive
+// claim, writeback-error cursor and readahead state — and the last
+// [File.Close] writes the device back and drops its page cache and block
+// size (bdev_release: sync_blockdev, kill_bdev), so that the next open starts
+// again from the disk and from set_init_blocksize.
 //
 // A [Machine] has simulated CPUs. Every operation runs on a [CPU] passed
 // explicitly; the CPU counts what the operation did as [Event]s (buffers
@@ -34,7 +47,9 @@
 //   - [BlockDevice.TryToFreeBuffers] — try_to_free_buffers: the ring is freed
 //     only if no buffer is referenced (a CPU's LRU counts), dirty or locked.
 //   - [BlockDevice.SetBlocksize] — set_blocksize: sync, set i_blkbits, kill_bdev
-//     (invalidate every CPU's LRU, then truncate the page cache).
+//     (invalidate every CPU's LRU, then truncate the page cache); from v6.15
+//     ([blocksize.RulesLarge]) sizes up to 64 KiB, the mapping's minimum folio
+//     order set with them, under the invalidate lock.
 //   - [BlockDevice.Write] — blkdev_write_iter → generic_perform_write: one page
 //     per iteration; pre-fault the user bytes of that page ([IovIter] over a
 //     [UserBuf], which really touches its pages and counts them); write_begin
@@ -43,13 +58,36 @@
 //     balance_dirty_pages ([Config].DirtyLimit).
 //   - Writeback ([BlockDevice.SyncBlockdev], the dirty limit, reclaim):
 //     writepages over dirty folios in index order inside the CPU's block plug;
-//     block_write_full_folio submits one bio per dirty buffer; the last
-//     end_buffer_async_write of a folio ends its writeback; a write error is
-//     reported to the next sync, once.
+//     block_write_full_folio submits one bio per dirty buffer (REQ_SYNC for
+//     data integrity); the last end_buffer_async_write of a folio ends its
+//     writeback; a write error is recorded as mapping_set_error does: in
+//     AS_EIO, reported to the next SyncBlockdev once, and in the mapping's
+//     errseq_t, reported to every open File once.
 //   - Memory: [Config].PageCacheLimit bounds the page cache; creating a folio
 //     beyond it reclaims clean, unused folios oldest first, freeing their
 //     buffers through try_to_free_buffers. Folios and buffer heads are recycled
-//     through per-CPU free lists.
+//     through per-CPU free lists (one per folio order).
+//   - [BlockDevice.Read] and [File.Pread] — filemap_read with readahead
+//     ([Config].Readahead): the model's fixed window, or v6.18's
+//     page_cache_sync_ra / page_cache_async_ra / page_cache_ra_order with a
+//     file_ra_state per File.
+//   - [File] — blkdev_open/bdev_open (O_EXCL claims, set_init_blocksize at the
+//     first open), pwrite (blkdev_write_iter: [Config].WriteIter), pread,
+//     fsync and fdatasync (blkdev_fsync: file_write_and_wait_range,
+//     file_check_and_advance_wb_err, then blkdev_issue_flush's empty
+//     REQ_PREFLUSH bio), BLKBSZSET/BLKBSZGET (blkdev_bszset's EBUSY rule),
+//     BLKFLSBUF (sync_blockdev + invalidate_bdev), BLKROSET, close
+//     (bdev_release). Errors map to errno ([ErrnoOf]).
+//   - [BlockDevice.TruncateRange] — truncate_bdev_range before a discard or
+//     zeroout: whole folios removed, partial ones zeroed and split
+//     (split_folio) down to the mapping's minimum order.
+//   - [BlockDevice.FindGetBlockNonatomic], [BlockDevice.FindGetBlockSlowNonatomic]
+//     — v6.16's __find_get_block_nonatomic, the lookup that serialises on the
+//     folio lock instead of private_lock.
+//   - A [Tracer] ([Machine.SetTracer], [BlockDevice.SetTracer]) receives the
+//     page cache's tracepoints (folios added, removed and dirtied, buffers
+//     dirtied, readahead windows, writeback errors set and reported), from
+//     which a runner derives the host runner's counters.
 //
 // # Kernel variants
 //
@@ -60,6 +98,27 @@
 // 003), the bh LRU ([LRUOn] with 16 or 8 slots versus [LRURemoved], Marcelo
 // Tosatti's 2023 patch, plus isolated CPUs from 6.6, seed 004) and the
 // page-cache index.
+//
+// The kernels people run today differ from those in four more fields, each
+// zero for the threads' kernels (so their numbers do not move) and set
+// together by [Linux618]:
+//
+//	field          up to                              from
+//	Folios         v6.14: FoliosSmall, order 0 only   v6.15: FoliosLarge (min order = get_order(block), max MAX_PAGECACHE_ORDER)
+//	SetBlocksize   v6.14: RulesPageSize, ≤ PAGE_SIZE  v6.15: RulesLarge, ≤ 64 KiB (bdev_validate_blocksize)
+//	Lookup         v6.15: LookupAtomic                v6.16: LookupNonatomic (getblk under the folio lock)
+//	Readahead      the model's fixed window           v6.18: ReadaheadOnDemand (mm/readahead.c)
+//
+// With them a 1 MiB pwrite adds one order-8 folio, 64 KiB pwrites order-4
+// folios, and at 16 KiB blocks every folio is at least order 2; writeback
+// still submits one bio per dirty buffer whatever the folio's size; a write
+// covering a block in part reads the whole block first (at 64 KiB blocks a
+// 4 KiB write reads 64 KiB); readahead grows its windows and folios (4, 8,
+// 16, 32 pages; orders 0 to 5 for a 4 KiB stream). Every recording of the
+// host corpus (testdata/kernel/6.18, 72 scenarios) is reproduced counter for
+// counter by this package over package blk's 6.18 queue (TestHost618; see
+// docs/page-cache.md). Opening, closing, errseq writeback errors and the
+// fsync flush behave the same in every version.
 //
 // One example of what the model says: in Tosatti's test, a 1 GiB loop device
 // gets 4 KiB blocks from the grow policy, so __find_get_block(bdev, 1, 512)
@@ -95,8 +154,14 @@
 //
 //	bytes per                          model   kernel
 //	buffer head                           64      104   (a 56-byte struct in a 64-byte size class)
-//	page, consecutive indices             90       73   (a 72-byte Folio in an 80-byte class; index ~9)
+//	page, consecutive indices             90       73   (an 80-byte Folio, its order in the padding; index ~9)
 //	page, spread over 2^32 indices      2010     1801   (three index nodes of its own per page)
+//
+// Large folios cost less per page: with 64 KiB blocks on a 1 TiB
+// metadata-only device, 1 GiB written by 4 KiB pwrites caches order-4 folios
+// of one buffer each, 19 bytes per cached page against 154 (page and buffer
+// head) with 4 KiB blocks; 1 MiB pwrites at 4 KiB blocks give order-8 folios
+// of 256 buffers, 75 bytes per page (TestFootprint64K).
 //
 // A cached page costs about what it costs the kernel, mostly index nodes
 // when pages are scattered, and a buffer head less (the model has no
@@ -127,9 +192,17 @@
 //	logical block size not a power of two in      Open                   *blocksize.SizeError
 //	[512, PAGE_SIZE]
 //	block size not a power of two, < 512,         SetBlocksize           *blocksize.SizeError wrapping
-//	> PAGE_SIZE or < logical block size                                  ErrNotPowerOfTwo, ErrBelowMinimum,
-//	(0, 1536, 2^31, 2^32-1, ...)                                         ErrAbovePageSize or ErrBelowLogical;
-//	                                                                     nothing changes
+//	> PAGE_SIZE (> 64 KiB with RulesLarge) or                            ErrNotPowerOfTwo, ErrBelowMinimum,
+//	< logical block size (0, 1536, 2^31, ...)                            ErrAbovePageSize (ErrAboveMaximum)
+//	                                                                     or ErrBelowLogical; nothing changes
+//	BLKBSZSET below 0 or above 2^32-1             File.SetBlocksize      ErrInvalid (EINVAL)
+//	open flags without read or write              BlockDevice.Open       ErrInvalid (EINVAL)
+//	O_EXCL open, or BLKBSZSET through another     BlockDevice.Open,      ErrBusy (EBUSY)
+//	descriptor, while one holds O_EXCL            File.SetBlocksize
+//	any operation on a closed File; pwrite not    File methods           ErrBadFile (EBADF)
+//	open for writing, pread not for reading
+//	range empty, past the end or not aligned to   TruncateRange          ErrInvalid (EINVAL)
+//	the logical block size
 //	the same sizes, block not cached              Getblk, Bread          ErrInvalidBlockSize (EvWarning)
 //	the same sizes, block cached                  Getblk, Bread          the cached buffer: the lookup comes
 //	                                                                     first and ignores the size, as in
@@ -187,7 +260,10 @@
 //
 // Bad input returns an error wrapping one of the Err* values (invalid block
 // size, block beyond the device, out-of-range index, size mismatch, I/O
-// error, busy buffers, bad device) or, for a configuration, a plain error; kernel WARNs are counted as [EvWarning]. Panics are
+// error, busy buffers, bad device) or, for a configuration, a plain error; kernel WARNs are counted as [EvWarning].
+// [ErrnoOf] gives the errno a system call would return for any of them
+// (EPERM for a write to a read-only device, EIO for a failed writeback at
+// fsync, EINVAL for a block size BLKBSZSET refuses, ...). Panics are
 // reserved for broken internal invariants; [Config].Check runs the invariant
 // checker ([BlockDevice.Check]) after the operations that change the page
 // cache's structure or dirty state.

@@ -30,36 +30,59 @@ const (
 	FolioPrivate
 	// FolioError is PG_error: an I/O error hit the folio.
 	FolioError
+	// FolioReadahead is PG_readahead: the folio a read must reach to start
+	// the next asynchronous readahead window (ReadaheadOnDemand).
+	FolioReadahead
 )
 
 // folioFlagNames names the flags for String, in bit order.
 var folioFlagNames = enum.NewFlags[FolioFlag]("locked", "uptodate", "dirty", "writeback", "referenced", "active",
-	"private", "error")
+	"private", "error", "readahead")
 
 // String lists the set flags, e.g. "uptodate|private" ("0" for none; bits
 // without a name in hexadecimal).
 func (f FolioFlag) String() string { return folioFlagNames.String(f) }
 
-// Folio models struct folio (order 0: one page, as in the block-device mapping
-// from v5.x to v6.14): its flags, reference count, the buffer ring attached as
-// folio->private, and the page data (nil on metadata-only devices).
+// Folio models struct folio: 1 << Order pages at consecutive page indices
+// (order 0, one page, in the block device's mapping from v5.x to v6.14; any
+// order from the mapping's minimum up to MAX_PAGECACHE_ORDER from v6.15, see
+// FolioPolicy), its flags, reference count, the buffer ring attached as
+// folio->private, and the folio's data (nil on metadata-only devices).
 //
 // References: the page cache holds one while the folio is in the index, the
 // attached buffer ring holds one (attach_page_private), and every lookup that
 // returns the folio takes one that the caller drops.
 type Folio struct {
-	index   uint64
+	index uint64
+	// order is folio_order: the folio spans 1 << order pages; fixed for the
+	// frame's life but by a split, which changes it with the count frozen.
+	// (Beside index, with the fields a lookup reads, in the object's first
+	// cache line.)
+	order   uint8
 	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
 	flags   atomicbits.Bits[FolioFlag]
 	ref     atomic.Int32
 	private *BufferHead
 	data    []byte
-	pfn     uint64        // simulated page frame number: physical contiguity for bio segments
-	gen     atomic.Uint64 // incremented each time the frame is freed (reclaim list entries)
+	pfn     uint64        // simulated page frame number of the first page: physical contiguity for bio segments
+	gen     atomic.Uint64 // incremented each time the frame is reused (reclaim list entries)
 }
 
-// Index returns the folio's page index in its mapping.
+// Index returns the folio's page index in its mapping: that of its first
+// page, a multiple of 1 << Order.
 func (f *Folio) Index() uint64 { return f.index }
+
+// Order returns folio_order: the folio spans 1 << Order pages.
+func (f *Folio) Order() uint8 { return f.order }
+
+// NrPages returns folio_nr_pages, 1 << Order.
+func (f *Folio) NrPages() uint64 { return 1 << f.order }
+
+// covers reports whether the folio spans page index (the first test is the
+// order-0 lookup's, all the threads' kernels make).
+func (f *Folio) covers(index uint64) bool {
+	return f.index == index || index-f.index < 1<<f.order
+}
 
 // Flags returns the folio's flags.
 func (f *Folio) Flags() FolioFlag { return f.flags.Load() }
@@ -70,7 +93,8 @@ func (f *Folio) Has(fl FolioFlag) bool { return f.flags.Has(fl) }
 // RefCount returns the folio's reference count (folio_ref_count).
 func (f *Folio) RefCount() int { return int(f.ref.Load()) }
 
-// Data returns the page's bytes, or nil on a metadata-only device.
+// Data returns the folio's bytes (PAGE_SIZE << Order), or nil on a
+// metadata-only device.
 func (f *Folio) Data() []byte { return f.data }
 
 // Buffers returns the head of the attached buffer ring (folio_buffers), or nil.

@@ -14,14 +14,18 @@ const fuzzDevSize = 64 << 10
 // fuzzOp decodes one FuzzOps operation from (op, a, b) for a device whose
 // block size is now bsize: a filesystem's view of the buffer cache, every
 // block number valid or just past the end, every size the block size.
-func fuzzOp(op, a, b byte, bsize uint32) rigOp {
+func fuzzOp(op, a, b byte, bsize uint32) rigOp { return fuzzOpOn(fuzzDevSize, 4, op, a, b, bsize) }
+
+// fuzzOpOn is fuzzOp for a device of devSize bytes whose set_blocksize
+// picks sizes 512 << [0, sizes).
+func fuzzOpOn(devSize uint64, sizes byte, op, a, b byte, bsize uint32) rigOp {
 	switch op % 13 {
 	case 0, 1: // getblk or bread a block, and hold it
 		kind := opGetblk
 		if op%13 == 1 {
 			kind = opBread
 		}
-		blocks := fuzzDevSize / uint64(bsize)
+		blocks := devSize / uint64(bsize)
 		return rigOp{kind: kind, block: uint64(a) % (blocks + 2), size: bsize} // sometimes past the end
 	case 2: // write into a held buffer and mark it dirty
 		return rigOp{kind: opModify, held: uint64(a), from: uint64(b), n: uint64(a), seed: a ^ b}
@@ -32,18 +36,18 @@ func fuzzOp(op, a, b byte, bsize uint32) rigOp {
 	case 5:
 		return rigOp{kind: opBrelse, held: uint64(a)}
 	case 6: // reclaim tries to free a page's buffers
-		return rigOp{kind: opTryFree, block: uint64(a) % (fuzzDevSize / 4096)}
+		return rigOp{kind: opTryFree, block: uint64(a) % (devSize / 4096)}
 	case 7: // change the block size, as a mount would: nobody holds buffers
-		return rigOp{kind: opSetBlocksize, size: 512 << (a % 4)}
+		return rigOp{kind: opSetBlocksize, size: 512 << (a % sizes)}
 	case 8:
 		return rigOp{kind: opSync}
 	case 9:
 		return rigOp{kind: opInvalidate}
 	case 10, 11: // a buffered write(2) through the device node
-		return rigOp{kind: opWrite, pos: (uint64(a)<<8 | uint64(b)) * 61 % (fuzzDevSize + 512),
+		return rigOp{kind: opWrite, pos: (uint64(a)<<8 | uint64(b)) * 61 % (devSize + 512),
 			n: uint64(b)*37 + uint64(op), seed: a}
 	default: // a buffered read(2): the cache's view is the oracle's
-		return rigOp{kind: opRead, pos: (uint64(a)<<8 | uint64(b)) * 53 % (fuzzDevSize + 512), n: uint64(b)*41 + 1}
+		return rigOp{kind: opRead, pos: (uint64(a)<<8 | uint64(b)) * 53 % (devSize + 512), n: uint64(b)*41 + 1}
 	}
 }
 

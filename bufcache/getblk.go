@@ -11,9 +11,15 @@ import (
 // Getblk models __getblk_gfp / bdev_getblk followed by __getblk_slow: return the
 // buffer of block, creating its folio and buffer ring if needed. The buffer
 // comes back referenced and unlocked, mapped, and not necessarily uptodate.
+// Its lookups are bdev_getblk's with a gfp that may sleep: __find_get_block,
+// or, with LookupNonatomic (v6.16+), __find_get_block_nonatomic. On a mapping
+// with large folios the folio is created at the mapping's minimum order (a
+// block larger than a page gets one folio), and a block inside a larger
+// folio, created by a write or readahead, gets a buffer of that folio's ring.
 //
-// Errors: ErrInvalidBlockSize if size is not a power of two in [512, PAGE_SIZE]
-// or not a multiple of the logical block size (the kernel checks only the
+// Errors: ErrInvalidBlockSize if size is not a power of two from 512 to
+// PAGE_SIZE (64 KiB under blocksize.RulesLarge) or not a multiple of the
+// logical block size (the kernel checks only the
 // multiple and the range, and would admit e.g. 1536, which grow_buffers then
 // mis-sizes; the model refuses it); ErrOutOfRange if the block's page index
 // overflows; ErrBeyondDevice if block is at or past the device's end (the folio
@@ -35,7 +41,7 @@ import (
 // device when it calls Getblk or Bread (the kernel's getblk locks only the
 // folio it grows).
 func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
-	if bh := d.FindGetBlock(cpu, block, size); bh != nil {
+	if bh := d.findGetBlockBlocking(cpu, block, size); bh != nil {
 		return bh, nil
 	}
 	return d.getblkSlow(cpu, block, size)
@@ -44,10 +50,11 @@ func (d *BlockDevice) Getblk(cpu *CPU, block uint64, size uint32) (*BufferHead, 
 // getblkSlow models __getblk_slow: validate size, then alternate grow_buffers
 // and __find_get_block until the buffer is found.
 func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHead, error) {
-	if !blocksize.IsPowerOfTwo(size) || size < blocksize.SectorSize || size > d.m.cfg.PageSize || size%d.logical != 0 {
+	if maxSize := d.m.cfg.SetBlocksize.MaxSize(d.m.cfg.PageSize); !blocksize.IsPowerOfTwo(size) ||
+		size < blocksize.SectorSize || size > maxSize || size%d.logical != 0 {
 		cpu.count(EvWarning)
-		return nil, fmt.Errorf("%w: getblk(%s, %d, %d): logical block size %d, PAGE_SIZE %d",
-			ErrInvalidBlockSize, d.Name(), block, size, d.logical, d.m.cfg.PageSize)
+		return nil, fmt.Errorf("%w: getblk(%s, %d, %d): logical block size %d, largest block %d",
+			ErrInvalidBlockSize, d.Name(), block, size, d.logical, maxSize)
 	}
 	defer d.debugCheck()
 	flushed := false
@@ -67,7 +74,7 @@ func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHe
 		if err != nil {
 			return nil, err
 		}
-		if bh := d.FindGetBlock(cpu, block, size); bh != nil {
+		if bh := d.findGetBlockBlocking(cpu, block, size); bh != nil {
 			return bh, nil
 		}
 		if round > 0 && size != d.BlockSize() {
@@ -86,19 +93,18 @@ func (d *BlockDevice) growBuffers(cpu *CPU, block uint64, size uint32) error {
 		cpu.count(EvWarning)
 		return fmt.Errorf("%w: block %d of size %d on %s", ErrOutOfRange, block, size, d.Name())
 	}
-	index := g.PageIndex(block)
-	return d.growDevFolio(cpu, block, index, g.FirstBlock(index), size)
+	return d.growDevFolio(cpu, block, g.PageIndex(block), size)
 }
 
 // growDevFolio models grow_dev_page / grow_dev_folio: find or create the folio
-// at index, locked and marked accessed; if it has buffers of this size, map any
+// spanning index (of the mapping's minimum order), locked and marked accessed; if it has buffers of this size, map any
 // unmapped ones; if it has buffers of another size, free them (when they are
 // busy, return ErrBuffersBusy, wrapped, for the caller to decide whether to
 // retry; the kernel returns 0 and __getblk_slow loops); otherwise build a
 // ring (alloc_page_buffers), attach it and initialise it under private_lock
 // (link_dev_buffers + init_page_buffers). It returns ErrBeyondDevice if block is
 // past the device's end for this size.
-func (d *BlockDevice) growDevFolio(cpu *CPU, block, index, first uint64, size uint32) error {
+func (d *BlockDevice) growDevFolio(cpu *CPU, block, index uint64, size uint32) error {
 	m := &d.mapping
 	f := m.getFolio(cpu, index, fgpLock|fgpAccessed|fgpCreat)
 	defer func() {
@@ -115,15 +121,20 @@ func (d *BlockDevice) growDevFolio(cpu *CPU, block, index, first uint64, size ui
 		} else {
 			// As in the kernel, without private_lock: the folio lock excludes
 			// other growers, and lookups read only mapped buffers' numbers.
-			end = d.initPageBuffers(cpu, f, head, first, size)
+			end = d.initPageBuffers(cpu, f, head, size)
 			return d.beyond(block, end, size)
 		}
+	}
+	if fsize := uint64(d.m.cfg.PageSize) << f.order; uint64(size) > fsize {
+		// folio_alloc_buffers makes no buffer larger than the folio: grow
+		// fails, and so does getblk (a size above the device's block size).
+		return fmt.Errorf("%w: getblk(%s, %d, %d) on a folio of %d bytes", ErrSizeMismatch, d.Name(), block, size, fsize)
 	}
 	head := cpu.allocPageBuffers(f, size, 0)
 	cpu.count(EvPrivateLock)
 	m.privateLock.Lock()
 	cpu.linkDevBuffers(f, head)
-	end = d.initPageBuffers(cpu, f, head, first, size)
+	end = d.initPageBuffers(cpu, f, head, size)
 	m.privateLock.Unlock()
 	return d.beyond(block, end, size)
 }
@@ -167,7 +178,7 @@ func readBufferSync(cpu *CPU, bh *BufferHead) error {
 	}
 	bh.get(cpu)
 	bh.endIO = endReadSync
-	submitBH(cpu, blk.OpRead, bh)
+	submitBH(cpu, blk.OpRead, 0, bh)
 	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
 		return fmt.Errorf("%w: read of block %d (size %d)", ErrIO, bh.blocknr, bh.size)

@@ -66,7 +66,7 @@ func TestAllocVariantsEvents(t *testing.T) {
 			require.NoError(t, d.SetBlocksize(m.CPU(0), tc.size))
 			cpu := m.CPU(0)
 			before := cpu.Events()
-			require.NoError(t, d.growDevFolio(cpu, 0, 0, 0, tc.size))
+			require.NoError(t, d.growDevFolio(cpu, 0, 0, tc.size))
 			ev := cpu.Events().Sub(before)
 			n := uint64(4096 / tc.size)
 			assert.Equal(t, n, ev[EvBHAlloc])

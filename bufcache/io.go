@@ -15,12 +15,13 @@ type bhBio struct {
 }
 
 // submitBH models submit_bh_wbc: one bio of one segment for a locked, mapped
-// buffer with its b_end_io set. It sets BH_Req (a rewrite clears BH_Write_EIO)
+// buffer with its b_end_io set, carrying the request flags given (REQ_SYNC
+// for data-integrity writeback, wbc_to_write_flags). It sets BH_Req (a rewrite clears BH_Write_EIO)
 // and submits the bio at sector b_blocknr × (b_size / 512) through the CPU's
 // plug (which dispatches at once when no plug is started). A block that
 // straddles the end of the device is trimmed there, and a read's tail zeroed
 // (guard_bio_eod).
-func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
+func submitBH(cpu *CPU, op blk.Op, flags blk.BioFlags, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
 	}
@@ -35,6 +36,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	bb.bh, bb.cpu = bh, cpu
 	start := bh.blocknr * uint64(bh.size)
 	bb.bio.Reset(op, start>>blk.SectorShift)
+	bb.bio.Flags = flags
 	n, data := bh.size, bh.Data()
 	if end := start + uint64(n); end > d.size { // guard_bio_eod: trim at the device's end
 		n = uint32(d.size - start)
@@ -49,7 +51,7 @@ func submitBH(cpu *CPU, op blk.Op, bh *BufferHead) {
 	bb.bio.EndIO = endBioBH
 	bb.bio.Private = bb
 	cpu.count(EvBioSubmit)
-	blk.SubmitBio(&cpu.plug, d.disk, &bb.bio)
+	d.submitBio(cpu, &bb.bio)
 }
 
 // endBioBH models end_bio_bh_io_sync: hand the bio's status to the buffer's
@@ -92,43 +94,51 @@ func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 		bh.state.Set(BHUptodate)
 	} else {
 		cpu.count(EvWarning)
-		markWriteIOError(bh)
+		markWriteIOError(cpu, bh)
 	}
 	UnlockBuffer(cpu, bh)
 	Brelse(cpu, bh)
 }
 
 // markWriteIOError models mark_buffer_write_io_error plus the clearing of
-// BH_Uptodate by the end_io handlers: BH_Write_EIO, and an error recorded for
-// the device that the next SyncBlockdev reports. The device is found through
-// the folio, which a truncate may have taken out of the page cache (then the
-// error has nobody left to report to).
-func markWriteIOError(bh *BufferHead) {
+// BH_Uptodate by the end_io handlers: BH_Write_EIO, and -EIO recorded for
+// the mapping (mapping_set_error): in AS_EIO, which the next SyncBlockdev
+// reports, and in its errseq, which every open File reports once. The device
+// is found through the folio, which a truncate may have taken out of the page
+// cache (then the error has nobody left to report to).
+func markWriteIOError(cpu *CPU, bh *BufferHead) {
 	bh.state.Set(BHWriteEIO)
 	bh.state.Clear(BHUptodate)
 	if m := bh.folio.mapping.Load(); m != nil {
-		m.dev.wbErr.Add(1)
+		m.dev.mappingSetError(cpu)
 	}
 }
 
-// MarkBufferDirty models mark_buffer_dirty: set BH_Dirty and, on a clean→dirty
-// transition, dirty the folio and tag it in the index. Marking a buffer that is
+// MarkBufferDirty models mark_buffer_dirty: trace it (block_dirty_buffer),
+// set BH_Dirty and, on a clean→dirty transition, dirty the folio and tag it in
+// the index. Marking a buffer that is
 // not uptodate only warns, as the kernel's WARN_ON_ONCE does (EvWarning); the
 // buffer is still dirtied. The caller holds a reference.
 func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	if !bh.Has(BHUptodate) {
 		cpu.count(EvWarning)
 	}
+	d := bh.bdev.Load()
+	if d != nil {
+		if t := d.tracing(); t != nil {
+			d.emit(t, cpu, TraceEvent{Kind: TraceBufferDirty, Index: bh.blocknr, Pages: uint64(bh.size)})
+		}
+	}
 	if bh.state.TestAndSet(BHDirty) {
 		return
 	}
 	cpu.count(EvMarkDirty)
 	if m := bh.folio.mapping.Load(); m != nil {
-		m.setDirty(bh.folio)
+		m.setDirty(cpu, bh.folio)
 	} else {
 		bh.folio.flags.Set(FolioDirty) // an orphaned folio: no index to tag
 	}
-	if d := bh.bdev.Load(); d != nil {
+	if d != nil {
 		d.debugCheck()
 	}
 }
@@ -151,7 +161,7 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	}
 	bh.get(cpu)
 	bh.endIO = endWriteSync
-	submitBH(cpu, blk.OpWrite, bh)
+	submitBH(cpu, blk.OpWrite, syncWriteFlags, bh)
 	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
 		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr, bh.size, d.Name())

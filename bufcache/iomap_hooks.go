@@ -3,6 +3,7 @@ package bufcache
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // This file holds the library's extension points: the primitives a buffered
@@ -89,17 +90,32 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 	}
 }
 
-// GetWriteFolio models __filemap_get_folio with FGP_WRITEBEGIN at order 0, as
-// iomap_write_begin calls it (iomap_get_folio) for a mapping without large
-// folios: the folio holding byte pos of the device, created if absent, locked,
-// and not under writeback (see writeBegin for why the model waits). pos must
+// GetWriteFolio models __filemap_get_folio with FGP_WRITEBEGIN and
+// fgf_set_order(n), as iomap_write_begin calls it (__iomap_get_folio) for a
+// write of n bytes at pos: the folio spanning byte pos of the device,
+// created if absent, locked, and not under writeback (see writeBegin for why
+// the model waits). A new folio is of order ilog2(n) − PAGE_SHIFT (0 for
+// writes of less than two pages), capped by the mapping's maximum (0 without
+// large folios), at least its minimum, and no larger than pos's alignment
+// allows; smaller ones are tried where part of the range is cached. pos must
 // lie inside the device, as the caller's mapping guarantees. Prepare the
 // folio with BlockWriteBegin. O(index height).
-func (d *BlockDevice) GetWriteFolio(cpu *CPU, pos uint64) *Folio {
-	f := d.mapping.getFolio(cpu, pos>>d.m.pageShift, fgpLock|fgpCreat)
+func (d *BlockDevice) GetWriteFolio(cpu *CPU, pos, n uint64) *Folio {
+	var order uint8
+	if shift := bits.Len64(n) - 1; n > 0 && shift > int(d.m.pageShift) {
+		order = uint8(min(shift-int(d.m.pageShift), maxFolioOrder))
+	}
+	f := d.mapping.getFolioOrder(cpu, pos>>d.m.pageShift, fgpLock|fgpCreat, order)
 	waitOnWriteback(cpu, f)
 	return f
 }
+
+// FolioPos returns folio_pos(f): the byte position of f's first byte in its
+// device.
+func (d *BlockDevice) FolioPos(f *Folio) uint64 { return f.index << d.m.pageShift }
+
+// FolioSize returns folio_size(f): PAGE_SIZE << f.Order().
+func (d *BlockDevice) FolioSize(f *Folio) uint64 { return uint64(d.m.cfg.PageSize) << f.order }
 
 // BlockWriteBegin models __block_write_begin_int(folio, pos, n, get_block,
 // iomap) on a folio from GetWriteFolio: buffers are created if the folio has
@@ -111,10 +127,10 @@ func (d *BlockDevice) GetWriteFolio(cpu *CPU, pos uint64) *Folio {
 // Errors: ErrBadRange if n is 0 or [pos, pos+n) leaves f; ErrIO if a read
 // failed; the mapper's error. O(buffers per folio).
 func (d *BlockDevice) BlockWriteBegin(cpu *CPU, f *Folio, pos, n uint64, mapper BlockMapper) error {
-	ps := uint64(d.m.cfg.PageSize)
-	from := pos & (ps - 1)
+	fsize, fpos := d.FolioSize(f), d.FolioPos(f)
+	from := pos - fpos
 	var err error
-	if n == 0 || pos>>d.m.pageShift != f.index || from+n > ps {
+	if n == 0 || pos < fpos || from >= fsize || n > fsize-from {
 		err = fmt.Errorf("%w: [%d, +%d) in page %d", ErrBadRange, pos, n, f.index)
 	} else {
 		err = d.blockWriteBeginMap(cpu, f, uint32(from), uint32(from+n), mapper)
@@ -135,7 +151,7 @@ func (d *BlockDevice) BlockWriteBegin(cpu *CPU, f *Folio, pos, n uint64, mapper 
 // the bytes accepted. O(buffers per folio).
 func (d *BlockDevice) WriteEnd(cpu *CPU, f *Folio, pos, n, copied uint64) uint64 {
 	if copied < n {
-		from := uint32(pos & uint64(d.m.cfg.PageSize-1))
+		from := uint32(pos - d.FolioPos(f))
 		kept := uint32(copied)
 		if !f.Has(FolioUptodate) {
 			kept = 0
@@ -161,15 +177,15 @@ func (d *BlockDevice) DebugCheck() { d.debugCheck() }
 func (it *IovIter) FaultInReadable(cpu *CPU, n uint64) uint64 { return it.faultInReadable(cpu, n) }
 
 // CopyToFolio models copy_folio_from_iter_atomic: copy up to n of the next
-// bytes into f at byte offset (nothing is stored on a metadata-only device),
-// stopping at an unreadable byte or at the end of the folio, and advance. It
-// returns the bytes copied (EvCopyByte each).
+// bytes into f at byte offset in the folio (nothing is stored on a
+// metadata-only device), stopping at an unreadable byte or at the end of the
+// folio, and advance. It returns the bytes copied (EvCopyByte each).
 func (it *IovIter) CopyToFolio(cpu *CPU, f *Folio, offset, n uint64) uint64 {
-	ps := uint64(cpu.m.cfg.PageSize)
-	if offset >= ps {
+	fsize := uint64(cpu.m.cfg.PageSize) << f.order
+	if offset >= fsize {
 		return 0
 	}
-	n = min(n, ps-offset)
+	n = min(n, fsize-offset)
 	var dst []byte
 	if f.data != nil {
 		dst = f.data[offset : offset+n]

@@ -58,7 +58,10 @@ func (m LRUMode) String() string { return lruModeNames.String(m) }
 
 // Config is the simulated kernel and machine: the variants that differ between
 // the kernels the threads compare, and the number of CPUs. The zero value is a
-// one-CPU machine running current mainline with 4 KiB pages.
+// one-CPU machine with 4 KiB pages running the kernel the threads' model was
+// built for (mainline up to v6.14: order-0 folios, set_blocksize up to
+// PAGE_SIZE, private_lock lookups, the fixed readahead window); Linux618
+// selects the variants of 6.15–6.18.
 //
 // NewMachine refuses counts no kernel has (they would only exhaust memory):
 // more than MaxCPUs CPUs or more than MaxLRUSize LRU slots per CPU.
@@ -88,14 +91,33 @@ type Config struct {
 	// may drive FlusherCPU for anything else.
 	SeparateFlusher bool
 	FlusherCPU      int
-	// PageCacheLimit is the number of folios the page cache may hold (0: no
-	// limit); creating one more first reclaims clean, unused folios, oldest
-	// first (2 GiB on the Helios4 is 524288 folios of 4 KiB).
+	// PageCacheLimit is the number of pages the page cache may hold (0: no
+	// limit); creating a folio beyond it first reclaims clean, unused folios,
+	// oldest first (2 GiB on the Helios4 is 524288 pages of 4 KiB).
 	PageCacheLimit int
 	// ContiguousPages gives consecutively created folios consecutive page frame
 	// numbers, so that the block layer can coalesce them into one segment; by
 	// default every folio is its own segment.
 	ContiguousPages bool
+	// Folios selects the folios of the block device's mapping: order 0
+	// (FoliosSmall, up to v6.14) or large folios (FoliosLarge, v6.15+).
+	Folios FolioPolicy
+	// SetBlocksize is set_blocksize's rule set: blocksize.RulesPageSize (up
+	// to v6.14) or blocksize.RulesLarge (v6.15+, blocks up to 64 KiB; needs
+	// FoliosLarge).
+	SetBlocksize blocksize.Rules
+	// Lookup selects the buffer lookups of getblk: LookupAtomic (up to
+	// v6.15) or LookupNonatomic (v6.16+: __find_get_block_nonatomic).
+	Lookup LookupVariant
+	// Readahead selects the readahead of a read that misses:
+	// ReadaheadFixed (the model's original window) or ReadaheadOnDemand
+	// (v6.18's mm/readahead.c).
+	Readahead ReadaheadPolicy
+	// WriteIter is the buffered write of blkdev_write_iter that File.Pwrite
+	// uses: nil is generic_perform_write through buffer heads
+	// (BlockDevice.Write, up to v6.5); package iomap's Writer gives
+	// iomap_file_buffered_write (v6.6+).
+	WriteIter WriteIterFunc
 	// Check runs the invariant checker after the operations that change the page
 	// cache's structure or dirty state (getblk's growth, set_blocksize,
 	// try_to_free_buffers, sync_blockdev, mark_buffer_dirty) and panics on a
@@ -114,6 +136,7 @@ type Machine struct {
 
 	mu      sync.Mutex
 	devices []*BlockDevice
+	tracer  tracerSlot
 	pfns    atomic.Uint64 // page frame numbers handed out
 	// flusherMu lets one writer at a time drive the flusher's CPU.
 	flusherMu sync.Mutex
@@ -121,13 +144,17 @@ type Machine struct {
 	folios    folioLRU     // reclaim order
 }
 
-// allocPFN returns a page frame number for a new folio: consecutive ones only
-// with Config.ContiguousPages.
-func (m *Machine) allocPFN() uint64 {
-	if m.cfg.ContiguousPages {
-		return m.pfns.Add(1)
+// allocPFN returns the first page frame number of a new folio of the given
+// order, whose pages have consecutive frames: consecutive folios get
+// consecutive frames only with Config.ContiguousPages (otherwise a gap as
+// large as the folio precedes it).
+func (m *Machine) allocPFN(order uint8) uint64 {
+	pages := uint64(1) << order
+	n := pages
+	if !m.cfg.ContiguousPages {
+		n *= 2
 	}
-	return m.pfns.Add(2)
+	return m.pfns.Add(n) - pages + 1
 }
 
 // lruKey is what lookup_bh_lru compares: (b_bdev, b_blocknr, b_size).
@@ -148,8 +175,10 @@ const (
 )
 
 // NewMachine builds a machine from cfg. Errors: an invalid page size, an
-// unknown variant, a CPU count outside [0, MaxCPUs] or an LRU size outside
-// [0, MaxLRUSize] (0 selects the default of each).
+// unknown variant (blocksize.ErrUnknownRules for SetBlocksize), the v6.15
+// set_blocksize rules without large folios, a CPU count outside
+// [0, MaxCPUs] or an LRU size outside [0, MaxLRUSize] (0 selects the
+// default of each).
 func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.CPUs < 0 || cfg.CPUs > MaxCPUs {
 		return nil, fmt.Errorf("bufcache: %d CPUs (valid: 0, meaning 1, to %d)", cfg.CPUs, MaxCPUs)
@@ -170,6 +199,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 		return nil, err
 	}
 	if _, err := pageindex.ParseKind(cfg.Index.String()); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkVariants(); err != nil {
 		return nil, err
 	}
 	if cfg.SeparateFlusher && (cfg.FlusherCPU < 0 || cfg.FlusherCPU >= cfg.CPUs) {

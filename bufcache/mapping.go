@@ -1,6 +1,10 @@
 package bufcache
 
 import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
 	"github.com/bhsim/bhsim/internal/pageindex"
 	"github.com/bhsim/bhsim/internal/spin"
 )
@@ -31,7 +35,38 @@ type Mapping struct {
 	// privateLock is mapping->private_lock (i_private_lock from 6.8): it excludes
 	// ring lookups (__find_get_block_slow) from attach and detach.
 	privateLock spin.Lock
+	// large is mapping_large_folio_support (FoliosLarge); maxOrder is
+	// mapping_max_folio_order, MAX_PAGECACHE_ORDER then, and 0 without it.
+	large    bool
+	maxOrder uint8
+	// minOrder is mapping_min_folio_order: get_order(block size), set by
+	// set_init_blocksize and set_blocksize (v6.15+); always 0 without large
+	// folios.
+	minOrder atomic.Uint32
+	// nrpages is mapping->nrpages on a mapping with large folios: the pages
+	// of every folio in the index. Without them it is the index's length,
+	// and not kept (one locked instruction less per folio added or removed).
+	nrpages atomic.Int64
+	// wbErr is mapping->wb_err, the errseq_t writeback errors are recorded in
+	// and every open file samples (v4.13+).
+	wbErr errseq
+	// invalidateLock is mapping->invalidate_lock (v5.15+): readahead and
+	// filemap_create_folio hold it shared while they add folios, and
+	// set_blocksize (v6.15+) exclusively while it changes the minimum folio
+	// order, so that no folio of the old order is added after its truncation.
+	invalidateLock sync.RWMutex
 }
+
+// pages returns mapping->nrpages.
+func (m *Mapping) pages() int64 {
+	if m.large {
+		return m.nrpages.Load()
+	}
+	return int64(m.index.Len())
+}
+
+// minFolioOrder returns mapping_min_folio_order.
+func (m *Mapping) minFolioOrder() uint8 { return uint8(m.minOrder.Load()) }
 
 // fgp flags select what filemapGetFolio does (FGP_*).
 type fgp uint8
@@ -45,10 +80,11 @@ const (
 // lookup models filemap_get_entry: a lock-free index load, a speculative
 // reference (folio_try_get) and a re-check that the folio is still the page
 // cache's at that index. The kernel re-reads the slot (xas_reload); the model
-// checks the folio's mapping and index instead, which is equivalent because
+// checks the folio's mapping and range instead, which is equivalent because
 // addFolio publishes a folio's mapping only once the folio is in the index: a
 // recycled frame that lost its insertion race never shows this mapping. It
-// returns a referenced folio or nil.
+// returns a referenced folio, the one that spans index (a large folio's
+// first index may be below it), or nil.
 func (m *Mapping) lookup(cpu *CPU, index uint64) *Folio {
 	for {
 		cpu.count(EvIndexLookup)
@@ -60,7 +96,7 @@ func (m *Mapping) lookup(cpu *CPU, index uint64) *Folio {
 		if !f.tryGet(cpu) {
 			continue // being freed: look again
 		}
-		if f.mapping.Load() == m && f.index == index {
+		if f.mapping.Load() == m && f.covers(index) {
 			return f
 		}
 		f.put(cpu) // reused or removed under us: look again
@@ -68,16 +104,28 @@ func (m *Mapping) lookup(cpu *CPU, index uint64) *Folio {
 }
 
 // getFolio models __filemap_get_folio (pagecache_get_page before 6.x) with the
-// given FGP flags. It returns a referenced folio, locked with fgpLock, or nil if
-// absent and fgpCreat is not set. Creating never fails.
+// given FGP flags and no order of its own (the mapping's minimum). It returns
+// a referenced folio spanning index, locked with fgpLock, or nil if absent
+// and fgpCreat is not set. Creating never fails.
 func (m *Mapping) getFolio(cpu *CPU, index uint64, flags fgp) *Folio {
+	return m.getFolioOrder(cpu, index, flags, 0)
+}
+
+// getFolioOrder is __filemap_get_folio with fgf_set_order(order) (v6.x): on a
+// miss with fgpCreat it creates a folio of the largest order it can, as the
+// kernel does: at least the mapping's minimum, at most its maximum (0 on a
+// mapping without large folios), at the index aligned down to the minimum
+// order and no larger than that index's alignment allows; if the range is
+// partly cached, smaller orders down to the minimum are tried, and at the
+// minimum the lookup starts again.
+func (m *Mapping) getFolioOrder(cpu *CPU, index uint64, flags fgp, order uint8) *Folio {
 	for {
 		f := m.lookup(cpu, index)
 		if f == nil {
 			if flags&fgpCreat == 0 {
 				return nil
 			}
-			if f = m.addFolio(cpu, index, flags); f == nil {
+			if f = m.createFolio(cpu, index, flags, order); f == nil {
 				continue // lost a race to insert: look again
 			}
 			return f
@@ -97,17 +145,36 @@ func (m *Mapping) getFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	}
 }
 
-// addFolio creates a folio at index and inserts it, locked if fgpLock (the
-// kernel inserts new folios locked) and with PG_referenced if fgpAccessed:
-// filemap_alloc_folio + filemap_add_folio. It returns the folio with the
-// caller's reference (the page cache holds another), or nil if another folio got
-// the slot first.
-func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
+// createFolio is __filemap_get_folio's FGP_CREAT branch for index, wanting
+// order: it returns the new folio, which spans index, or nil if every order
+// it tried found the range (partly) cached.
+func (m *Mapping) createFolio(cpu *CPU, index uint64, flags fgp, order uint8) *Folio {
+	minOrder := m.minFolioOrder()
+	order = min(max(order, minOrder), m.maxOrder)
+	index &^= 1<<minOrder - 1 // mapping_align_index
+	if index&(1<<order-1) != 0 {
+		order = uint8(bits.TrailingZeros64(index)) // not aligned: a smaller folio
+	}
+	for {
+		if f := m.addFolio(cpu, index, order, flags); f != nil || order <= minOrder {
+			return f
+		}
+		order--
+	}
+}
+
+// addFolio creates a folio of the given order at index (a multiple of
+// 1 << order) and inserts it, locked if fgpLock (the kernel inserts new
+// folios locked) and with PG_referenced if fgpAccessed: filemap_alloc_folio +
+// filemap_add_folio, traced as mm_filemap_add_to_page_cache. It returns the
+// folio with the caller's reference (the page cache holds another), or nil if
+// another folio holds a page of the range.
+func (m *Mapping) addFolio(cpu *CPU, index uint64, order uint8, flags fgp) *Folio {
 	mc := m.dev.m
 	if limit := mc.cfg.PageCacheLimit; limit > 0 && int(mc.cached.Load()) >= limit {
 		mc.reclaim(cpu, reclaimBatch)
 	}
-	f := cpu.allocFolio(!m.dev.metaOnly)
+	f := cpu.allocFolio(!m.dev.metaOnly, order)
 	f.index = index
 	f.ref.Store(2) // the caller's and the page cache's
 	// Nobody uses the folio before its mapping is set below (a stale lock-free
@@ -126,7 +193,7 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 		fl |= FolioLocked
 	}
 	f.flags.Store(fl)
-	if !m.index.Insert(index, f) {
+	if !m.index.InsertOrder(index, order, f) {
 		if flags&fgpLock != 0 {
 			f.unlockFolio()
 		}
@@ -141,27 +208,39 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, flags fgp) *Folio {
 	}
 	f.mapping.Store(m)
 	cpu.count(EvIndexInsert)
-	mc.cached.Add(1)
+	pages := int64(1) << order
+	if m.large {
+		m.nrpages.Add(pages)
+	}
+	mc.cached.Add(pages)
 	if mc.cfg.PageCacheLimit > 0 {
 		mc.folios.push(f)
+	}
+	if t := m.dev.tracing(); t != nil {
+		m.dev.emit(t, cpu, TraceEvent{Kind: TraceFolioAdd, Index: index, Order: order, Pages: uint64(pages)})
 	}
 	return f
 }
 
 // setDirty marks a folio dirty and, on a clean→dirty transition of a folio
-// still in this mapping, tags it in the index: __folio_mark_dirty, which
+// still in this mapping, tags it in the index and traces it
+// (writeback_dirty_folio): __folio_mark_dirty, which
 // re-checks folio->mapping under xa_lock (the check here is that the index
 // still holds the folio). The flag is set inside the critical section that
 // sets the tag, so whoever sees the folio dirty, as mark_buffer_dirty's
 // folio_test_set_dirty does without a lock, and then looks for dirty tags
 // (which takes that lock) finds it tagged: a folio found dirty needs nothing
 // more. A folio no longer in the page cache only gets the flag.
-func (m *Mapping) setDirty(f *Folio) {
+func (m *Mapping) setDirty(cpu *CPU, f *Folio) {
 	if f.Has(FolioDirty) {
 		return
 	}
 	if !m.index.UpdateMarks(f.index, f, markDirty) {
 		f.flags.Set(FolioDirty)
+		return
+	}
+	if t := m.dev.tracing(); t != nil {
+		m.dev.emit(t, cpu, TraceEvent{Kind: TraceFolioDirty, Index: f.index, Order: f.order, Pages: f.NrPages()})
 	}
 }
 
@@ -217,6 +296,13 @@ func (m *Mapping) unlink(cpu *CPU, f *Folio) bool {
 	f.flags.Clear(FolioDirty)
 	f.mapping.Store(nil)
 	cpu.count(EvIndexDelete)
-	m.dev.m.cached.Add(-1)
+	pages := int64(1) << f.order
+	if m.large {
+		m.nrpages.Add(-pages)
+	}
+	m.dev.m.cached.Add(-pages)
+	if t := m.dev.tracing(); t != nil {
+		m.dev.emit(t, cpu, TraceEvent{Kind: TraceFolioRemove, Index: f.index, Order: f.order, Pages: uint64(pages)})
+	}
 	return true
 }

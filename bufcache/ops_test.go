@@ -20,27 +20,30 @@ import (
 type opKind uint8
 
 const (
-	opGetblk       opKind = iota // getblk(block, size); the buffer is held
-	opBread                      // bread(block, size); the buffer is held
-	opFind                       // __find_get_block(block, size); held if found
-	opFindSlow                   // __find_get_block_slow(block); held if found
-	opModify                     // change bytes of a held buffer and dirty it
-	opRedirty                    // mark_buffer_dirty of an uptodate held buffer
-	opSyncBuffer                 // sync_dirty_buffer of a held buffer
-	opBrelse                     // brelse of a held buffer
-	opTryFree                    // try_to_free_buffers of a page
-	opSetBlocksize               // set_blocksize(size)
-	opSync                       // sync_blockdev
-	opInvalidate                 // invalidate_bh_lrus
-	opWrite                      // write(2)
-	opRead                       // read(2)
-	opIter                       // an iov_iter over a user buffer, and the read-only flag
+	opGetblk        opKind = iota // getblk(block, size); the buffer is held
+	opBread                       // bread(block, size); the buffer is held
+	opFind                        // __find_get_block(block, size); held if found
+	opFindSlow                    // __find_get_block_slow(block); held if found
+	opFindNonatomic               // __find_get_block_nonatomic(block, size); held if found
+	opModify                      // change bytes of a held buffer and dirty it
+	opRedirty                     // mark_buffer_dirty of an uptodate held buffer
+	opSyncBuffer                  // sync_dirty_buffer of a held buffer
+	opBrelse                      // brelse of a held buffer
+	opTryFree                     // try_to_free_buffers of a page
+	opSetBlocksize                // set_blocksize(size)
+	opSync                        // sync_blockdev
+	opInvalidate                  // invalidate_bh_lrus
+	opWrite                       // write(2)
+	opRead                        // read(2)
+	opIter                        // an iov_iter over a user buffer, and the read-only flag
+	opZeroout                     // BLKZEROOUT: truncate_bdev_range of [pos, pos+n), then zeroes on disk
 )
 
 // opKindNames names the operations in failure messages.
-var opKindNames = enum.New[opKind]("op", "getblk", "bread", "find_get_block", "find_get_block_slow", "modify",
+var opKindNames = enum.New[opKind]("op", "getblk", "bread", "find_get_block", "find_get_block_slow",
+	"find_get_block_nonatomic", "modify",
 	"redirty", "sync_dirty_buffer", "brelse", "try_to_free", "set_blocksize", "sync", "invalidate", "write",
-	"read", "iov_iter")
+	"read", "iov_iter", "zeroout")
 
 // String returns the operation's name, e.g. "getblk".
 func (k opKind) String() string { return opKindNames.String(k) }
@@ -149,11 +152,14 @@ func (r *opRig) do(o rigOp, where string) bool {
 			}
 		}
 		return ok && r.checkBuffer(bh, c)
-	case opFind, opFindSlow:
+	case opFind, opFindSlow, opFindNonatomic:
 		var bh *BufferHead
-		if o.kind == opFind {
+		switch o.kind {
+		case opFind:
 			bh = d.FindGetBlock(cpu, o.block, o.size)
-		} else {
+		case opFindNonatomic:
+			bh = d.FindGetBlockNonatomic(cpu, o.block, o.size)
+		default:
 			bh = d.FindGetBlockSlow(cpu, o.block)
 		}
 		if bh == nil {
@@ -228,8 +234,51 @@ func (r *opRig) do(o rigOp, where string) bool {
 			d.SetReadOnly(!d.ReadOnly())
 		}
 		return ok
+	case opZeroout:
+		return r.zeroout(o, c)
 	}
 	panic(fmt.Sprintf("opRig: unknown %v", o.kind))
+}
+
+// zeroout models BLKZEROOUT on [o.pos, o.pos+o.n) rounded to the logical
+// block size: the held buffers are released (nobody may hold buffers a
+// truncation discards), the device is synced, its page cache truncated over
+// the range (TruncateRange), and the range zeroed on the disk and in the
+// oracle, as the ioctl then writes zeroes to the device. A read of the range
+// must then return zeroes, and no folio may be left wholly inside it.
+func (r *opRig) zeroout(o rigOp, c opCtx) bool {
+	t, d := r.t, r.d
+	r.releaseAll()
+	lbs := uint64(d.LogicalBlockSize())
+	start := o.pos / lbs * lbs
+	end := min((o.pos+o.n+lbs-1)/lbs*lbs, d.Size())
+	if !assert.NoError(t, d.SyncBlockdev(r.cpu), c) {
+		return false
+	}
+	err := d.TruncateRange(r.cpu, start, end)
+	if start >= end {
+		return assert.ErrorIs(t, err, ErrInvalid, c)
+	}
+	if !assert.NoError(t, err, c) {
+		return false
+	}
+	for index := start / 4096; index*4096 < end; index++ {
+		if f, _ := d.mapping.index.Load(index); f != nil {
+			fpos := f.index * 4096
+			if !assert.False(t, fpos >= start && fpos+d.FolioSize(f) <= end, "%v: folio at %d left inside the range", c, f.index) {
+				return false
+			}
+		}
+	}
+	if r.disk != nil && r.want != nil {
+		b := &blk.Bio{}
+		b.Reset(blk.OpWrite, start>>blk.SectorShift)
+		b.AddVec(make([]byte, end-start), uint32(end-start))
+		b.EndIO = func(b *blk.Bio) { assert.NoError(t, b.Err, c) }
+		r.disk.Submit(b)
+		clear(r.want[start:end])
+	}
+	return true
 }
 
 // modify changes bytes of a held buffer of this rig's, under the buffer
@@ -266,7 +315,7 @@ func (r *opRig) modify(o rigOp, c opCtx) bool {
 }
 
 // setBlocksize runs set_blocksize, releasing the held buffers first unless
-// o.keep: a size ValidateBlocksize refuses must fail with its error and
+// o.keep: a size the machine's rules refuse must fail with their error and
 // change nothing; another must be taken, and when it changes the size with
 // nothing held, the sync it starts with leaves the disk equal to the
 // oracle and the cache empty.
@@ -277,7 +326,7 @@ func (r *opRig) setBlocksize(o rigOp, c opCtx) bool {
 	}
 	old := d.BlockSize()
 	err := d.SetBlocksize(r.cpu, o.size)
-	if verr := blocksize.ValidateBlocksize(o.size, d.LogicalBlockSize(), r.m.PageSize()); verr != nil {
+	if verr := r.m.cfg.SetBlocksize.Validate(o.size, d.LogicalBlockSize(), r.m.PageSize()); verr != nil {
 		var se *blocksize.SizeError
 		return assert.ErrorAs(t, err, &se, c) && assert.Equal(t, verr.Error(), err.Error(), c) &&
 			assert.Equal(t, old, d.BlockSize(), "%v: a refused set_blocksize changed the block size", c)
@@ -359,7 +408,8 @@ func (r *opRig) write(o rigOp, c opCtx) bool {
 // the kernel.)
 func (r *opRig) getblkErr(block uint64, size uint32) error {
 	d := r.d
-	if !blocksize.IsPowerOfTwo(size) || size < 512 || size > r.m.PageSize() || size%d.LogicalBlockSize() != 0 {
+	if !blocksize.IsPowerOfTwo(size) || size < 512 || size > r.m.cfg.SetBlocksize.MaxSize(r.m.PageSize()) ||
+		size%d.LogicalBlockSize() != 0 {
 		return ErrInvalidBlockSize
 	}
 	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}

@@ -17,18 +17,35 @@ const RAPages = 32
 const bioMaxPages = 256
 
 // Read models a buffered read(2) from the block device node: blkdev_read_iter
-// → filemap_read. Reads at or past the end return 0; reads crossing it are
-// shortened. A folio that is not cached is brought in by synchronous
-// readahead (page_cache_sync_ra → mpage_readahead): a window of at least
-// RAPages folios, read with multi-page bios and no buffer heads — which is why
-// read throughput does not depend on the block size. A cached folio that is
-// not uptodate is read under its lock (filemap_update_page →
-// filemap_read_folio): buffer by buffer if it has buffers
-// (block_read_full_folio), with one bio if not; if it left the page cache
-// while the reader waited for that lock (truncated, reclaimed), the page is
-// looked up again (AOP_TRUNCATED_PAGE). It returns the bytes read; ErrIO if a
-// read failed (after what was read before it).
+// → filemap_read, made as through one file opened with the device (a File
+// has a readahead state of its own). Reads at or past the end return 0;
+// reads crossing it are shortened. A folio that is not cached is brought in
+// by readahead, as Config.Readahead selects: with ReadaheadFixed
+// (page_cache_sync_ra's first window, every time) a window of at least
+// RAPages folios read with multi-page bios and no buffer heads — which is why
+// read throughput does not depend on the block size; with ReadaheadOnDemand
+// v6.18's synchronous and asynchronous windows of growing folios (see
+// ReadaheadOnDemand). A cached folio that is not uptodate is read under its
+// lock (filemap_update_page → filemap_read_folio): buffer by buffer if it has
+// buffers (block_read_full_folio), with one bio if not; if it left the page
+// cache while the reader waited for that lock (truncated, reclaimed), the
+// page is looked up again (AOP_TRUNCATED_PAGE). It returns the bytes read;
+// ErrIO if a read failed (after what was read before it).
 func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
+	if d.m.cfg.Readahead == ReadaheadOnDemand {
+		// Concurrent readers of one struct file share f_ra without a lock in
+		// the kernel, each working on what it read of it; the model copies
+		// the state in and out under raMu, so that they trample each other's
+		// windows the same way without a data race.
+		d.raMu.Lock()
+		ra := d.ra
+		d.raMu.Unlock()
+		n, err := d.readOnDemand(cpu, &ra, pos, dst)
+		d.raMu.Lock()
+		d.ra = ra
+		d.raMu.Unlock()
+		return n, err
+	}
 	if pos >= d.size {
 		return 0, nil
 	}
@@ -37,20 +54,28 @@ func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	lastIndex := (pos + n - 1) / ps
 	var done uint64
 	for done < n {
-		index, off := (pos+done)/ps, (pos+done)%ps
-		chunk := min(ps-off, n-done)
+		index := (pos + done) / ps
 		f, err := d.readPage(cpu, index, lastIndex-index+1)
 		if err != nil {
 			return done, err
 		}
-		if f.data != nil {
-			copy(dst[done:done+chunk], f.data[off:off+chunk])
-		}
-		cpu.countN(EvCopyByte, int(chunk)) // copy_page_to_iter
+		done += d.copyOut(cpu, f, pos+done, dst[done:n])
 		f.put(cpu)
-		done += chunk
 	}
 	return done, nil
+}
+
+// copyOut copies from folio f, from byte position pos of the device to the
+// end of f or of dst, into dst (copy_folio_to_iter; nothing is stored on a
+// metadata-only device) and returns the bytes copied (EvCopyByte each).
+func (d *BlockDevice) copyOut(cpu *CPU, f *Folio, pos uint64, dst []byte) uint64 {
+	off := pos - f.index<<d.m.pageShift
+	chunk := min(uint64(d.m.cfg.PageSize)<<f.order-off, uint64(len(dst)))
+	if f.data != nil {
+		copy(dst[:chunk], f.data[off:off+chunk])
+	}
+	cpu.countN(EvCopyByte, int(chunk))
+	return chunk
 }
 
 // readPage returns page index of the device uptodate, with a reference the
@@ -66,7 +91,9 @@ func (d *BlockDevice) readPage(cpu *CPU, index, want uint64) (*Folio, error) {
 				// Reclaimed before we got to it (a page cache smaller than the
 				// window): read this folio on its own, as filemap_create_folio
 				// does, so that the read always makes progress.
+				d.lockInvalidateShared()
 				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
+				d.unlockInvalidateShared()
 				return d.readLocked(cpu, f)
 			}
 		}
@@ -106,13 +133,13 @@ func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
 func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	head := f.private
 	if head == nil {
-		d.submitReadahead(cpu, []*Folio{f}, false)
+		d.submitReadahead(cpu, []*Folio{f}, false, 0)
 		f.lockFolio(cpu) // the completion unlocked it
 		return
 	}
 	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(head.size))}
 	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
-	block := g.FirstBlock(f.index)
+	block := g.FirstBlock(f.index)                          // folio_pos / b_size
 	all := true
 	for bh := range head.ring(cpu) {
 		if !bh.Has(BHUptodate) {
@@ -139,36 +166,60 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 }
 
 // readahead models page_cache_sync_ra + read_pages with mpage_readahead for the
-// block device: from page start, a window of max(want, RAPages) pages (cut at
-// the end of the device), create each folio that is not cached, locked, and
-// read the runs of new folios with multi-page bios inside a plug. Pages already
-// cached end a run.
+// block device, as ReadaheadFixed has it: from page start, a window of
+// max(want, RAPages) pages (cut at the end of the device), create each folio
+// that is not cached, locked, and read the runs of new folios with
+// multi-page bios inside a plug. Pages already cached end a run. On a mapping
+// with a minimum folio order the folios are of that order, from start
+// aligned down to it.
 func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
 	ps := uint64(d.m.cfg.PageSize)
 	lastPage := (d.size - 1) / ps
+	minOrder := d.mapping.minFolioOrder()
+	step := uint64(1) << minOrder
+	start &^= step - 1
 	end := min(start+max(want, RAPages)-1, lastPage)
+	d.lockInvalidateShared()
+	defer d.unlockInvalidateShared()
 	run := cpu.raScratch[:0]
 	cpu.plug.Start()
-	for index := start; index <= end; index++ {
+	for index := start; index <= end; index += step {
 		f := d.mapping.lookup(cpu, index)
 		if f == nil {
-			f = d.mapping.addFolio(cpu, index, fgpLock)
+			f = d.mapping.addFolio(cpu, index, minOrder, fgpLock)
 		} else {
 			f.put(cpu)
 			f = nil
 		}
 		if f == nil || len(run) == bioMaxPages { // cached, or the bio is full
-			run = d.submitReadahead(cpu, run, true)
+			run = d.submitReadahead(cpu, run, true, blk.FlagRahead)
 		}
 		if f != nil {
 			run = append(run, f)
 		}
-		if index == end {
+		if end-index < step {
 			break
 		}
 	}
-	cpu.raScratch = d.submitReadahead(cpu, run, true)
+	cpu.raScratch = d.submitReadahead(cpu, run, true, blk.FlagRahead)
 	_ = cpu.plug.Finish()
+}
+
+// lockInvalidateShared takes the invalidate lock shared where the fixed
+// readahead adds folios, on a mapping whose minimum folio order can change
+// (large folios); the threads' kernels' mappings skip it, so their readahead
+// costs what it did.
+func (d *BlockDevice) lockInvalidateShared() {
+	if d.mapping.large {
+		d.mapping.invalidateLock.RLock()
+	}
+}
+
+// unlockInvalidateShared undoes lockInvalidateShared.
+func (d *BlockDevice) unlockInvalidateShared() {
+	if d.mapping.large {
+		d.mapping.invalidateLock.RUnlock()
+	}
 }
 
 // raBio is one mpage bio and the folios it fills.
@@ -181,11 +232,13 @@ type raBio struct {
 var raPool = sync.Pool{New: func() any { return new(raBio) }}
 
 // submitReadahead sends one bio for a run of consecutive locked folios
-// (do_mpage_readpage for each, mpage_bio_submit): each folio's tail past the end
-// of the device is zeroed and not read. With dropRef the caller's folio
-// references are dropped once the folios are in the bio (readahead_folio). It
-// returns run emptied.
-func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*Folio {
+// (do_mpage_readpage for each, mpage_bio_submit), one segment per folio
+// (bio_add_folio): each folio's tail past the end of the device is zeroed and
+// not read. With dropRef the caller's folio references are dropped once the
+// folios are in the bio (readahead_folio). flags are the bio's: REQ_RAHEAD
+// for readahead, none for a folio read alone (mpage_read_folio). It returns
+// run emptied.
+func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool, flags blk.BioFlags) []*Folio {
 	if len(run) == 0 {
 		return run
 	}
@@ -193,15 +246,16 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*F
 	rb := raPool.Get().(*raBio)
 	rb.cpu = cpu
 	rb.bio.Reset(blk.OpRead, run[0].index*ps>>blk.SectorShift)
+	rb.bio.Flags = flags
 	for _, f := range run {
 		cpu.count(EvReadaheadPage)
-		n := min(ps, d.size-f.index*ps)
+		n := min(ps<<f.order, d.size-f.index*ps)
 		var data []byte
 		if f.data != nil {
 			data = f.data[:n]
 			clear(f.data[n:])
 		}
-		if !rb.bio.AddPage(data, uint32(n), f.pfn, 0) { // at most bioMaxPages pages
+		if !rb.bio.AddPage(data, uint32(n), f.pfn, 0) { // at most bioMaxPages folios of at most 2 MiB
 			panic("bufcache: a readahead bio past 4 GiB")
 		}
 		rb.folios = append(rb.folios, f)
@@ -212,7 +266,7 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool) []*F
 	rb.bio.EndIO = endReadahead
 	rb.bio.Private = rb
 	cpu.count(EvBioSubmit)
-	blk.SubmitBio(&cpu.plug, d.disk, &rb.bio)
+	d.submitBio(cpu, &rb.bio)
 	clear(run)
 	return run[:0]
 }

@@ -51,17 +51,24 @@ type stressDev struct {
 	medium func(t *testing.T) []byte
 }
 
-// stressOwner returns the CPU that owns the page holding byte pos.
-func stressOwner(pos uint64) int { return int(pos / 4096 % stressCPUs) }
+// owner returns the CPU that owns the unit (a page, or 64 KiB with large
+// blocks) holding byte pos.
+func (r *stressRig) owner(pos uint64) int { return int(pos / r.unit % stressCPUs) }
 
 // stressRig is the machine, the devices and the per-CPU generators of one
 // run, with each CPU's interpreter of each device.
 type stressRig struct {
-	t    *testing.T
-	m    *Machine
-	devs []*stressDev
-	rngs []*rand.Rand
-	rigs [stressCPUs][]*opRig // by CPU, then device
+	t *testing.T
+	// unit is the share of the devices a CPU owns, 4096 bytes, or 64 KiB
+	// when block sizes go up to 64 KiB (a block never spans two owners);
+	// maxBlockShift bounds the block sizes set_blocksize picks, 512 <<
+	// [0, maxBlockShift).
+	unit          uint64
+	maxBlockShift int
+	m             *Machine
+	devs          []*stressDev
+	rngs          []*rand.Rand
+	rigs          [stressCPUs][]*opRig // by CPU, then device
 	// ops counts what each CPU did, by operation, for the log.
 	ops [stressCPUs][stressNumOps]int
 }
@@ -91,8 +98,9 @@ var stressWeights = [stressNumOps]int{12, 14, 12, 6, 14, 10, 4, 10, 3, 1}
 // smaller than both together (so reclaim runs) and whose dirty limit starts
 // background writeback: sda, a request queue over a MemDisk, and md0, a
 // raid10 near-2 array over two such queues.
-func newStressRig(t *testing.T, seed uint64) *stressRig {
-	m, err := NewMachine(Config{CPUs: stressCPUs, PageCacheLimit: 384, DirtyLimit: 24})
+func newStressRig(t *testing.T, seed uint64, cfg Config, unit uint64, maxBlockShift int) *stressRig {
+	cfg.CPUs, cfg.PageCacheLimit, cfg.DirtyLimit = stressCPUs, 384, 24
+	m, err := NewMachine(cfg)
 	require.NoError(t, err)
 	queue := func(name string) (*blk.Queue, *blk.MemDisk) {
 		disk, err := blk.NewMemDisk(name, stressDevSize, 512)
@@ -101,7 +109,7 @@ func newStressRig(t *testing.T, seed uint64) *stressRig {
 		require.NoError(t, err)
 		return q, disk
 	}
-	r := &stressRig{t: t, m: m}
+	r := &stressRig{t: t, m: m, unit: unit, maxBlockShift: maxBlockShift}
 
 	sda, sdaDisk := queue("sda")
 	d, err := m.Open(sda, DeviceOptions{})
@@ -125,8 +133,8 @@ func newStressRig(t *testing.T, seed uint64) *stressRig {
 
 	for id := range stressCPUs {
 		r.rngs = append(r.rngs, rand.New(rand.NewPCG(seed, uint64(id))))
-		owns := func(from, to uint64) bool { // one page at most, of this CPU's
-			return from/4096 == (to-1)/4096 && stressOwner(from) == id
+		owns := func(from, to uint64) bool { // one unit at most, of this CPU's
+			return from/unit == (to-1)/unit && r.owner(from) == id
 		}
 		for _, sd := range r.devs {
 			r.rigs[id] = append(r.rigs[id], &opRig{t: t, m: m, d: sd.d, cpu: m.CPU(id), want: sd.want, shared: true, owns: owns})
@@ -143,9 +151,9 @@ func stressReadDisk(t *testing.T, disk *blk.MemDisk) []byte {
 	return got
 }
 
-// stressOwnPage returns a random page of sd owned by CPU id.
-func stressOwnPage(rng *rand.Rand, id int) uint64 {
-	return uint64(rng.IntN(stressDevSize/4096/stressCPUs)*stressCPUs + id)
+// ownUnit returns the first byte of a random unit owned by CPU id.
+func (r *stressRig) ownUnit(rng *rand.Rand, id int) uint64 {
+	return uint64(rng.IntN(int(stressDevSize/r.unit/stressCPUs))*stressCPUs+id) * r.unit
 }
 
 // stressPick draws an operation by stressWeights.
@@ -190,7 +198,7 @@ func (r *stressRig) step(id, round, i int) bool {
 		defer sd.setbs.RUnlock()
 		defer rig.releaseAll()
 		size := uint64(d.BlockSize())
-		block := (stressOwnPage(rng, id)*4096 + rng.Uint64N(4096)) / size
+		block := (r.ownUnit(rng, id) + rng.Uint64N(r.unit)) / size
 		from := rng.Uint64N(size)
 		modify := rigOp{kind: opModify, from: from, n: rng.Uint64N(size - from), seed: byte(round*31+i) ^ byte(id)<<5}
 		return rig.do(rigOp{kind: opBread, block: block, size: uint32(size)}, where) && rig.do(modify, where) &&
@@ -206,11 +214,11 @@ func (r *stressRig) step(id, round, i int) bool {
 	case stressOpWrite: // write(2) into one of our pages
 		sd.setbs.RLock()
 		defer sd.setbs.RUnlock()
-		off := rng.Uint64N(4096)
-		return rig.do(rigOp{kind: opWrite, pos: stressOwnPage(rng, id)*4096 + off, n: 1 + rng.Uint64N(4096-off),
+		off := rng.Uint64N(r.unit)
+		return rig.do(rigOp{kind: opWrite, pos: r.ownUnit(rng, id) + off, n: 1 + rng.Uint64N(r.unit-off),
 			seed: byte(round*17+i) ^ byte(id)<<4}, where)
 	case stressOpRead: // read(2) one of our pages, racing set_blocksize and reclaim
-		return rig.do(rigOp{kind: opRead, pos: stressOwnPage(rng, id) * 4096, n: 4096}, where)
+		return rig.do(rigOp{kind: opRead, pos: r.ownUnit(rng, id), n: r.unit}, where)
 	case stressOpSync:
 		return rig.do(rigOp{kind: opSync}, where)
 	case stressOpTryFree:
@@ -220,7 +228,7 @@ func (r *stressRig) step(id, round, i int) bool {
 	case stressOpSetBlocksize:
 		sd.setbs.Lock()
 		defer sd.setbs.Unlock()
-		return rig.do(rigOp{kind: opSetBlocksize, size: 512 << rng.IntN(4)}, where)
+		return rig.do(rigOp{kind: opSetBlocksize, size: 512 << rng.IntN(r.maxBlockShift)}, where)
 	}
 	panic("unreachable")
 }
@@ -248,7 +256,7 @@ func (r *stressRig) quiescent(round int) {
 				}
 			}
 			require.Equal(t, wantRef, f.RefCount(), "round %d: %s page %d: folio references", round, sd.name, index)
-			start = index + 1
+			start = f.index + f.NrPages()
 		}
 	}
 }
@@ -286,6 +294,19 @@ func (r *stressRig) verify() {
 // oracle. Run it under -race: it is scaled down there (and with -short) to
 // stay within seconds.
 func TestStress(t *testing.T) {
+	runStress(t, Config{}, 4096, 4)
+}
+
+// TestStress618 is TestStress on the 6.15–6.18 variants (Linux618): large
+// folios from readahead and set_blocksize up to 64 KiB (each CPU owns
+// 64 KiB units, so that a block never spans two owners), the v6.16 sleeping
+// lookups and v6.18's readahead.
+func TestStress618(t *testing.T) {
+	runStress(t, Linux618(Config{}), 64<<10, 8)
+}
+
+// runStress runs the stress test's seeds on cfg's kernel variants.
+func runStress(t *testing.T, cfg Config, unit uint64, maxBlockShift int) {
 	rounds, steps := 20, 400
 	if race.Enabled || testing.Short() {
 		rounds, steps = 10, 200
@@ -297,7 +318,7 @@ func TestStress(t *testing.T) {
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Logf("seed %d: %d rounds of %d steps on each of %d CPUs", seed, rounds, steps, stressCPUs)
-			r := newStressRig(t, seed)
+			r := newStressRig(t, seed, cfg, unit, maxBlockShift)
 			for round := range rounds {
 				var wg sync.WaitGroup
 				for id := range stressCPUs {
@@ -381,7 +402,7 @@ func TestReadRacingTruncate(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// failingInsert is a page-cache index whose failed Insert calls hook with the
+// failingInsert is a page-cache index whose failed InsertOrder calls hook with the
 // item first: the moment another CPU's stale lock-free reader (holding a
 // pointer to a folio that was freed and is being reused) can take a
 // reference on it.
@@ -390,8 +411,8 @@ type failingInsert struct {
 	hook func(*Folio)
 }
 
-func (x failingInsert) Insert(index uint64, f *Folio) bool {
-	if x.Index.Insert(index, f) {
+func (x failingInsert) InsertOrder(index uint64, order uint8, f *Folio) bool {
+	if x.Index.InsertOrder(index, order, f) {
 		return true
 	}
 	x.hook(f)
@@ -436,7 +457,7 @@ func TestFailedInsertKeepsRacingReference(t *testing.T) {
 			accepted = f.mapping.Load() == &d.mapping && f.index == 1 // lookup's re-check
 		}
 	}}
-	require.Nil(t, d.mapping.addFolio(cpu, 1, fgpLock))
+	require.Nil(t, d.mapping.addFolio(cpu, 1, 0, fgpLock))
 	require.True(t, got, "the reused folio was not the stale one")
 	assert.False(t, accepted, "a lookup would take a folio that never entered the page cache")
 	assert.NotPanics(t, func() {

@@ -41,16 +41,21 @@ func (d *BlockDevice) Write(cpu *CPU, pos uint64, it *IovIter) (uint64, error) {
 	return n, err
 }
 
-// performWrite models generic_perform_write (v5.16–v6.11 form): one page per
-// iteration; pre-fault at most the user bytes of that page; write_begin; copy;
-// write_end; on a short copy into a folio that is not uptodate, retry with the
-// bytes that could be copied; then balance the dirty pages.
+// performWrite models generic_perform_write (v5.16–v6.11 form) with v6.x's
+// chunk, mapping_max_folio_size (PAGE_SIZE without large folios): per
+// iteration, pre-fault at most the user bytes of the chunk; write_begin (a
+// folio of the mapping's minimum order); copy at most to the end of that
+// folio; write_end; on a short copy into a folio that is not uptodate, retry
+// with the bytes that could be copied; then balance the dirty pages. Without
+// large folios that is one page per iteration. (Block devices of v6.15+ write
+// through iomap, package iomap; this path with large folios is the combination
+// no kernel ran.)
 func (d *BlockDevice) performWrite(cpu *CPU, pos uint64, it *IovIter) (uint64, error) {
-	ps := uint64(d.m.cfg.PageSize)
+	chunk := uint64(d.m.cfg.PageSize) << d.mapping.maxOrder
 	var written uint64
 	for it.Count() > 0 {
-		offset := pos & (ps - 1)
-		bytes := min(ps-offset, it.Count())
+		offset := pos & (chunk - 1)
+		bytes := min(chunk-offset, it.Count())
 	retry:
 		cpu.count(EvWriteIter)
 		if it.faultInReadable(cpu, bytes) == bytes {
@@ -63,6 +68,8 @@ func (d *BlockDevice) performWrite(cpu *CPU, pos uint64, it *IovIter) (uint64, e
 			}
 			return 0, err
 		}
+		offset = pos - f.index<<d.m.pageShift
+		bytes = min(bytes, uint64(d.m.cfg.PageSize)<<f.order-offset)
 		var dst []byte
 		if f.data != nil {
 			dst = f.data[offset : offset+bytes]
@@ -94,9 +101,10 @@ func faultErr(written, pos uint64) error {
 }
 
 // writeBegin models blkdev_write_begin = block_write_begin: get the folio at
-// pos locked (FGP_WRITEBEGIN), then prepare its buffers for the write of n
-// bytes at pos (__block_write_begin_int with blkdev_get_block). On error the
-// folio is unlocked and released.
+// pos locked (FGP_WRITEBEGIN, the mapping's minimum order), then prepare its
+// buffers for the write of n bytes at pos, or of those that fall in the folio
+// (__block_write_begin_int with blkdev_get_block). On error the folio is
+// unlocked and released.
 //
 // The model also waits for the folio's writeback to finish, as FGP_STABLE does
 // for mappings that need stable pages. The block device's mapping does not, and
@@ -104,11 +112,11 @@ func faultErr(written, pos uint64) error {
 // simply dirty again); in Go that would be a data race between the copy and
 // the device reading the page. Only rewrites of a page under writeback wait.
 func (d *BlockDevice) writeBegin(cpu *CPU, pos, n uint64) (*Folio, error) {
-	ps := uint64(d.m.cfg.PageSize)
-	f := d.mapping.getFolio(cpu, pos/ps, fgpLock|fgpCreat)
+	f := d.mapping.getFolio(cpu, pos>>d.m.pageShift, fgpLock|fgpCreat)
 	waitOnWriteback(cpu, f)
-	from := uint32(pos & (ps - 1))
-	if err := d.blockWriteBegin(cpu, f, from, from+uint32(n)); err != nil {
+	from := pos - f.index<<d.m.pageShift
+	n = min(n, uint64(d.m.cfg.PageSize)<<f.order-from)
+	if err := d.blockWriteBegin(cpu, f, uint32(from), uint32(from+n)); err != nil {
 		f.unlockFolio()
 		f.put(cpu)
 		return nil, err
@@ -117,9 +125,11 @@ func (d *BlockDevice) writeBegin(cpu *CPU, pos, n uint64) (*Folio, error) {
 }
 
 // blockWriteBegin models __block_write_begin_int for the block device: give a
-// locked folio buffers of the current block size if it has none, map every
-// buffer the range [from, to) touches (identity get_block), and read first the
-// buffers the range covers only partly, unless they or the folio are uptodate.
+// locked folio (of any order) buffers of the current block size if it has
+// none, map every buffer the range [from, to) of byte offsets in the folio
+// touches (identity get_block), and read first the buffers the range covers
+// only partly, whole, unless they or the folio are uptodate (one bio of the
+// block size each: at 16 KiB blocks a 4 KiB write reads 16 KiB).
 // Buffers outside the range become uptodate if the folio is. Returns ErrIO if a
 // read failed.
 func (d *BlockDevice) blockWriteBegin(cpu *CPU, f *Folio, from, to uint32) error {
@@ -195,7 +205,7 @@ func (d *BlockDevice) writeEnd(cpu *CPU, f *Folio, pos, n, copied uint64) uint64
 		copied = 0
 	}
 	if copied > 0 {
-		from := uint32(pos & uint64(d.m.cfg.PageSize-1))
+		from := uint32(pos - f.index<<d.m.pageShift)
 		d.commitWrite(cpu, f, from, from+uint32(copied))
 	}
 	f.unlockFolio()

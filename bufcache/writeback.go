@@ -60,11 +60,12 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 }
 
 // writeFolio models __block_write_full_folio (__block_write_full_page in 5.10)
-// for a locked folio whose dirty bit was just cleared for I/O: buffers past the
-// end of the device are cleaned, unmapped dirty buffers mapped; every dirty
-// mapped buffer is locked, marked Async_Write and submitted as its own bio (one
-// bio per buffer); the folio is under writeback until the last completes. It
-// unlocks the folio.
+// for a locked folio, of any order, whose dirty bit was just cleared for I/O:
+// buffers past the end of the device are cleaned, unmapped dirty buffers
+// mapped; every dirty mapped buffer is locked, marked Async_Write and
+// submitted as its own bio (one bio per buffer, whatever the folio's size,
+// REQ_SYNC for data-integrity writeback); the folio is under writeback until
+// the last completes. It unlocks the folio.
 func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	cpu.count(EvWritepage)
 	head := f.private
@@ -73,7 +74,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 		return
 	}
 	size := head.size
-	first := f.index << (uint(d.m.pageShift) - blocksize.Log2(size))
+	first := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
 	last := (d.size - 1) / uint64(size)
 	block := first
 	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
@@ -92,7 +93,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 		if mode == wbSyncAll {
 			LockBuffer(cpu, bh)
 		} else if !tryLockBuffer(cpu, bh) {
-			d.mapping.setDirty(f) // redirty_page_for_writepage
+			d.mapping.setDirty(cpu, f) // redirty_page_for_writepage
 			continue
 		}
 		// test_clear_buffer_dirty, then mark_buffer_async_write
@@ -111,8 +112,9 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 			async = append(async, bh)
 		}
 	}
+	flags := writebackFlags(mode)
 	for _, bh := range async {
-		submitBH(cpu, blk.OpWrite, bh)
+		submitBH(cpu, blk.OpWrite, flags, bh)
 	}
 	f.unlockFolio()
 	if len(async) == 0 {
@@ -190,7 +192,7 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		}
 	} else {
 		cpu.count(EvWarning)
-		markWriteIOError(bh)
+		markWriteIOError(cpu, bh)
 		f.flags.Set(FolioError)
 		bh.state.Clear(BHAsyncWrite)
 		UnlockBuffer(cpu, bh)

@@ -60,6 +60,22 @@ func (o Options) ChunkSize(pageSize uint32) (uint64, error) {
 	return o.Chunk.Chunk(pageSize, order)
 }
 
+// Linux618 is the write of Linux 6.18's block devices: iomap with the fixed
+// chunk (mapping_max_folio_size, 2 MiB on the large-folio mapping of 4 KiB
+// pages), the raw EOF check, and MAX_PAGECACHE_ORDER capped by
+// MAX_XAS_ORDER. Use it with bufcache.Linux618's machine, whose mapping has
+// large folios.
+var Linux618 = Options{Path: PathIomap, Chunk: ChunkMappingMaxFolioSize, EOF: EOFRaw, XASCap: true}
+
+// Writer returns blkdev_write_iter in the kernel opts selects, as a
+// bufcache.WriteIterFunc for bufcache.Config.WriteIter (File.Pwrite):
+// BlkdevWrite with opts.
+func Writer(opts Options) bufcache.WriteIterFunc {
+	return func(cpu *bufcache.CPU, d *bufcache.BlockDevice, pos uint64, it *bufcache.IovIter) (uint64, error) {
+		return BlkdevWrite(cpu, d, pos, it, opts)
+	}
+}
+
 // BlkdevWrite models a buffered write(2) to the block device node d at byte
 // position pos, from it, in the kernel opts selects: blkdev_write_iter
 // (block/fops.c) — -EPERM on a read-only device, nothing for an empty write,
@@ -88,6 +104,9 @@ func BlkdevWrite(cpu *bufcache.CPU, d *bufcache.BlockDevice, pos uint64, it *buf
 	chunk, err := opts.ChunkSize(d.Machine().PageSize())
 	if err != nil {
 		return 0, err
+	}
+	if opts.Chunk == ChunkMappingMaxFolioSize {
+		chunk <<= d.MaxFolioOrder() // mapping_max_folio_size: PAGE_SIZE << MAX_PAGECACHE_ORDER with large folios
 	}
 	switch size := d.Size(); {
 	case d.ReadOnly():

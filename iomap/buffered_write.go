@@ -55,8 +55,9 @@ func FileBufferedWrite(cpu *bufcache.CPU, d *bufcache.BlockDevice, pos uint64, f
 //  2. fault in `bytes` of the user buffer — up to a whole chunk — and fail
 //     with -EFAULT if none of it is readable;
 //  3. iomap_write_begin, which for a mapping without large folios writes at
-//     most the rest of one page;
-//  4. copy at most the rest of that page; iomap_write_end;
+//     most the rest of one page, and on one with large folios (v6.15+) gets
+//     a folio sized by the write (up to the chunk, aligned);
+//  4. copy at most the rest of that folio; iomap_write_end;
 //  5. a copy write_end refused (short, into a folio that is not uptodate)
 //     halves the chunk, down to PAGE_SIZE, and retries at the same position
 //     with bytes = what was copied; otherwise pos advances. (In the model a
@@ -90,8 +91,8 @@ func writeIter(it *Iter, i *bufcache.IovIter, chunk uint64) (uint64, error) {
 		if err != nil {
 			return progress(written, err)
 		}
-		offset = pos & (ps - 1)
-		bytes = min(bytes, ps-offset)
+		offset = pos - d.FolioPos(f)
+		bytes = min(bytes, d.FolioSize(f)-offset)
 		copied := i.CopyToFolio(cpu, f, offset, bytes)
 		status := d.WriteEnd(cpu, f, pos, bytes, copied)
 		if copied != status {
@@ -124,10 +125,12 @@ func progress(written uint64, err error) (uint64, error) {
 	return 0, err
 }
 
-// writeBegin models iomap_write_begin (v6.6) for a buffer_head mapping m: the
-// range must lie inside the mapping (BUG_ON); a mapping without large folios
-// writes at most the rest of the page; the folio comes locked from the page
-// cache (iomap_get_folio), and __block_write_begin_int prepares its buffers
+// writeBegin models iomap_write_begin (v6.6; its large-folio path as v6.18
+// has it) for a buffer_head mapping m: the range must lie inside the mapping
+// (BUG_ON); a mapping without large folios writes at most the rest of the
+// page; the folio comes locked from the page cache (__iomap_get_folio, a new
+// one sized by the write: fgf_set_order(n)), the write is trimmed to it
+// (iomap_trim_folio_range), and __block_write_begin_int prepares its buffers
 // with iomap_to_bh as get_block. There is no folio_ops validity check for a
 // block device, and a fatal signal cannot be pending in the model. On error
 // the folio is released.
@@ -138,9 +141,12 @@ func writeBegin(cpu *bufcache.CPU, d *bufcache.BlockDevice, m *toBH, pos, n uint
 	case m.Type == Inline || m.Flags&FBufferHead == 0:
 		return nil, fmt.Errorf("%w: %v (only buffer_head mappings are modelled)", ErrNotModelled, IOMap(*m))
 	}
-	ps := uint64(d.Machine().PageSize())
-	n = min(n, ps-pos&(ps-1))
-	f := d.GetWriteFolio(cpu, pos)
+	if !d.LargeFolios() {
+		ps := uint64(d.Machine().PageSize())
+		n = min(n, ps-pos&(ps-1))
+	}
+	f := d.GetWriteFolio(cpu, pos, n)
+	n = min(n, d.FolioPos(f)+d.FolioSize(f)-pos) // iomap_trim_folio_range
 	if err := d.BlockWriteBegin(cpu, f, pos, n, m); err != nil {
 		return nil, err
 	}

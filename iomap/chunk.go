@@ -72,9 +72,11 @@ var chunkNames = enum.New[ChunkPolicy]("chunk", []string{ChunkMaxPagecacheOrder:
 // ("chunk(n)" for another value).
 func (p ChunkPolicy) String() string { return chunkNames.String(p) }
 
-// Chunk returns the policy's initial chunk in bytes for the block device's
-// mapping, which has no large folios, on a kernel with PAGE_SIZE pageSize and
-// MAX_PAGECACHE_ORDER maxOrder (MaxPagecacheOrder). Errors: the
+// Chunk returns the policy's initial chunk in bytes for a block device's
+// mapping without large folios, on a kernel with PAGE_SIZE pageSize and
+// MAX_PAGECACHE_ORDER maxOrder (MaxPagecacheOrder); BlkdevWrite scales
+// ChunkMappingMaxFolioSize's by the mapping's maximum folio order
+// (bufcache.BlockDevice.MaxFolioOrder) on one with large folios (v6.15+). Errors: the
 // *blocksize.SizeError of an invalid page size; ErrBadOption for an unknown
 // policy or an order that overflows. O(1).
 func (p ChunkPolicy) Chunk(pageSize uint32, maxOrder uint8) (uint64, error) {

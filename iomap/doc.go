@@ -87,8 +87,23 @@
 // bytes that were copied (the retry label), which avoids the endless loop of
 // 5d8edfb900d5 on a partly unreadable buffer.
 //
-// Not modelled: large folios (block devices have them from 6.15), the
-// non-buffer_head iomap path (iomap_folio_state), inline data, holes,
+// # Large folios (v6.15+)
+//
+// From 6.15 the block device's mapping has large folios (bufcache.FoliosLarge):
+// iomap_write_begin no longer clamps a write to the page but asks
+// __filemap_get_folio for a folio sized by it (fgf_set_order: order
+// ilog2(len) − PAGE_SHIFT, up to MAX_PAGECACHE_ORDER, aligned, at least the
+// minimum order of the block size), trims the write to the folio it gets
+// (iomap_trim_folio_range) and prepares its buffers with
+// __block_write_begin_int over the whole range; mapping_max_folio_size is
+// then 2 MiB on 4 KiB pages, so ChunkMappingMaxFolioSize gives 2 MiB chunks
+// that each fill one folio: a 1 MiB pwrite is one round, one order-8 folio
+// and 256 user pages faulted in once, as the host's 6.18 shows
+// (testdata/kernel/6.18/pwrite-no-io-before-fsync). [Linux618] is 6.18's
+// write and [Writer] makes any Options bufcache's Config.WriteIter, the
+// write File.Pwrite uses.
+//
+// Not modelled: the non-buffer_head iomap path (iomap_folio_state), inline data, holes,
 // delayed allocation and unwritten extents in iomap_to_bh, srcmap, NOWAIT,
 // folio_ops and stale mappings, fatal signals. Where the kernel would BUG or
 // loop for ever on a bad mapping from an [Ops], the model returns

@@ -405,11 +405,11 @@ func TestHookMisuse(t *testing.T) {
 	m, d, _ := newDev(t, bufcache.Config{}, 1<<20)
 	cpu := m.CPU(0)
 	for _, tc := range []struct{ pos, n uint64 }{{4096, 0}, {4000, 200}, {8192, 4097}} {
-		f := d.GetWriteFolio(cpu, 4096)
+		f := d.GetWriteFolio(cpu, 4096, 4096)
 		err := d.BlockWriteBegin(cpu, f, tc.pos, tc.n, nil)
 		assert.ErrorIs(t, err, bufcache.ErrBadRange, "[%d, +%d)", tc.pos, tc.n)
 	}
-	f := d.GetWriteFolio(cpu, 4096)
+	f := d.GetWriteFolio(cpu, 4096, 4096)
 	require.NoError(t, d.BlockWriteBegin(cpu, f, 4096, 4096, nil))
 	it := userIter(t, make([]byte, 100))
 	assert.Zero(t, it.CopyToFolio(cpu, f, 4096, 100), "nothing past the folio")

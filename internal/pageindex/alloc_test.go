@@ -18,8 +18,8 @@ func TestLoadAllocatesNothing(t *testing.T) {
 		{"miss beyond range", 1 << 40},
 	}
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
-		require.True(t, idx.Insert(1<<29, &folio{1 << 29}))
-		require.True(t, idx.Insert(0, &folio{0}))
+		require.True(t, idx.Insert(1<<29, &folio{index: 1 << 29}))
+		require.True(t, idx.Insert(0, &folio{index: 0}))
 		for _, p := range probes {
 			allocs := testing.AllocsPerRun(1000, func() { idx.Load(p.index) })
 			assert.Zero(t, allocs, p.name)
@@ -29,7 +29,7 @@ func TestLoadAllocatesNothing(t *testing.T) {
 
 func TestXArrayWritesInPlaceAllocateNothing(t *testing.T) {
 	x := NewXArray[folio]()
-	keep, f := &folio{1 << 29}, &folio{1<<29 + 1}
+	keep, f := &folio{index: 1 << 29}, &folio{index: 1<<29 + 1}
 	require.True(t, x.Insert(1<<29, keep)) // keeps the leaf alive
 	ops := []struct {
 		name string
@@ -57,7 +57,7 @@ func TestUpdateAndFindMarkedAllocateNothing(t *testing.T) {
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
 		items := make([]*folio, 2*BatchSize)
 		for i := range items {
-			items[i] = &folio{uint64(i) << 10}
+			items[i] = &folio{index: uint64(i) << 10}
 			require.True(t, idx.Insert(items[i].index, items[i]))
 		}
 		toggle := func(_ *folio, m Marks) Marks { return m ^ MarkDirty.Bit() }

@@ -29,7 +29,7 @@ func BenchmarkLoad(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					idx := New[folio](k)
 					for i := page; i < page+cached; i++ {
-						idx.Insert(i, &folio{i})
+						idx.Insert(i, &folio{index: i})
 					}
 					var levels int
 					var f *folio

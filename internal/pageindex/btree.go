@@ -24,12 +24,62 @@ type BTree[T any] struct {
 	marks  [NumMarks]*btree.BTreeG[uint64]
 	degree int
 	height int // btreeHeightBound(items.Len(), degree), kept current by writers
+	multi  int // entries of order > 0: while 0, a lookup needs only the exact key
+	// orders holds the order of each entry of order > 0, by first index
+	// (kept beside the tree, so that its entries stay two words).
+	orders map[uint64]uint8
 }
 
-// btreeEntry is one stored item and its page index, the tree's key.
+// btreeEntry is one stored item and the first page index it covers, the
+// tree's key (its order is in BTree.orders).
 type btreeEntry[T any] struct {
 	index uint64
 	item  *T
+}
+
+// orderOf returns the order of the entry whose first index is index. Caller
+// holds t.mu.
+func (t *BTree[T]) orderOf(index uint64) uint8 {
+	if t.multi == 0 {
+		return 0
+	}
+	return t.orders[index]
+}
+
+// setOrder records the order of the entry at index (none for order 0).
+// Caller holds t.mu for writing.
+func (t *BTree[T]) setOrder(index uint64, order uint8) {
+	if order == 0 {
+		delete(t.orders, index)
+		return
+	}
+	if t.orders == nil {
+		t.orders = map[uint64]uint8{}
+	}
+	t.orders[index] = order
+}
+
+// last returns the last index e covers. Caller holds t.mu.
+func (t *BTree[T]) last(e btreeEntry[T]) uint64 { return e.index + (uint64(1)<<t.orderOf(e.index) - 1) }
+
+// covering returns the entry covering index, if any: the entry with the
+// greatest key at or below index, if it reaches index. Caller holds t.mu.
+// O(log n).
+func (t *BTree[T]) covering(index uint64) (btreeEntry[T], bool) {
+	var found btreeEntry[T]
+	ok := false
+	t.items.DescendLessOrEqual(btreeEntry[T]{index: index}, func(e btreeEntry[T]) bool {
+		found, ok = e, t.last(e) >= index
+		return false
+	})
+	return found, ok
+}
+
+// entry returns the entry whose first index is index and which holds item.
+// Caller holds t.mu. O(log n).
+func (t *BTree[T]) entry(index uint64, item *T) (btreeEntry[T], bool) {
+	e, ok := t.items.Get(btreeEntry[T]{index: index})
+	return e, ok && e.item == item && item != nil
 }
 
 // Compile-time check that BTree implements Index.
@@ -63,38 +113,60 @@ func (t *BTree[T]) Kind() Kind { return KindBTree }
 func (t *BTree[T]) Load(index uint64) (*T, int) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	e, _ := t.items.Get(btreeEntry[T]{index: index})
+	if e, ok := t.items.Get(btreeEntry[T]{index: index}); ok || t.multi == 0 {
+		return e.item, t.height
+	}
+	e, ok := t.covering(index)
+	if !ok {
+		return nil, t.height
+	}
 	return e.item, t.height
 }
 
 // Insert stores item at index if the slot is empty and reports whether it
 // did; false (nothing changed) if occupied or item is nil. O(log n); may
 // allocate B-tree nodes.
-func (t *BTree[T]) Insert(index uint64, item *T) bool {
-	if item == nil {
+func (t *BTree[T]) Insert(index uint64, item *T) bool { return t.InsertOrder(index, 0, item) }
+
+// InsertOrder stores item as one entry over the 1 << order indices from
+// index if none is covered yet (see Index.InsertOrder). O(log n); may
+// allocate B-tree nodes.
+func (t *BTree[T]) InsertOrder(index uint64, order uint8, item *T) bool {
+	if item == nil || order >= 64 || index&(uint64(1)<<order-1) != 0 {
 		return false
 	}
+	key := btreeEntry[T]{index: index, item: item}
+	last := index + (uint64(1)<<order - 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := btreeEntry[T]{index: index, item: item}
-	if t.items.Has(key) {
+	overlap := false
+	if order == 0 && t.multi == 0 {
+		overlap = t.items.Has(key)
+	} else {
+		t.items.DescendLessOrEqual(btreeEntry[T]{index: last}, func(e btreeEntry[T]) bool {
+			overlap = t.last(e) >= index // the last entry starting in or before the range reaches into it
+			return false
+		})
+	}
+	if overlap {
 		return false
 	}
 	t.items.ReplaceOrInsert(key)
 	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	if order > 0 {
+		t.multi++
+		t.setOrder(index, order)
+	}
 	return true
 }
 
-// Delete removes item from index if and only if the slot holds exactly item,
+// Delete removes the entry holding exactly item whose first index is index,
 // removes index from every mark set, and reports whether it did. O(log n).
 func (t *BTree[T]) Delete(index uint64, item *T) bool {
-	if item == nil {
-		return false
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e, ok := t.items.Get(btreeEntry[T]{index: index})
-	if !ok || e.item != item {
+	e, ok := t.entry(index, item)
+	if !ok {
 		return false
 	}
 	t.items.Delete(e)
@@ -102,6 +174,10 @@ func (t *BTree[T]) Delete(index uint64, item *T) bool {
 		set.Delete(index)
 	}
 	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	if t.orderOf(index) > 0 {
+		t.setOrder(index, 0)
+		t.multi--
+	}
 	return true
 }
 
@@ -113,7 +189,7 @@ func (t *BTree[T]) SetMark(index uint64, m Mark) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.items.Has(btreeEntry[T]{index: index}) {
+	if t.items.Has(btreeEntry[T]{index: index}) { // an entry's first index
 		t.marks[m].ReplaceOrInsert(index)
 	}
 }
@@ -139,7 +215,7 @@ func (t *BTree[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Mar
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e, ok := t.items.Get(btreeEntry[T]{index: index}); !ok || e.item != item {
+	if _, ok := t.entry(index, item); !ok {
 		return false
 	}
 	var was Marks
@@ -161,6 +237,47 @@ func (t *BTree[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Mar
 	return true
 }
 
+// Split replaces the entry of the given order at index holding item by
+// 1 << (order − newOrder) entries of order newOrder, each with the entry's
+// marks (see Index.Split), under the write lock. O(2^(order−newOrder) ·
+// log n); may allocate B-tree nodes.
+func (t *BTree[T]) Split(index uint64, item *T, order, newOrder uint8, part func(k int) *T) bool {
+	if newOrder >= order {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entry(index, item)
+	if !ok || t.orderOf(e.index) != order {
+		return false
+	}
+	var marks []bool
+	for _, set := range t.marks {
+		marks = append(marks, set.Has(index))
+	}
+	step := uint64(1) << newOrder
+	for k := uint64(0); k < uint64(1)<<(order-newOrder); k++ {
+		p := part(int(k))
+		if p == nil {
+			panic("pageindex: Split with a nil part")
+		}
+		at := index + k*step
+		t.items.ReplaceOrInsert(btreeEntry[T]{index: at, item: p})
+		t.setOrder(at, newOrder)
+		for m, set := range t.marks {
+			if marks[m] {
+				set.ReplaceOrInsert(at)
+			}
+		}
+	}
+	t.height = btreeHeightBound(t.items.Len(), t.degree)
+	t.multi--
+	if newOrder > 0 {
+		t.multi += 1 << (order - newOrder)
+	}
+	return true
+}
+
 // Marked reports whether the item at index carries mark m. O(log n).
 func (t *BTree[T]) Marked(index uint64, m Mark) bool {
 	if !m.valid() {
@@ -171,10 +288,16 @@ func (t *BTree[T]) Marked(index uint64, m Mark) bool {
 	return t.marks[m].Has(index)
 }
 
-// Next returns the first item at an index >= start. O(log n).
+// Next returns the first index >= start an entry covers, and its item: start
+// itself when an entry covers it. O(log n).
 func (t *BTree[T]) Next(start uint64) (index uint64, item *T, ok bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if t.multi > 0 {
+		if e, covered := t.covering(start); covered {
+			return start, e.item, true
+		}
+	}
 	t.items.AscendGreaterOrEqual(btreeEntry[T]{index: start}, func(e btreeEntry[T]) bool {
 		index, item, ok = e.index, e.item, true
 		return false

@@ -65,7 +65,7 @@ func TestNewBTreeDegree(t *testing.T) {
 func TestBTreeHeightAndNodesFollowLen(t *testing.T) {
 	bt := NewBTree[folio](2)
 	for i := range uint64(7) {
-		bt.Insert(i, &folio{i})
+		bt.Insert(i, &folio{index: i})
 		bt.SetMark(i, MarkDirty)
 	}
 	assert.Equal(t, 3, bt.Height())

@@ -70,7 +70,7 @@ func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 				for range rounds {
 					items := make([]*folio, len(set))
 					for k, i := range set {
-						items[k] = &folio{i}
+						items[k] = &folio{index: i}
 						if !idx.Insert(i, items[k]) {
 							bad.Add(1)
 						}
@@ -96,5 +96,69 @@ func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 		assert.Zero(t, idx.Len())
 		assert.Zero(t, idx.Nodes())
 		assert.Zero(t, idx.Height())
+	})
+}
+
+// TestConcurrentLargeEntries races lock-free readers over every index of a
+// few ranges against writers that insert each range as one large entry,
+// split it, and delete the parts, as the page cache adds a large folio,
+// splits it and truncates it. A reader must only ever get an item that
+// covers the index it asked for.
+func TestConcurrentLargeEntries(t *testing.T) {
+	type rng struct {
+		base  uint64
+		order uint8
+	}
+	ranges := []rng{{0, 2}, {64, 6}, {1 << 20, 9}, {math.MaxUint64 - 255, 8}}
+	const rounds = 100
+	forEachKind(t, func(t *testing.T, idx Index[folio]) {
+		var done atomic.Bool
+		var bad atomic.Int64
+		var readers, writers sync.WaitGroup
+		for r := range 2 {
+			readers.Go(func() {
+				for !done.Load() {
+					for _, g := range ranges {
+						for i := uint64(r); i < uint64(1)<<g.order; i += 3 {
+							if f, _ := idx.Load(g.base + i); f != nil && !f.covers(g.base+i) {
+								bad.Add(1)
+							}
+						}
+					}
+				}
+			})
+		}
+		for _, g := range ranges {
+			writers.Go(func() {
+				for range rounds {
+					big := &folio{index: g.base, order: g.order}
+					if !idx.InsertOrder(g.base, g.order, big) {
+						bad.Add(1)
+					}
+					idx.SetMark(g.base, MarkDirty)
+					half := g.order - 1
+					var parts []*folio
+					if !idx.Split(g.base, big, g.order, half, func(k int) *folio {
+						f := &folio{index: g.base + uint64(k)<<half, order: half}
+						parts = append(parts, f)
+						return f
+					}) {
+						bad.Add(1)
+					}
+					for _, f := range parts {
+						if !idx.Marked(f.index, MarkDirty) || !idx.Delete(f.index, f) {
+							bad.Add(1)
+						}
+					}
+				}
+			})
+		}
+		writers.Wait()
+		done.Store(true)
+		readers.Wait()
+		require.Zero(t, bad.Load(), "a reader saw an item not covering its index, or a writer was refused")
+		checkInvariants(t, idx)
+		assert.Zero(t, idx.Len())
+		assert.Zero(t, idx.Nodes())
 	})
 }

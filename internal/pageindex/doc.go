@@ -121,11 +121,29 @@
 // google/btree does not expose its depth, so BTree reports a documented upper
 // bound for Height and for the levels Load returns.
 //
+// # Large folios: multi-index entries
+//
+// From v5.17 the page cache holds folios of any order, and from v6.15 the
+// block device's own mapping does too (its minimum order is the block size's,
+// and writes and readahead allocate larger ones). A folio of order k is one
+// entry over the 2^k indices from its first, which is a multiple of 2^k
+// (InsertOrder); a lookup of any of those indices returns it, and Next from
+// inside it returns it at once. Split replaces an entry by smaller ones, each
+// taking its marks, as xas_split does when the kernel splits a large folio.
+// The kernel keeps a canonical slot and sibling entries (or, for orders of 6
+// and more, one slot of a higher node); the model stores the item in every
+// slot the entry covers, so a lock-free Load finds it with the same descent
+// as an order-0 item and the guarantee above holds for every index: a reader
+// gets nil, the entry covering its index, or, during a Split, the part that
+// covers it. Marks belong to the entry's first slot, as to the kernel's
+// canonical one. Costs: inserting, deleting and splitting an entry are
+// O(2^order) stores where the kernel's are O(2^(order mod 6)), and the model
+// keeps the leaf nodes of entries of order 6 and more, which the kernel does
+// not (Nodes counts them).
+//
 // # What is not modelled
 //
-// Value entries (shadow and swap entries), multi-index entries for large
-// folios, retry entries, and allocating xarrays are left out: the block-device
-// page cache of the modelled kernels holds order-0 folios only. Marks are
-// writer state here (read under the writer mutex), whereas the kernel can also
-// test them under RCU.
+// Value entries (shadow and swap entries), retry entries, and allocating
+// xarrays are left out. Marks are writer state here (read under the writer
+// mutex), whereas the kernel can also test them under RCU.
 package pageindex

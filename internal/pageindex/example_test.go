@@ -22,7 +22,7 @@ func ExampleXArray() {
 	pages := []uint64{0, 1, 4096, 1 << 29}
 	folios := map[uint64]*folio{}
 	for _, p := range pages {
-		folios[p] = &folio{p}
+		folios[p] = &folio{index: p}
 		x.Insert(p, folios[p])
 		show(fmt.Sprintf("+page %d", p), p)
 	}
@@ -52,7 +52,7 @@ func ExampleNew() {
 	for _, k := range []pageindex.Kind{pageindex.KindXArray, pageindex.KindBTree} {
 		idx := pageindex.New[folio](k)
 		for p := uint64(1 << 29); p < 1<<29+4096; p++ {
-			idx.Insert(p, &folio{p})
+			idx.Insert(p, &folio{index: p})
 		}
 		_, levels := idx.Load(1 << 29)
 		fmt.Printf("%-6s 4096 pages from 2^29: %d items, Load walks %d levels\n", k, idx.Len(), levels)

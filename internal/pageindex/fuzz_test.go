@@ -6,9 +6,10 @@ import (
 )
 
 // decodeOps turns fuzz bytes into operations. Each operation takes two bytes
-// and sometimes a third: the first picks the operation and the mark
-// (including the invalid NumMarks), the second the index class and its low
-// bits:
+// and sometimes a third: the first picks the operation, the mark
+// (including the invalid NumMarks) and, in its top values, the order of a
+// large entry (its index aligned down to it), the second the index class and
+// its low bits:
 //
 //	00vvvvvv  index v (0..63)
 //	01vvvvvv  index v<<8 | next byte (0..16383: the 64 and 4096 boundaries)
@@ -37,11 +38,16 @@ func decodeOps(data []byte) []op {
 		case 3:
 			index = math.MaxUint64 - v
 		}
-		ops = append(ops, op{
+		o := op{
 			code:  opCode(code % uint8(numOps)),
 			index: index,
 			mark:  Mark(code / uint8(numOps) % (uint8(NumMarks) + 1)),
-		})
+		}
+		if sel := code / (uint8(numOps) * (uint8(NumMarks) + 1)); sel > 0 { // a large entry, aligned
+			o.order = orders[int(sel-1)%len(orders)]
+			o.index &^= uint64(1)<<o.order - 1
+		}
+		ops = append(ops, o)
 	}
 	return ops
 }

@@ -72,7 +72,14 @@ type Batch[T any] struct {
 }
 
 // Index is the page-cache index of a simulated address_space: it maps a page
-// index (pgoff_t) to a *T, normally a folio. It models the part of
+// index (pgoff_t) to a *T, normally a folio. An entry covers 1 << order
+// consecutive indices, its order, from its first index, a multiple of
+// 1 << order: the kernel's multi-index entries, which hold the large folios
+// of v5.17+ page caches (order 0 is one index, all the block device's
+// mapping held before v6.15). Load of any index an entry covers finds it;
+// marks belong to an entry and are kept at its first index, so the methods
+// that take an index to name an entry (Delete, the mark methods, Split) act
+// only at that first index and treat the entry's other indices as empty. It models the part of
 // struct address_space that the kernel keeps in mapping->i_pages (an xarray
 // since v4.20; a radix tree before). Two implementations exist, selected by
 // Kind: XArray (the kernel's structure) and BTree (the alternative the
@@ -96,11 +103,29 @@ type Index[T any] interface {
 	// did. It returns false and changes nothing if the slot is occupied (the
 	// kernel's -EEXIST from xa_insert / filemap_add_folio) or item is nil.
 	Insert(index uint64, item *T) bool
-	// Delete removes item from index if and only if the slot holds exactly
-	// item (pointer equality), clears all its marks, and reports whether it
-	// did. Models page_cache_delete (xas_store NULL + xas_init_marks), guarded
-	// like xa_cmpxchg(index, item, NULL).
+	// InsertOrder stores item as one entry over the 1 << order indices from
+	// index if they are all empty, and reports whether it did. It returns
+	// false and changes nothing if one is occupied (-EEXIST), item is nil,
+	// order is 64 or more, or index is not a multiple of 1 << order. Models
+	// __filemap_add_folio of a folio of that order (xas_set_order, v5.17+).
+	// InsertOrder(index, 0, item) is Insert(index, item).
+	InsertOrder(index uint64, order uint8, item *T) bool
+	// Delete removes item's entry if and only if index is the entry's first
+	// index and it holds exactly item (pointer equality), clears all its
+	// marks and every index it covers, and reports whether it did. Models
+	// page_cache_delete (xas_store NULL + xas_init_marks), guarded like
+	// xa_cmpxchg(index, item, NULL).
 	Delete(index uint64, item *T) bool
+	// Split replaces the entry of the given order whose first index is
+	// index, if it holds exactly item, by 1 << (order − newOrder) entries of
+	// order newOrder: part(k) covers the k-th piece from index, and each part
+	// gets the marks the entry had. It reports whether it did; false
+	// (nothing changed, part not called) if the entry is not there with that
+	// order or newOrder is not below order. part must return a distinct
+	// non-nil item per k. A concurrent Load sees the old item or the new part
+	// at each index. Models xas_split (v5.17+), as __split_unmapped_folio
+	// splits a large folio in the page cache.
+	Split(index uint64, item *T, order, newOrder uint8, part func(k int) *T) bool
 	// SetMark sets mark m on the item at index; it does nothing if the slot is
 	// empty or m is not a valid mark. Models xa_set_mark.
 	SetMark(index uint64, m Mark)
@@ -111,8 +136,10 @@ type Index[T any] interface {
 	// Marked reports whether the item at index carries mark m (false for an
 	// empty slot or an invalid mark). Models xa_get_mark.
 	Marked(index uint64, m Mark) bool
-	// Next returns the first item at an index >= start; ok is false if there
-	// is none. Models xa_find (and find_get_entries' walk).
+	// Next returns the first index >= start that an entry covers, and that
+	// entry's item; ok is false if there is none. For a multi-index entry
+	// covering start that is start itself. Models xa_find (and
+	// find_get_entries' walk).
 	Next(start uint64) (index uint64, item *T, ok bool)
 	// NextMarked returns the first item at an index >= start that carries
 	// mark m; ok is false if there is none or m is invalid. Models xa_find
@@ -148,7 +175,8 @@ type Index[T any] interface {
 	// NR_WRITEBACK statistics rather than in the xarray; writeback accounting
 	// uses this.
 	CountMarked(m Mark) int
-	// Len returns the number of items stored.
+	// Len returns the number of entries stored (a multi-index entry counts
+	// once).
 	Len() int
 	// Height returns the depth of the structure: for the xarray the current
 	// tree height (0 when empty or when the only item is index 0 held in the

@@ -41,7 +41,7 @@ func TestStoreLoadDeleteSingle(t *testing.T) {
 	for _, tc := range indexCases {
 		t.Run("index="+tc.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, idx Index[folio]) {
-				f := &folio{tc.index}
+				f := &folio{index: tc.index}
 				require.True(t, idx.Insert(tc.index, f))
 				checkInvariants(t, idx)
 				assert.Equal(t, 1, idx.Len())
@@ -81,7 +81,7 @@ func TestHeightGrowsAndShrinks(t *testing.T) {
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
 		folios := make([]*folio, len(indexCases))
 		for i, tc := range indexCases {
-			folios[i] = &folio{tc.index}
+			folios[i] = &folio{index: tc.index}
 			require.True(t, idx.Insert(tc.index, folios[i]))
 			checkInvariants(t, idx)
 			assert.Equal(t, wantHeight(idx.Kind(), tc.xHeight, i+1), idx.Height(), "after inserting %s", tc.name)
@@ -120,16 +120,16 @@ func TestInsertOccupiedAndDeleteWrongItem(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, idx Index[folio]) {
-				f, o := &folio{tc.index}, &folio{tc.other}
+				f, o := &folio{index: tc.index}, &folio{index: tc.other}
 				require.True(t, idx.Insert(tc.index, f))
 				if tc.name != "lone 0" {
 					require.True(t, idx.Insert(tc.other, o))
 				}
 				n, h, nodes := idx.Len(), idx.Height(), idx.Nodes()
 
-				assert.False(t, idx.Insert(tc.index, &folio{tc.index}), "occupied slot (-EEXIST)")
+				assert.False(t, idx.Insert(tc.index, &folio{index: tc.index}), "occupied slot (-EEXIST)")
 				assert.False(t, idx.Insert(tc.index+2, nil), "nil is never stored")
-				assert.False(t, idx.Delete(tc.index, &folio{tc.index}), "a different item of the same index")
+				assert.False(t, idx.Delete(tc.index, &folio{index: tc.index}), "a different item of the same index")
 				assert.False(t, idx.Delete(tc.index, o), "another index's item")
 				assert.False(t, idx.Delete(tc.index, nil))
 				assert.False(t, idx.Delete(tc.index+1, f), "right item, wrong index")
@@ -153,7 +153,7 @@ func TestDeleteEverythingShrinksToEmpty(t *testing.T) {
 		stored := map[uint64]*folio{}
 		for range 2000 {
 			i := randomIndex(rng)
-			f := &folio{i}
+			f := &folio{index: i}
 			if idx.Insert(i, f) {
 				stored[i] = f
 			}
@@ -194,7 +194,7 @@ func TestNext(t *testing.T) {
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
 		stored := []uint64{0, 3, 64, 4096, 1 << 29, 1<<29 + 1, 1 << 63, math.MaxUint64}
 		for _, i := range stored {
-			require.True(t, idx.Insert(i, &folio{i}))
+			require.True(t, idx.Insert(i, &folio{index: i}))
 		}
 		assert.Equal(t, stored, collect(t, idx, 0, false))
 		tests := []struct {

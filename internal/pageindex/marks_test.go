@@ -30,7 +30,7 @@ func TestMarksSetClear(t *testing.T) {
 				assert.False(t, idx.Marked(tc.index, MarkDirty))
 				assert.Zero(t, idx.CountMarked(MarkDirty))
 
-				f := &folio{tc.index}
+				f := &folio{index: tc.index}
 				require.True(t, idx.Insert(tc.index, f))
 				for m := range NumMarks {
 					assert.False(t, idx.Marked(tc.index, m), "fresh items carry no mark")
@@ -66,14 +66,14 @@ func TestMarksSetClear(t *testing.T) {
 func TestMarksClearedOnDelete(t *testing.T) {
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
 		for _, i := range []uint64{0, 70, 1 << 29} {
-			f := &folio{i}
+			f := &folio{index: i}
 			require.True(t, idx.Insert(i, f))
 			for m := range NumMarks {
 				idx.SetMark(i, m)
 			}
 			require.True(t, idx.Delete(i, f))
 			checkInvariants(t, idx)
-			require.True(t, idx.Insert(i, &folio{i}))
+			require.True(t, idx.Insert(i, &folio{index: i}))
 			for m := range NumMarks {
 				assert.False(t, idx.Marked(i, m), "index %#x mark %d survived Delete", i, m)
 			}
@@ -95,7 +95,7 @@ func TestNextMarkedInIndexOrder(t *testing.T) {
 		var all []uint64
 		for range 3000 {
 			i := randomIndex(rng)
-			if !idx.Insert(i, &folio{i}) {
+			if !idx.Insert(i, &folio{index: i}) {
 				continue
 			}
 			all = append(all, i)
@@ -137,7 +137,7 @@ func TestUpdateMarks(t *testing.T) {
 	for _, tc := range markIndexCases {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, idx Index[folio]) {
-				f, other := &folio{tc.index}, &folio{tc.index}
+				f, other := &folio{index: tc.index}, &folio{index: tc.index}
 				never := func(*folio, Marks) Marks {
 					t.Error("fn called for an item the index does not hold")
 					return allMarks
@@ -226,9 +226,9 @@ func TestFindMarked(t *testing.T) {
 	}
 	forEachKind(t, func(t *testing.T, idx Index[folio]) {
 		for _, i := range marked {
-			require.True(t, idx.Insert(i, &folio{i}))
+			require.True(t, idx.Insert(i, &folio{index: i}))
 			idx.SetMark(i, MarkToWrite)
-			require.True(t, idx.Insert(i^1<<20, &folio{i ^ 1<<20}), "an unmarked neighbour")
+			require.True(t, idx.Insert(i^1<<20, &folio{index: i ^ 1<<20}), "an unmarked neighbour")
 		}
 		for _, tc := range tests {
 			b := idx.FindMarked(tc.start, MarkToWrite)

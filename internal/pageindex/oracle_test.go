@@ -27,19 +27,22 @@ const (
 	opUpdateMarks      // UpdateMarks on the stored item: toggle the mark
 	opUpdateMarksWrong // UpdateMarks with a fresh item: refused, fn not called
 	opFindMarked
+	opSplit // Split the entry at index into two halves (or order 0)
 	numOps
 )
 
 // op is one step of a checked sequence. mark may be NumMarks, an invalid
-// mark, to check that it is ignored.
+// mark, to check that it is ignored; order is the order of an inserted entry
+// (or of the parts of a split, 0 meaning half the entry's).
 type op struct {
 	code  opCode
 	index uint64
 	mark  Mark
+	order uint8
 }
 
 func (o op) String() string {
-	return fmt.Sprintf("op%d(%#x, mark %d)", o.code, o.index, o.mark)
+	return fmt.Sprintf("op%d(%#x, mark %d, order %d)", o.code, o.index, o.mark, o.order)
 }
 
 // oracle is the reference model: a map of items, their sorted indices, and
@@ -58,10 +61,46 @@ func newOracle() *oracle {
 	return o
 }
 
-// next returns the first stored index >= start, carrying m if marked.
+// covering returns the entry covering index i, or nil.
+func (o *oracle) covering(i uint64) *folio {
+	k, found := slices.BinarySearch(o.keys, i)
+	if found {
+		return o.items[i]
+	}
+	if k == 0 {
+		return nil
+	}
+	if f := o.items[o.keys[k-1]]; f.covers(i) {
+		return f
+	}
+	return nil
+}
+
+// insert records f as stored.
+func (o *oracle) insert(f *folio) {
+	o.items[f.index] = f
+	i, _ := slices.BinarySearch(o.keys, f.index)
+	o.keys = slices.Insert(o.keys, i, f.index)
+}
+
+// free reports whether no entry covers any index of [index, index+2^order).
+func (o *oracle) free(index uint64, order uint8) bool {
+	last := index + (uint64(1)<<order - 1)
+	if o.covering(index) != nil {
+		return false
+	}
+	k, _ := slices.BinarySearch(o.keys, index)
+	return k == len(o.keys) || o.keys[k] > last
+}
+
+// next returns the first index >= start an entry covers (start itself when
+// one covers it), or, if marked, the first entry's first index carrying m.
 func (o *oracle) next(start uint64, m Mark, marked bool) (uint64, bool) {
 	if marked && !m.valid() {
 		return 0, false
+	}
+	if !marked && o.covering(start) != nil {
+		return start, true
 	}
 	i, _ := slices.BinarySearch(o.keys, start)
 	for _, k := range o.keys[i:] {
@@ -79,16 +118,22 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 	stored := o.items[p.index]
 	switch p.code {
 	case opInsert:
-		f := &folio{p.index}
-		require.Equal(t, stored == nil, idx.Insert(p.index, f), "%v", p)
-		if stored == nil {
-			o.items[p.index] = f
-			i, _ := slices.BinarySearch(o.keys, p.index)
-			o.keys = slices.Insert(o.keys, i, p.index)
+		f := &folio{index: p.index, order: p.order}
+		ok := p.order < 64 && p.index&(uint64(1)<<p.order-1) == 0 && o.free(p.index, p.order)
+		if p.order == 0 {
+			require.Equal(t, ok, idx.Insert(p.index, f), "%v", p)
+		} else {
+			require.Equal(t, ok, idx.InsertOrder(p.index, p.order, f), "%v", p)
+		}
+		if ok {
+			o.insert(f)
 		}
 	case opDelete:
 		if stored == nil {
-			require.False(t, idx.Delete(p.index, &folio{p.index}), "%v", p)
+			require.False(t, idx.Delete(p.index, &folio{index: p.index}), "%v", p)
+			if c := o.covering(p.index); c != nil {
+				require.False(t, idx.Delete(p.index, c), "%v: not the entry's first index", p)
+			}
 			return
 		}
 		require.True(t, idx.Delete(p.index, stored), "%v", p)
@@ -99,7 +144,7 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 			delete(o.marks[m], p.index)
 		}
 	case opDeleteWrong:
-		require.False(t, idx.Delete(p.index, &folio{p.index}), "%v", p)
+		require.False(t, idx.Delete(p.index, &folio{index: p.index}), "%v", p)
 	case opSetMark:
 		idx.SetMark(p.index, p.mark)
 		if stored != nil && p.mark.valid() {
@@ -128,15 +173,18 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 		require.Equal(t, wantOK, gotOK, "%v", p)
 		if wantOK {
 			require.Equal(t, want, got, "%v", p)
-			require.Same(t, o.items[want], item, "%v", p)
+			require.Same(t, o.covering(want), item, "%v", p)
 		}
 	case opLoad:
 		item, _ := idx.Load(p.index)
-		require.Same(t, stored, item, "%v", p)
+		require.Same(t, o.covering(p.index), item, "%v", p)
 	case opUpdateMarks, opUpdateMarksWrong:
 		item := stored
+		if item == nil {
+			item = o.covering(p.index) // refused at an index that starts no entry
+		}
 		if item == nil || p.code == opUpdateMarksWrong {
-			item = &folio{p.index}
+			item = &folio{index: p.index}
 		}
 		var want Marks
 		for m := range NumMarks {
@@ -167,6 +215,51 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 		}
 	case opFindMarked:
 		o.checkFindMarked(t, idx, p)
+	case opSplit:
+		o.split(t, idx, p, stored)
+	}
+}
+
+// split splits stored, the entry at p.index (if any), into parts of order
+// p.order, or of half its order when p.order is not below it, and checks
+// that a split of anything else is refused.
+func (o *oracle) split(t *testing.T, idx Index[folio], p op, stored *folio) {
+	t.Helper()
+	never := func(int) *folio { t.Fatalf("%v: part called for a refused split", p); return nil }
+	if stored == nil || stored.order == 0 {
+		item := stored
+		if item == nil {
+			item = o.covering(p.index)
+		}
+		if item == nil {
+			item = &folio{index: p.index}
+		}
+		require.False(t, idx.Split(p.index, item, item.order+1, 0, never), "%v", p)
+		return
+	}
+	require.False(t, idx.Split(p.index, stored, stored.order+1, stored.order, never), "%v: wrong order", p)
+	require.False(t, idx.Split(p.index, &folio{index: p.index, order: stored.order}, stored.order, 0, never), "%v", p)
+	newOrder := p.order
+	if newOrder >= stored.order {
+		newOrder = stored.order / 2
+	}
+	var parts []*folio
+	require.True(t, idx.Split(p.index, stored, stored.order, newOrder, func(k int) *folio {
+		f := &folio{index: p.index + uint64(k)<<newOrder, order: newOrder}
+		parts = append(parts, f)
+		return f
+	}), "%v", p)
+	require.Len(t, parts, 1<<(stored.order-newOrder), "%v", p)
+	delete(o.items, p.index)
+	i, _ := slices.BinarySearch(o.keys, p.index)
+	o.keys = slices.Delete(o.keys, i, i+1)
+	for _, f := range parts {
+		o.insert(f)
+		for m := range o.marks {
+			if o.marks[m][p.index] {
+				o.marks[m][f.index] = true
+			}
+		}
 	}
 }
 
@@ -261,6 +354,11 @@ var constructors = []struct {
 	{"kind=btree/degree=2", func() Index[folio] { return NewBTree[folio](2) }},
 }
 
+// orders are the folio orders the random sequences insert beside order 0:
+// sibling slots in one leaf (1, 2, 5), a whole leaf (6) and several (8, 9:
+// the 1 MiB and 2 MiB folios of 6.18's page cache).
+var orders = []uint8{1, 2, 5, 6, 8, 9}
+
 // randomOps draws n operations over a pool of indices small enough that
 // inserts collide and deletes hit, with an occasional fresh index.
 func randomOps(rng *rand.Rand, n int) []op {
@@ -278,7 +376,12 @@ func randomOps(rng *rand.Rand, n int) []op {
 		if rng.IntN(3) == 0 {
 			code = opInsert // keep the index populated
 		}
-		ops[i] = op{code: code, index: index, mark: Mark(rng.UintN(uint(NumMarks) + 1))}
+		var order uint8
+		if rng.IntN(4) == 0 { // a large folio: aligned down so that it can go in
+			order = orders[rng.IntN(len(orders))]
+			index &^= uint64(1)<<order - 1
+		}
+		ops[i] = op{code: code, index: index, mark: Mark(rng.UintN(uint(NumMarks) + 1)), order: order}
 	}
 	return ops
 }

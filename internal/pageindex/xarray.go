@@ -24,7 +24,8 @@ type XArray[T any] struct {
 	// loneMarks holds the marks of the lone item in the head, bit m for mark
 	// m (the kernel keeps them in xa_flags).
 	loneMarks uint8
-	count     int           // items stored
+	count     int           // entries stored
+	multi     int           // of those, multi-index entries (order > 0)
 	nodes     int           // nodes allocated and linked into the tree
 	marked    [NumMarks]int // items carrying each mark
 }
@@ -101,30 +102,59 @@ func descend[T any](h *xaHead[T], index uint64) (*xaNode[T], int) {
 // __filemap_add_folio (v5.17+). A lone insert at index 0 into an empty array
 // is kept in the head without a node. O(height); allocates only the nodes
 // (and head record) a new shape needs.
-func (x *XArray[T]) Insert(index uint64, item *T) bool {
-	if item == nil {
+func (x *XArray[T]) Insert(index uint64, item *T) bool { return x.InsertOrder(index, 0, item) }
+
+// InsertOrder stores item as one entry over the 1 << order indices from
+// index (see Index.InsertOrder). The item is stored in every slot of the
+// range, so Load of any of them finds it with one descent; the kernel keeps
+// one canonical slot and sibling entries in the same node for orders below
+// 6, and one slot of a higher node for larger orders (xas_create with
+// xa_shift, v4.20+). Marks live on the first slot, as the kernel's on the
+// canonical one. O(height + 2^order); allocates only the nodes (and head
+// record) the range needs.
+func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
+	if item == nil || order >= 64 || index&(uint64(1)<<order-1) != 0 {
 		return false
 	}
+	last := index + (uint64(1)<<order - 1)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if cur, _ := x.Load(index); cur != nil {
+	h := x.head.Load()
+	if order == 0 {
+		if cur, _ := x.Load(index); cur != nil {
+			return false
+		}
+		if h == nil && index == 0 {
+			x.head.Store(&xaHead[T]{lone: item})
+			x.count++
+			return true
+		}
+	} else if _, at, _, ok := x.find(index, present); ok && at <= last {
 		return false
 	}
-	h := x.head.Load()
-	if h == nil && index == 0 {
-		x.head.Store(&xaHead[T]{lone: item})
-		x.count++
-		return true
+	root, height := x.grow(h, heightFor(last))
+	for i := index; ; {
+		leaf := x.pathTo(root, height, i)
+		for off := i & chunkMask; ; off++ {
+			leaf.items[off].Store(item)
+			setBit(leaf, off, present)
+			if i == last || off == chunkMask {
+				break
+			}
+			i++
+		}
+		if i == last {
+			break
+		}
+		i++
 	}
-	root, height := x.grow(h, heightFor(index))
-	leaf := x.pathTo(root, height, index)
-	off := index & chunkMask
-	leaf.items[off].Store(item)
-	setBit(leaf, off, present)
 	if h == nil || h.root != root {
 		x.head.Store(newTreeHead(root, height))
 	}
 	x.count++
+	if order > 0 {
+		x.multi++
+	}
 	return true
 }
 
@@ -180,14 +210,15 @@ func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T]
 	return n
 }
 
-// Delete removes item from index if and only if the slot holds exactly item,
-// clears its marks, frees nodes left empty and shrinks the tree, and reports
-// whether it did. Models page_cache_delete (xas_store(NULL) and
+// Delete removes item from index if and only if index is the first index of
+// the entry holding exactly item, clears its marks, frees nodes left empty and
+// shrinks the tree, and reports whether it did. A multi-index entry loses
+// all its slots. Models page_cache_delete (xas_store(NULL) and
 // xas_init_marks, v5.x–v6.x) with xas_delete_node / xas_shrink: a tree whose
 // top node only uses slot 0 loses that level, and a tree holding only index 0
 // keeps that item lone in the head. Detached nodes are left intact so that
 // a reader still inside them sees either nil or the item of its own index.
-// O(height); allocates a head record only when the shape changes.
+// O(height + 2^order); allocates a head record only when the shape changes.
 func (x *XArray[T]) Delete(index uint64, item *T) bool {
 	if item == nil {
 		return false
@@ -195,7 +226,7 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	cur, marks, leaf, off := x.locate(index)
-	if cur != item {
+	if cur != item || !x.first(leaf, off, index, item) {
 		return false
 	}
 	x.changeMarks(leaf, off, marks, 0)
@@ -204,17 +235,62 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 		x.head.Store(nil)
 		return true
 	}
-	leaf.items[off].Store(nil)
-	x.prune(leaf, off)
+	if x.multi == 0 { // an order-0 entry: one slot
+		leaf.items[off].Store(nil)
+		x.prune(leaf, 1<<off)
+		return true
+	}
+	if x.clearEntry(leaf, index, item) > 1 {
+		x.multi--
+	}
 	return true
 }
 
-// prune marks slot off of leaf empty, unlinks every node that this leaves
-// without occupied slots (bottom up), then shrinks the tree. Caller holds
-// x.mu.
-func (x *XArray[T]) prune(leaf *xaNode[T], off uint64) {
+// first reports whether the slot at (leaf, off), index index, holding item,
+// is the first slot of item's entry: index 0, or a previous slot holding
+// something else; always when the array holds no multi-index entry. Caller
+// holds x.mu. O(1), or O(height) at a leaf's slot 0.
+func (x *XArray[T]) first(leaf *xaNode[T], off, index uint64, item *T) bool {
+	switch {
+	case x.multi == 0 || leaf == nil || index == 0:
+		return true
+	case off > 0:
+		return leaf.items[off-1].Load() != item
+	}
+	prev, _, _, _ := x.locate(index - 1)
+	return prev != item
+}
+
+// clearEntry empties every slot of item's entry from index, whose leaf is
+// leaf, leaf by leaf, pruning each leaf it leaves empty, and returns the
+// slots it emptied. Caller holds x.mu.
+func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
+	n := 0
+	for {
+		off := index & chunkMask
+		var cleared uint64
+		for ; off < chunkSize && leaf.items[off].Load() == item; off++ {
+			leaf.items[off].Store(nil)
+			cleared |= 1 << off
+			n++
+		}
+		x.prune(leaf, cleared)
+		if off < chunkSize || index|chunkMask == ^uint64(0) {
+			return n
+		}
+		index = index | chunkMask + 1
+		if _, _, leaf, _ = x.locate(index); leaf == nil || leaf.items[0].Load() != item {
+			return n
+		}
+	}
+}
+
+// prune marks the slots in the bitmap offs of leaf empty, unlinks every node
+// that this leaves without occupied slots (bottom up), then shrinks the
+// tree. Caller holds x.mu.
+func (x *XArray[T]) prune(leaf *xaNode[T], offs uint64) {
 	n := leaf
-	n.bits[present] &^= 1 << off
+	n.bits[present] &^= offs
 	for n.bits[present] == 0 {
 		x.nodes--
 		p := n.parent
@@ -227,6 +303,54 @@ func (x *XArray[T]) prune(leaf *xaNode[T], off uint64) {
 		n = p
 	}
 	x.shrink()
+}
+
+// Split replaces the entry of the given order at index, holding exactly item,
+// by 1 << (order − newOrder) entries of order newOrder, part(k) the k-th
+// from index; every part gets the marks the entry had (see Index.Split).
+// Each slot changes with one atomic store, so a lock-free reader sees the
+// old item or the part of its own index. Models xas_split (v5.17+) as
+// __split_unmapped_folio uses it. O(2^order), no allocation.
+func (x *XArray[T]) Split(index uint64, item *T, order, newOrder uint8, part func(k int) *T) bool {
+	if item == nil || newOrder >= order || order >= 64 {
+		return false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cur, marks, leaf, off := x.locate(index)
+	size := uint64(1) << order
+	if cur != item || leaf == nil || !x.first(leaf, off, index, item) {
+		return false
+	}
+	if end, _, _, _ := x.locate(index + size - 1); end != item {
+		return false
+	}
+	if after, _, _, _ := x.locate(index + size); index+size != 0 && after == item {
+		return false
+	}
+	step := uint64(1) << newOrder
+	for k := uint64(0); k < size>>newOrder; k++ {
+		p := part(int(k))
+		if p == nil {
+			panic("pageindex: Split with a nil part")
+		}
+		at := index + k*step
+		for j := uint64(0); j < step; j++ {
+			_, _, l, o := x.locate(at + j)
+			l.items[o].Store(p)
+		}
+		if k > 0 {
+			_, _, l, o := x.locate(at)
+			x.changeMarks(l, o, 0, marks)
+		}
+	}
+	x.count += int(size>>newOrder) - 1
+	if newOrder > 0 {
+		x.multi += int(size>>newOrder) - 1
+	} else {
+		x.multi--
+	}
+	return true
 }
 
 // shrink removes top levels while the root uses only slot 0, and moves the

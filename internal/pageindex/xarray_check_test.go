@@ -44,10 +44,13 @@ func (x *XArray[T]) check() error {
 	return nil
 }
 
-// counts is what check tallies while walking the tree.
+// counts is what check tallies while walking the tree: entries (a run of
+// slots holding the same item counts once), nodes and marks, and the item
+// of the last occupied slot walked.
 type counts struct {
 	items, nodes int
 	marked       [NumMarks]int
+	prev         any
 }
 
 // checkNode verifies the subtree of n, which sits at shift and covers indices
@@ -68,13 +71,20 @@ func checkNode[T any](n *xaNode[T], shift uint, base uint64, c *counts) error {
 			if occupied != (item != nil) {
 				return fmt.Errorf("leaf %#x slot %d: present bit %v, item %v", base, off, occupied, item != nil)
 			}
+			first := false
 			if occupied {
-				c.items++
+				first = c.prev != any(item)
+				if first {
+					c.items++
+				}
+				c.prev = item
+			} else {
+				c.prev = nil
 			}
 			for m := range NumMarks {
 				if n.bits[m]&bit != 0 {
-					if !occupied {
-						return fmt.Errorf("leaf %#x slot %d: mark %d on an empty slot", base, off, m)
+					if !first {
+						return fmt.Errorf("leaf %#x slot %d: mark %d on a slot that starts no entry", base, off, m)
 					}
 					c.marked[m]++
 				}
@@ -82,6 +92,9 @@ func checkNode[T any](n *xaNode[T], shift uint, base uint64, c *counts) error {
 			continue
 		}
 		child := n.children[off].Load()
+		if child == nil {
+			c.prev = nil
+		}
 		if occupied != (child != nil) {
 			return fmt.Errorf("node %#x slot %d: present bit %v, child %v", base, off, occupied, child != nil)
 		}

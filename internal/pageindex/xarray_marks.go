@@ -1,8 +1,9 @@
 package pageindex
 
-// locate returns the item stored at index (nil if none), the marks it
+// locate returns the item stored at index (nil if none), the marks its slot
 // carries and where they are kept: bit off of leaf's bitmaps, or the head's
-// loneMarks when leaf is nil. Caller holds x.mu. O(height).
+// loneMarks when leaf is nil. Only the first slot of a multi-index entry
+// carries marks. Caller holds x.mu. O(height).
 func (x *XArray[T]) locate(index uint64) (item *T, marks Marks, leaf *xaNode[T], off uint64) {
 	h := x.head.Load()
 	switch {
@@ -67,7 +68,7 @@ func (x *XArray[T]) SetMark(index uint64, m Mark) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if item, was, leaf, off := x.locate(index); item != nil {
+	if item, was, leaf, off := x.locate(index); item != nil && x.first(leaf, off, index, item) {
 		x.changeMarks(leaf, off, was, was|m.Bit())
 	}
 }
@@ -83,7 +84,7 @@ func (x *XArray[T]) ClearMark(index uint64, m Mark) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if item, was, leaf, off := x.locate(index); item != nil {
+	if item, was, leaf, off := x.locate(index); item != nil && x.first(leaf, off, index, item) {
 		x.changeMarks(leaf, off, was, was&^m.Bit())
 	}
 }
@@ -102,7 +103,7 @@ func (x *XArray[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Ma
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	cur, was, leaf, off := x.locate(index)
-	if cur != item {
+	if cur != item || !x.first(leaf, off, index, item) {
 		return false
 	}
 	x.changeMarks(leaf, off, was, fn(item, was))

@@ -62,7 +62,7 @@ func TestXArrayShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := NewXArray[folio]()
 			for _, i := range tc.indices {
-				require.True(t, x.Insert(i, &folio{i}))
+				require.True(t, x.Insert(i, &folio{index: i}))
 			}
 			require.NoError(t, x.check())
 			assert.Equal(t, tc.height, x.Height())
@@ -79,7 +79,7 @@ func TestXArrayShapes(t *testing.T) {
 
 func TestXArrayLevelsOnMiss(t *testing.T) {
 	x := NewXArray[folio]()
-	require.True(t, x.Insert(1<<29, &folio{1 << 29}))
+	require.True(t, x.Insert(1<<29, &folio{index: 1 << 29}))
 	require.Equal(t, 5, x.Height())
 	tests := []struct {
 		name   string
@@ -101,7 +101,7 @@ func TestXArrayLevelsOnMiss(t *testing.T) {
 
 func TestXArrayLoneItemMovesBetweenHeadAndTree(t *testing.T) {
 	x := NewXArray[folio]()
-	zero, far := &folio{0}, &folio{1 << 29}
+	zero, far := &folio{index: 0}, &folio{index: 1 << 29}
 	require.True(t, x.Insert(0, zero))
 	x.SetMark(0, MarkDirty)
 	x.SetMark(0, MarkToWrite)
@@ -138,7 +138,7 @@ func TestXArrayShrinksOneLevelAtATime(t *testing.T) {
 	x := NewXArray[folio]()
 	items := map[uint64]*folio{}
 	for _, i := range []uint64{5, 4096, 1 << 29} {
-		items[i] = &folio{i}
+		items[i] = &folio{index: i}
 		require.True(t, x.Insert(i, items[i]))
 	}
 	require.Equal(t, 5, x.Height())

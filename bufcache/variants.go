@@ -1,0 +1,129 @@
+package bufcache
+
+import (
+	"fmt"
+
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/internal/enum"
+)
+
+// FolioPolicy selects the folios the block device's mapping may hold.
+type FolioPolicy uint8
+
+const (
+	// FoliosSmall is every kernel up to v6.14: the block device's mapping
+	// has no large folio support, every folio is one page, and a block is
+	// at most a page.
+	FoliosSmall FolioPolicy = iota
+	// FoliosLarge is v6.15 and later: set_init_blocksize and set_blocksize
+	// call mapping_set_folio_min_order, which gives the mapping large folio
+	// support with the block size's order as minimum and
+	// MAX_PAGECACHE_ORDER as maximum. Writes through iomap ask for folios
+	// sized by the write (fgf_set_order), readahead for growing ones
+	// (page_cache_ra_order), getblk for the minimum; a ring has
+	// folio_size/blocksize buffers (folio_create_buffers).
+	FoliosLarge
+)
+
+// folioPolicyNames names the policies for String.
+var folioPolicyNames = enum.New[FolioPolicy]("folios", []string{FoliosSmall: "small", FoliosLarge: "large"}...)
+
+// String returns "small" or "large" ("folios(n)" for another value).
+func (p FolioPolicy) String() string { return folioPolicyNames.String(p) }
+
+// LookupVariant selects how the buffer lookups that may sleep serialise with
+// try_to_free_buffers.
+type LookupVariant uint8
+
+const (
+	// LookupAtomic is every kernel up to v6.15: every __find_get_block_slow
+	// walks the ring under private_lock (i_private_lock from 6.8).
+	LookupAtomic LookupVariant = iota
+	// LookupNonatomic is v6.16 and later (Davidlohr Bueso's "fs/buffer:
+	// split pagecache lookups into atomic or blocking", 2025):
+	// __find_get_block_nonatomic walks the ring under the folio lock instead,
+	// and the callers that may sleep use it — bdev_getblk with a blocking
+	// gfp (Getblk, Bread) and __getblk_slow's lookups after growing. The
+	// atomic __find_get_block (FindGetBlock) keeps private_lock.
+	LookupNonatomic
+)
+
+// lookupNames names the lookup variants for String.
+var lookupNames = enum.New[LookupVariant]("lookup", []string{LookupAtomic: "atomic", LookupNonatomic: "nonatomic"}...)
+
+// String returns "atomic" or "nonatomic" ("lookup(n)" for another value).
+func (v LookupVariant) String() string { return lookupNames.String(v) }
+
+// ReadaheadPolicy selects how a read that misses the page cache reads ahead.
+type ReadaheadPolicy uint8
+
+const (
+	// ReadaheadFixed is the model's original readahead, used by the threads'
+	// kernels: one window of max(pages wanted, RAPages) order-0 folios from
+	// the missing page, read in bios of up to BIO_MAX_VECS pages, and no
+	// asynchronous readahead (page_cache_sync_ra's first window, every
+	// time).
+	ReadaheadFixed ReadaheadPolicy = iota
+	// ReadaheadOnDemand is mm/readahead.c of v6.18: per open file a
+	// file_ra_state; page_cache_sync_ra opens a window by the read's size
+	// (get_init_ra_size), a read reaching the window's PG_readahead folio
+	// starts the next one asynchronously (page_cache_async_ra, get_next_ra_size,
+	// ra->order += 2 and the window trimmed to that order's alignment), and
+	// page_cache_ra_order fills a window with folios of that order, clamped
+	// to the mapping's minimum and maximum and to the window; a small random
+	// read reads only itself (page_cache_ra_unbounded). Windows are capped by
+	// read_ahead_kb, or by max_sectors for reads larger than that.
+	ReadaheadOnDemand
+)
+
+// readaheadNames names the readahead policies for String.
+var readaheadNames = enum.New[ReadaheadPolicy]("readahead", []string{ReadaheadFixed: "fixed", ReadaheadOnDemand: "ondemand"}...)
+
+// String returns "fixed" or "ondemand" ("readahead(n)" for another value).
+func (p ReadaheadPolicy) String() string { return readaheadNames.String(p) }
+
+// Linux618 returns c with the variants of Linux 6.15–6.18 that the host
+// kernel's recordings (testdata/kernel/6.18) pin: large folios in the block
+// device's mapping (FoliosLarge), set_blocksize's v6.15 rules
+// (blocksize.RulesLarge), the v6.16 sleeping lookups (LookupNonatomic) and
+// v6.18's on-demand readahead (ReadaheadOnDemand). The set_init_blocksize
+// policy, the LRU and alloc variants are left as c has them (6.18's are the
+// zero values: PolicyGrow, a 16-slot LRU, AllocLinear). Block-device writes
+// of 6.18 go through iomap with a mapping_max_folio_size chunk (package
+// iomap, iomap.Linux618).
+func Linux618(c Config) Config {
+	c.Folios = FoliosLarge
+	c.SetBlocksize = blocksize.RulesLarge
+	c.Lookup = LookupNonatomic
+	c.Readahead = ReadaheadOnDemand
+	return c
+}
+
+// maxFolioOrder bounds the folio orders the model allocates: MAX_XAS_ORDER,
+// the cap of MAX_PAGECACHE_ORDER (099d90642a71, v6.10).
+const maxFolioOrder = 11
+
+// maxPagecacheOrder models MAX_PAGECACHE_ORDER on a kernel with transparent
+// huge pages and 8-byte page-table entries: HPAGE_PMD_ORDER = PAGE_SHIFT − 3
+// (9 on 4 KiB pages: 2 MiB folios), capped at MAX_XAS_ORDER (11, which only
+// binds on 64 KiB pages).
+func maxPagecacheOrder(pageShift uint8) uint8 { return min(pageShift-3, maxFolioOrder) }
+
+// checkVariants refuses variants that are not constants, and the v6.15
+// set_blocksize rules without large folios (blocks above a page need them).
+func (c *Config) checkVariants() error {
+	if _, err := blocksize.ParseRules(c.SetBlocksize.String()); err != nil {
+		return err
+	}
+	switch {
+	case c.Folios != FoliosSmall && c.Folios != FoliosLarge:
+		return fmt.Errorf("bufcache: unknown folio policy %d (valid: %s)", c.Folios, folioPolicyNames.List())
+	case c.Lookup != LookupAtomic && c.Lookup != LookupNonatomic:
+		return fmt.Errorf("bufcache: unknown lookup variant %d (valid: %s)", c.Lookup, lookupNames.List())
+	case c.Readahead != ReadaheadFixed && c.Readahead != ReadaheadOnDemand:
+		return fmt.Errorf("bufcache: unknown readahead policy %d (valid: %s)", c.Readahead, readaheadNames.List())
+	case c.SetBlocksize == blocksize.RulesLarge && c.Folios != FoliosLarge:
+		return fmt.Errorf("bufcache: set_blocksize rules %v need large folios (Folios: FoliosLarge)", c.SetBlocksize)
+	}
+	return nil
+}
