@@ -6,7 +6,7 @@ import (
 	"github.com/bhsim/bhsim/blocksize"
 )
 
-// The WD8003FFBX disks of Maxim Mikityanskiy's Helios4 (seed 000) are 512e:
+// The WD8003FFBX disks of Maxim Mikityanskiy's Helios4 (the set_init_blocksize thread) are 512e:
 // 512-byte logical sectors, 8,001,563,222,016 bytes = 4096 × 1,953,506,646.
 func ExamplePolicy_InitBlocksize() {
 	const disk = 8_001_563_222_016

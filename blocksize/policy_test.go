@@ -11,7 +11,7 @@ import (
 	"github.com/bhsim/bhsim/blocksize"
 )
 
-// wd8003ffbx is the WD Red Pro 8 TB capacity of seed 000 (a smartctl dump):
+// wd8003ffbx is the WD Red Pro 8 TB capacity of the set_init_blocksize thread (a smartctl dump):
 // 4096 × 1,953,506,646 bytes.
 const wd8003ffbx = 8_001_563_222_016
 

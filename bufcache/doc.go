@@ -93,10 +93,10 @@
 //
 // What differs between the kernels the LKML threads compare is a field of
 // [Config], never a silent choice: the set_init_blocksize policy (the
-// set_init_blocksize revert, seeds 000/001), the alloc_page_buffers variant
+// set_init_blocksize revert, the set_init_blocksize thread), the alloc_page_buffers variant
 // ([AllocLinear], mainline, versus [AllocCircular], Sean Fu's 2017 patch, seed
 // 003), the bh LRU ([LRUOn] with 16 or 8 slots versus [LRURemoved], Marcelo
-// Tosatti's 2023 patch, plus isolated CPUs from 6.6, seed 004) and the
+// Tosatti's 2023 patch, plus isolated CPUs from 6.6, the per-CPU bh LRU thread) and the
 // page-cache index.
 //
 // The kernels people run today differ from those in four more fields, each

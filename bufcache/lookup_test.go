@@ -64,7 +64,7 @@ func TestFindGetBlockSlowFailedDiagnostic(t *testing.T) {
 	assert.Equal(t, uint64(4), cpu.Events().Sub(before)[EvRingWalk])
 }
 
-// TestTosattiTestCase models the seed 004 benchmark on a 1 GiB loop device: the
+// TestTosattiTestCase models the per-CPU bh LRU thread's benchmark on a 1 GiB loop device: the
 // grow policy gives it 4 KiB blocks, so __find_get_block(bdev, 1, 512) can never
 // hit the LRU (the key's size is 512, the buffers' is 4096). Every call is an LRU
 // miss, then the slow path, then an install that only moves the entry to the

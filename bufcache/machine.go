@@ -22,7 +22,7 @@ const (
 	// pass to set b_state.
 	AllocLinear AllocVariant = iota
 	// AllocCircular is Sean Fu's unmerged June 2017 patch ("fs: buffer: Modify
-	// alloc_page_buffers", seed 003): the ring is closed and b_state set while the
+	// alloc_page_buffers", the alloc_page_buffers thread): the ring is closed and b_state set while the
 	// list is built, so callers skip the tail walk.
 	AllocCircular
 )

@@ -30,7 +30,7 @@ func fillDisk(t testing.TB, disk *blk.MemDisk) []byte {
 
 // TestReadReadahead: reads return the disk's bytes; uncached pages come in by
 // readahead windows of multi-page bios without buffer heads, so the block size
-// changes nothing about a read (seed 000's unchanged read column).
+// changes nothing about a read (the set_init_blocksize thread's unchanged read column).
 func TestReadReadahead(t *testing.T) {
 	var perSize []Counters
 	for _, bsize := range []uint32{512, 4096} {

@@ -65,7 +65,7 @@ func FileBufferedWrite(cpu *bufcache.CPU, d *bufcache.BlockDevice, pos uint64, f
 //     write, so the halved chunk is never used again.)
 //
 // So with a 2 MiB chunk each 4 KiB page written costs a pre-fault of up to
-// 2 MiB of user pages: the regression of seed 002. It returns the bytes
+// 2 MiB of user pages: the regression of the iomap-vs-buffer_head thread. It returns the bytes
 // written, or 0 and the error that stopped it.
 func writeIter(it *Iter, i *bufcache.IovIter, chunk uint64) (uint64, error) {
 	cpu, d := it.cpu, it.dev

@@ -1,6 +1,6 @@
 // Package iomap models the iomap buffered write path as block devices use it
 // from Linux 6.6, and reproduces the regression Xu Yang reported against it
-// (seed 002): dd to a block device got slower the larger its bs.
+// (the iomap-vs-buffer_head thread): dd to a block device got slower the larger its bs.
 //
 // # The kernel concept
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// kernels are the columns of Xu Yang's table (seed 002).
+// kernels are the columns of Xu Yang's table (the iomap-vs-buffer_head thread).
 var kernels = []struct {
 	name string
 	opts Options

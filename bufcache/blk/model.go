@@ -59,7 +59,7 @@ func (h HDD) Streams() int { return h.SeqStreams }
 
 // WD8003FFBX returns the HDD model of the Helios4 thread's disk, a WD Red Pro
 // 8 TB at 7200 rpm. SeqMBps is 255, the single-disk sequential read Maxim
-// Mikityanskiy measured with dd (seed 000, "Direct" R 255–257 MB/s); the
+// Mikityanskiy measured with dd (the set_init_blocksize thread, "Direct" R 255–257 MB/s); the
 // datasheet's 235 MB/s is commonly quoted but not verified and is below that
 // measurement. OverheadNS (10 µs) and AvgSeekNS (8.5 ms) are estimates typical
 // of a 7200 rpm SATA disk with NCQ and its write cache on, not measurements;

@@ -13,7 +13,7 @@ import (
 //	                      Tosatti's test (block 1) lands, depending on the
 //	                      block size; 536870912 = 2^29 is the page holding
 //	                      512-byte block 4G, Willy's "block 4G" question in
-//	                      the per-CPU bh LRU thread (seed 004). The key is
+//	                      the per-CPU bh LRU thread. The key is
 //	                      "page", not "index" or "block", to say which unit.
 //	cached=1|4096         pages cached: the looked-up page alone, or 4096
 //	                      consecutive pages starting at it (16 MiB)

@@ -101,7 +101,7 @@
 // lookaside cache only pays when a hit is much cheaper than a miss, and that
 // "Peeking at 16 buffers to not find a match is just as expensive as walking
 // 3-4 tree levels in an Xarray". Matthew Wilcox replied (Message-ID
-// ZJoP4e6VPkJnvSAh@casper.infradead.org, bhsim's seed 004) that block 1 is
+// ZJoP4e6VPkJnvSAh@casper.infradead.org) that block 1 is
 // the best case for both paths and asked for a rerun with block
 // 4UL*1024*1024*1024. The reason is the table above: block 1 lies on page 0
 // or 1 (512-byte or 4 KiB blocks), a lookup of 0 or 1 levels while nothing
