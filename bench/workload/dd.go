@@ -109,7 +109,9 @@ func (d DD) Start() (*DDRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		q, err := blk.NewQueue(name, store, d.Disk, blk.DefaultLimits(logical, max(logical, 4096)))
+		lim := blk.DefaultLimits(logical, max(logical, 4096))
+		lim.Version = d.Kernel.Block
+		q, err := blk.NewQueue(name, store, d.Disk, lim)
 		if err != nil {
 			return nil, err
 		}

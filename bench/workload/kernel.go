@@ -3,15 +3,18 @@ package workload
 import (
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/iomap"
 )
 
 // Kernel is a kernel version as the model sees it: every variant of the model
-// that differs between the kernels the threads compare, bundled under the
-// name the thread's table gives that kernel. The zero value's variants are
-// mainline's (grow policy, iomap writes with v6.6's chunk, a 16-slot LRU, the
-// linear alloc_page_buffers), with no name.
+// that differs between the kernels the threads compare, and the variants of
+// the kernels people run today (6.15–6.18), bundled under the name the
+// thread's table gives that kernel. The zero value's variants are those of
+// the v6.6 era (grow policy, iomap writes with v6.6's chunk, a 16-slot LRU,
+// the linear alloc_page_buffers, one-page folios, the v5.10 block layer),
+// with no name.
 type Kernel struct {
 	// Name is the row's or column's label in the thread ("5.10.10+revert").
 	Name string
@@ -30,12 +33,38 @@ type Kernel struct {
 	LRUSize int
 	// Alloc is the alloc_page_buffers variant (Sean Fu's thread).
 	Alloc bufcache.AllocVariant
+	// Folios, SetBlocksize, Lookup and Readahead are the page cache's
+	// variants that v6.15–v6.18 changed (bufcache.Linux618 names them:
+	// large folios, blocks up to 64 KiB, the v6.16 sleeping lookups, the
+	// on-demand readahead); the zero values are the threads' kernels'.
+	Folios       bufcache.FolioPolicy
+	SetBlocksize blocksize.Rules
+	Lookup       bufcache.LookupVariant
+	Readahead    bufcache.ReadaheadPolicy
+	// Block is the block layer's version: how a plug merges and when
+	// submit_bio plugs (blk.Version618 from 6.18's rules).
+	Block blk.Version
 }
 
-// Configure sets k's variants in cfg and returns it.
+// Configure sets k's page-cache variants in cfg and returns it. (The write
+// path, Write, is the caller's to pass to iomap.BlkdevWrite or
+// iomap.Writer; Block to the queue's Limits.)
 func (k Kernel) Configure(cfg bufcache.Config) bufcache.Config {
 	cfg.Blocksize, cfg.LRU, cfg.LRUSize, cfg.Alloc = k.Blocksize, k.LRU, k.LRUSize, k.Alloc
+	cfg.Folios, cfg.SetBlocksize, cfg.Lookup, cfg.Readahead = k.Folios, k.SetBlocksize, k.Lookup, k.Readahead
 	return cfg
+}
+
+// linux618 is the 6.18 preset: bufcache.Linux618's page cache, iomap's
+// 6.18 write and blk's 6.18 block layer, with 6.18's grow policy, 16-slot
+// LRU and linear alloc_page_buffers (the zero values).
+func linux618() Kernel {
+	c := bufcache.Linux618(bufcache.Config{})
+	return Kernel{Name: "6.18", Write: iomap.Linux618, Block: blk.Version618,
+		Folios: c.Folios, SetBlocksize: c.SetBlocksize, Lookup: c.Lookup, Readahead: c.Readahead,
+		Description: "Linux 6.18 as the host kernel's recordings pin it: large folios in the block device's mapping " +
+			"(v6.15), set_blocksize up to 64 KiB (v6.15), __find_get_block_nonatomic for sleeping lookups (v6.16), " +
+			"on-demand readahead with growing folio orders, iomap writes with the fixed chunk, the 6.18 plug"}
 }
 
 // notModelled is what differs between the Helios4 thread's kernels besides the
@@ -50,7 +79,7 @@ var bufferHeadWrites = iomap.Options{Path: iomap.PathBufferHead}
 // Kernels returns every kernel preset: the rows of the set_init_blocksize
 // revert thread's Helios4 table, the three kernels of Xu Yang's iomap
 // thread, the two of Tosatti's bh-LRU thread and the two of Sean Fu's
-// alloc_page_buffers thread.
+// alloc_page_buffers thread — and 6.18, the kernel of today.
 func Kernels() []Kernel {
 	return []Kernel{
 		{Name: "9011495c9466", Blocksize: blocksize.PolicyGrow, Write: bufferHeadWrites,
@@ -75,6 +104,7 @@ func Kernels() []Kernel {
 			Description: "v4.12, the kernel of Sean Fu's test: alloc_page_buffers builds a linear list that its callers close into a ring"},
 		{Name: "4.12-circular", Write: bufferHeadWrites, Alloc: bufcache.AllocCircular,
 			Description: "v4.12 with Sean Fu's \"fs: buffer: Modify alloc_page_buffers\" (June 2017, not merged): the ring is built circular in one pass"},
+		linux618(),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/iomap"
 )
 
@@ -19,18 +20,21 @@ func TestKernels(t *testing.T) {
 		chunk  iomap.ChunkPolicy
 		lru    bufcache.LRUMode
 		alloc  bufcache.AllocVariant
+		folios bufcache.FolioPolicy
+		block  blk.Version
 	}{
-		{"9011495c9466", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"5ff9f19231a0", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"5.10.10", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"5.10.10+revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"6.6", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMaxPagecacheOrder, bufcache.LRUOn, bufcache.AllocLinear},
-		{"6.6-revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"6.6-fix", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear},
-		{"6.4", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"6.4-nolru", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRURemoved, bufcache.AllocLinear},
-		{"4.12", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear},
-		{"4.12-circular", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocCircular},
+		{"9011495c9466", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"5ff9f19231a0", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"5.10.10", blocksize.PolicyLogical, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"5.10.10+revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"6.6", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMaxPagecacheOrder, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"6.6-revert", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"6.6-fix", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"6.4", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"6.4-nolru", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRURemoved, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"4.12", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
+		{"4.12-circular", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocCircular, bufcache.FoliosSmall, blk.Version510},
+		{"6.18", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosLarge, blk.Version618},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := KernelByName(tc.name)
@@ -44,9 +48,13 @@ func TestKernels(t *testing.T) {
 			assert.Equal(t, tc.lru, cfg.LRU, "the kernel decides, not the caller's config")
 			assert.Equal(t, tc.alloc, cfg.Alloc)
 			assert.Equal(t, 2, cfg.CPUs, "the machine's settings stay")
+			assert.Equal(t, tc.folios, cfg.Folios)
+			assert.Equal(t, tc.block, k.Block)
+			_, err = bufcache.NewMachine(cfg)
+			assert.NoError(t, err, "the preset's variants make a valid machine")
 		})
 	}
-	assert.Len(t, Kernels(), 11)
+	assert.Len(t, Kernels(), 12)
 	_, err := KernelByName("6.5")
 	assert.ErrorContains(t, err, "5.10.10+revert")
 	assert.ErrorContains(t, err, "6.6-fix")

@@ -84,6 +84,9 @@ type OpResult struct {
 	Data string `json:"data,omitempty"`
 	// Counters are the events attributed to this operation.
 	Counters Counters `json:"counters,omitempty"`
+	// Events is the model's ledger of the operation: each bufcache.Event
+	// its CPU counted, by name (model runner only; never compared).
+	Events Counters `json:"events,omitempty"`
 	// CPU is the calling thread's CPU time per call (kernel runner only:
 	// CLOCK_THREAD_CPUTIME_ID around each system call). A measurement, never
 	// compared.
