@@ -20,3 +20,6 @@ func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Res
 
 // CleanStale does nothing on this system.
 func CleanStale() ([]string, error) { return nil, nil }
+
+// Leftovers returns ErrUnsupported: there is no host runner here.
+func Leftovers(pid int) ([]string, error) { return nil, ErrUnsupported }

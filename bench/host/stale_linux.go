@@ -79,6 +79,40 @@ func leftovers(pid int, tracefs string) (loops []int, mounts, instances []string
 	return loops, mounts, instances, sc.Err()
 }
 
+// Leftovers lists what the runs of process pid left on the host: loop
+// devices bound to their backing files, mounts, tracing instances and
+// private directories. Empty after every run that returned, whatever its
+// outcome; tests of the runner's callers check it. Needs what Run needs.
+func Leftovers(pid int) ([]string, error) {
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-check-*", namePrefix, os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(dir)
+	if err := unix.Mount("bhsim-tracefs", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return nil, fmt.Errorf("host: mount tracefs: %w", err)
+	}
+	defer func() { _ = unmount(dir) }()
+	loops, mounts, instances, err := leftovers(pid, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range loops {
+		out = append(out, "/dev/loop"+strconv.Itoa(n))
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", namePrefix, pid)))
+	for _, d := range append(append(mounts, instances...), dirs...) {
+		if filepath.Base(d) != filepath.Base(dir) { // this check's own tracefs
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // CleanStale removes what runs of dead processes left behind (a run killed
 // with SIGKILL cannot clean up): their loop devices, tracing instances,
 // mounts and private directories. It returns what it removed.

@@ -6,6 +6,8 @@
 //
 //	bhsim reproduce [--format text|csv|json] [--profile NAME|FILE] [--cost P=NS] [--plot DIR] [thread ...]
 //	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json]
+//	bhsim run [--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
+//	bhsim validate [--on recorded|host] [--recorded DIR] [--rows totals|all|diff] [--format text|json] DIR|FILE...
 //	bhsim explain OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [op flags]
 //	bhsim profile list | show NAME [--costs built-in|fitted]
 //	bhsim version [--format text|json]
@@ -46,6 +48,8 @@ func commands() []command {
 	return []command{
 		{"reproduce", "the LKML threads: published tables beside the simulated ones", reproduce},
 		{"sweep", "a dd scenario over a grid of kernels, block sizes, layouts, bs and CPUs", sweep},
+		{"run", "a scenario file on the model or on the host kernel: counters per operation", runCmd},
+		{"validate", "every scenario of a directory on the model beside the kernel: one table", validate},
 		{"explain", "one operation's event ledger and simulated time, per resource", explain},
 		{"profile", "the hardware profiles that price the events", profileCmd},
 		{"version", "the module version and VCS revision of this binary", version},

@@ -29,7 +29,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: bhsim COMMAND"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, explain, profile, version"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, version"},
 
 		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},

@@ -43,6 +43,10 @@ func TestReadmeCommands(t *testing.T) {
 	require.GreaterOrEqual(t, len(cmds), 8, "the README shows its commands")
 	for _, args := range cmds {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Chdir("../..") // the README's paths are the repository's
+			if strings.Contains(strings.Join(args, " "), "--on host") && os.Getenv("BHSIM_KERNEL") != "1" {
+				t.Skip("runs on the host kernel: set BHSIM_KERNEL=1 (as root)")
+			}
 			if args[0] == "reproduce" {
 				args = append([]string{"reproduce", "--plot", t.TempDir()}, "lru")
 			}
@@ -57,4 +61,8 @@ func TestReadmeCommands(t *testing.T) {
 	require.NotNil(t, quoted, "the README quotes explain write-page's figure")
 	_, out, _ := bhsim("explain", "write-page", "--bsize", "512", "--layout", "raid10n2")
 	assert.Contains(t, out, "so "+string(quoted[1])+" MB/s")
+	summary := regexp.MustCompile(`\d+ of \d+ values equal over \d+ scenarios[^\n]*`).Find(b)
+	require.NotNil(t, summary, "the README quotes validate's summary")
+	_, out, _ = bhsim("validate", "../../testdata/scenarios")
+	assert.Contains(t, out, string(summary))
 }
