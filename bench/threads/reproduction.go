@@ -61,6 +61,9 @@ type Reproduction struct {
 	// Notes is the thread's account of what the model counted, as text.
 	Notes   string
 	Figures []Figure
+	// Today is the thread's measurement on Linux 6.18, predicted (see
+	// Today's doc): one figure per published column or call.
+	Today []Today
 }
 
 // calibrated fits fit's costs of p to obs and returns a Reproduction holding
@@ -120,6 +123,10 @@ func (r *Reproduction) Text() string {
 	if r.Notes != "" {
 		sb.WriteString("\n")
 		sb.WriteString(r.Notes)
+	}
+	if today := r.TodayText(); today != "" {
+		sb.WriteString("\n")
+		sb.WriteString(today)
 	}
 	return sb.String()
 }
@@ -189,6 +196,9 @@ func (t Thread) Run(p *timing.Profile, opts Options) (*Reproduction, error) {
 		return nil, fmt.Errorf("threads: %s: %w", t.Name, err)
 	}
 	r.Thread = t.Name
+	if r.Today, err = todayOf(t.Name, r, opts); err != nil {
+		return nil, fmt.Errorf("threads: %s on %s: %w", t.Name, todayKernel, err)
+	}
 	return r, nil
 }
 

@@ -297,9 +297,20 @@ func (r *DDResult) RequestsPerMiB() float64 {
 }
 
 // FaultInPerPage returns the user pages the run's pre-faults touched per
-// page it wrote (one write iteration per page).
+// PAGE_SIZE page it wrote (up to v6.14 one write iteration per page; on a
+// large-folio mapping one per folio).
 func (r *DDResult) FaultInPerPage() float64 {
-	return float64(r.CPU[0][bufcache.EvFaultInPage]) / float64(r.CPU[0][bufcache.EvWriteIter])
+	return float64(r.CPU[0][bufcache.EvFaultInPage]) / r.Pages()
+}
+
+// FoliosPerMiB returns the folios the run allocated per MiB moved: 256 with
+// one-page folios, fewer with large ones.
+func (r *DDResult) FoliosPerMiB() float64 {
+	var folios uint64
+	for _, ev := range r.CPU {
+		folios += ev[bufcache.EvFolioAlloc]
+	}
+	return float64(folios) / (float64(r.Bytes) / (1 << 20))
 }
 
 // Pages returns the PAGE_SIZE pages the run moved.

@@ -152,3 +152,32 @@ func TestIMX8BoardFaultIn(t *testing.T) {
 		}
 	}
 }
+
+// TestDD618 checks what 6.18 changes in the two dd threads' runs: on Xu
+// Yang's board (arm64, transparent huge pages) the mapping takes large
+// folios and the pre-fault, still sized by a 2 MiB chunk, touches a few
+// user pages per page written instead of 6.6's hundreds; without THP (the
+// Helios4) the folios stay one page and the pre-fault one touch per page.
+func TestDD618(t *testing.T) {
+	for _, tc := range []struct {
+		kernel               string
+		maxFolios, maxFault  float64
+		minFolios, minFaults float64
+	}{
+		{"6.18", 64, 4, 0, 1},
+		{"6.18-nothp", 256, 1, 256, 1},
+		{"6.6", 256, 1e9, 256, 100},
+	} {
+		t.Run(tc.kernel, func(t *testing.T) {
+			dd := IMX8BoardDD(MustKernel(tc.kernel), 4500<<10, 1)
+			dd.Count = 8
+			r, err := dd.Run()
+			require.NoError(t, err)
+			assert.LessOrEqual(t, r.FoliosPerMiB(), tc.maxFolios)
+			assert.GreaterOrEqual(t, r.FoliosPerMiB(), tc.minFolios)
+			assert.LessOrEqual(t, r.FaultInPerPage(), tc.maxFault)
+			assert.GreaterOrEqual(t, r.FaultInPerPage(), tc.minFaults)
+			assert.InDelta(t, 1, r.BiosPerPage(), 1e-9, "one bio per 4 KiB buffer, whatever the folio")
+		})
+	}
+}

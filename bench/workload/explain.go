@@ -129,7 +129,7 @@ func ExplainOps() []ExplainOp {
 						a.BS = n
 						return err
 					}},
-				{Name: "kernel", Default: "6.6", Usage: "the `kernel`: 6.6, 6.6-revert or 6.6-fix",
+				{Name: "kernel", Default: "6.6", Usage: "the `kernel`: 6.6, 6.6-revert, 6.6-fix (Xu Yang's table) or 6.18",
 					set: func(a *OpArgs, v string) error {
 						if !slices.Contains(iomapKernels, v) {
 							return fmt.Errorf("workload: unknown kernel %q for iomap-write-page (valid: %s)", v, strings.Join(iomapKernels, ", "))
@@ -152,8 +152,8 @@ func ExplainOps() []ExplainOp {
 	}
 }
 
-// iomapKernels are the kernels of Xu Yang's table.
-var iomapKernels = []string{"6.6", "6.6-revert", "6.6-fix"}
+// iomapKernels are the kernels of Xu Yang's table and today's.
+var iomapKernels = []string{"6.6", "6.6-revert", "6.6-fix", "6.18"}
 
 // ExplainOpByName returns the operation called name; the error names the
 // valid ones.

@@ -55,6 +55,20 @@ func (k Kernel) Configure(cfg bufcache.Config) bufcache.Config {
 	return cfg
 }
 
+// linux618NoTHP is 6.18 built without CONFIG_TRANSPARENT_HUGEPAGE, as on
+// 32-bit ARM without LPAE (the Helios4's Cortex-A9):
+// mapping_set_folio_order_range returns before it sets any order, so the
+// block device's mapping keeps one-page folios, and blocks above PAGE_SIZE
+// cannot be had; everything else is 6.18's.
+func linux618NoTHP() Kernel {
+	k := linux618()
+	k.Name, k.Folios, k.SetBlocksize = "6.18-nothp", bufcache.FoliosSmall, blocksize.RulesPageSize
+	k.Description = "Linux 6.18 without transparent huge pages (32-bit ARM without LPAE, such as the Helios4's Cortex-A9): " +
+		"mapping_set_folio_order_range does nothing, so one-page folios and blocks of at most PAGE_SIZE; " +
+		"the v6.16 lookups, on-demand readahead, iomap writes with the fixed chunk and the 6.18 plug as in 6.18"
+	return k
+}
+
 // linux618 is the 6.18 preset: bufcache.Linux618's page cache, iomap's
 // 6.18 write and blk's 6.18 block layer, with 6.18's grow policy, 16-slot
 // LRU and linear alloc_page_buffers (the zero values).
@@ -79,7 +93,8 @@ var bufferHeadWrites = iomap.Options{Path: iomap.PathBufferHead}
 // Kernels returns every kernel preset: the rows of the set_init_blocksize
 // revert thread's Helios4 table, the three kernels of Xu Yang's iomap
 // thread, the two of Tosatti's bh-LRU thread and the two of Sean Fu's
-// alloc_page_buffers thread — and 6.18, the kernel of today.
+// alloc_page_buffers thread — and 6.18, the kernel of today, with and
+// without transparent huge pages.
 func Kernels() []Kernel {
 	return []Kernel{
 		{Name: "9011495c9466", Blocksize: blocksize.PolicyGrow, Write: bufferHeadWrites,
@@ -105,6 +120,7 @@ func Kernels() []Kernel {
 		{Name: "4.12-circular", Write: bufferHeadWrites, Alloc: bufcache.AllocCircular,
 			Description: "v4.12 with Sean Fu's \"fs: buffer: Modify alloc_page_buffers\" (June 2017, not merged): the ring is built circular in one pass"},
 		linux618(),
+		linux618NoTHP(),
 	}
 }
 

@@ -35,6 +35,7 @@ func TestKernels(t *testing.T) {
 		{"4.12", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version510},
 		{"4.12-circular", blocksize.PolicyGrow, iomap.PathBufferHead, 0, bufcache.LRUOn, bufcache.AllocCircular, bufcache.FoliosSmall, blk.Version510},
 		{"6.18", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosLarge, blk.Version618},
+		{"6.18-nothp", blocksize.PolicyGrow, iomap.PathIomap, iomap.ChunkMappingMaxFolioSize, bufcache.LRUOn, bufcache.AllocLinear, bufcache.FoliosSmall, blk.Version618},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := KernelByName(tc.name)
@@ -54,7 +55,7 @@ func TestKernels(t *testing.T) {
 			assert.NoError(t, err, "the preset's variants make a valid machine")
 		})
 	}
-	assert.Len(t, Kernels(), 12)
+	assert.Len(t, Kernels(), 13)
 	_, err := KernelByName("6.5")
 	assert.ErrorContains(t, err, "5.10.10+revert")
 	assert.ErrorContains(t, err, "6.6-fix")

@@ -40,6 +40,20 @@ type threadOut struct {
 	// CrossValidationNote says why there is none.
 	CrossValidation     []leftOut `json:"cross_validation,omitempty"`
 	CrossValidationNote string    `json:"cross_validation_note,omitempty"`
+	// Today is the thread's measurement on Linux 6.18, predicted.
+	Today []todayOut `json:"today,omitempty"`
+}
+
+// todayOut is one figure of the same experiment on Linux 6.18.
+type todayOut struct {
+	What       string  `json:"what"`
+	Kernel     string  `json:"kernel"`
+	Unit       string  `json:"unit"`
+	Simulated  float64 `json:"simulated"`
+	Then       float64 `json:"then,omitempty"`
+	ThenKernel string  `json:"then_kernel,omitempty"`
+	Counted    string  `json:"counted"`
+	Label      string  `json:"label"`
 }
 
 // paramOut is one fitted cost: its prior and fitted values in ns.
@@ -82,6 +96,10 @@ func threadOf(r *threads.Reproduction, subject, costs string) threadOut {
 		t.CrossValidation = append(t.CrossValidation, leftOut{cellOf(l.Cell), l.Why})
 	}
 	t.CrossValidationNote = r.CrossValidationNote
+	for _, d := range r.Today {
+		t.Today = append(t.Today, todayOut{What: d.What, Kernel: d.Kernel, Unit: d.Unit, Simulated: d.Value, Then: d.Then,
+			ThenKernel: d.ThenKernel, Counted: d.Counted, Label: string(timing.LabelPredicted)})
+	}
 	for _, tb := range r.Tables() {
 		out := tableOut{ID: tb.ID, Title: tb.Title, Source: tb.Source, Unit: tb.Unit}
 		for _, c := range tb.Cells {
@@ -139,6 +157,10 @@ func reproduceCSV(w io.Writer, ts []threadOut) error {
 				rows = append(rows, []string{t.Name, t.Profile, tb.ID, c.Row, c.Column, tb.Unit, num(c.Published),
 					num(c.Simulated), num(c.ErrorPercent), c.Label})
 			}
+		}
+		for _, d := range t.Today {
+			rows = append(rows, []string{t.Name, t.Profile, t.Name + "-today", d.Kernel, d.What, d.Unit, "",
+				num(d.Simulated), "", d.Label})
 		}
 	}
 	return writeCSV(w, reproduceCSVSchema, []string{"thread", "profile", "table", "row", "column", "unit", "published",

@@ -54,6 +54,13 @@ func TestReproduceJSON(t *testing.T) {
 	assert.Equal(t, "predicted", tb.Cells[1].Label)
 	c := tb.Cells[1]
 	assert.InDelta(t, 100*(c.Simulated-c.Published)/c.Published, c.ErrorPercent, 1e-9)
+	require.Len(t, th.Today, 4, "__find_get_block and the slow path at block 1 and block 4G, on 6.18")
+	for _, d := range th.Today {
+		assert.Equal(t, "6.18", d.Kernel)
+		assert.Equal(t, "predicted", d.Label)
+		assert.Equal(t, "ns per call", d.Unit)
+		assert.Positive(t, d.Simulated)
+	}
 }
 
 func TestReproduceCSV(t *testing.T) {
@@ -61,12 +68,16 @@ func TestReproduceCSV(t *testing.T) {
 	_, jsonOut, _ := bhsim("reproduce", "--format", "json", "lru")
 	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
 	require.NoError(t, err)
-	require.Len(t, rows, 3)
+	require.Len(t, rows, 7, "two cells and four 6.18 figures")
 	assert.Equal(t, []string{"schema", "thread", "profile", "table", "row", "column", "unit", "published", "simulated",
 		"error_percent", "label"}, rows[0])
 	var doc reproduceOut
 	strictDecode(t, jsonOut, &doc)
-	for i, row := range rows[1:] { // the CSV says what the JSON says
+	for i, d := range doc.Threads[0].Today {
+		assert.Equal(t, []string{reproduceCSVSchema, "lru", "x86-server", "lru-today", "6.18", d.What, d.Unit, "",
+			num(d.Simulated), "", "predicted"}, rows[3+i])
+	}
+	for i, row := range rows[1:3] { // the CSV says what the JSON says
 		c := doc.Threads[0].Tables[0].Cells[i]
 		assert.Equal(t, []string{reproduceCSVSchema, "lru", "x86-server", "lru-tosatti", c.Row, c.Column, "ns per call"}, row[:7])
 		for j, want := range []float64{c.Published, c.Simulated, c.ErrorPercent} {
