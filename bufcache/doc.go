@@ -109,6 +109,12 @@
 //	Lookup         v6.15: LookupAtomic                v6.16: LookupNonatomic (getblk under the folio lock)
 //	Readahead      the model's fixed window           v6.18: ReadaheadOnDemand (mm/readahead.c)
 //
+// Large folios need a kernel built with transparent huge pages:
+// without CONFIG_TRANSPARENT_HUGEPAGE (32-bit ARM without LPAE, for one)
+// mapping_set_folio_order_range returns before it sets an order, and a 6.18
+// block device keeps one-page folios and blocks of at most PAGE_SIZE —
+// FoliosSmall with the other 6.18 variants (bench/workload's 6.18-nothp).
+//
 // With them a 1 MiB pwrite adds one order-8 folio, 64 KiB pwrites order-4
 // folios, and at 16 KiB blocks every folio is at least order 2; writeback
 // still submits one bio per dirty buffer whatever the folio's size; a write
