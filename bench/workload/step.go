@@ -41,7 +41,7 @@ type stepper struct {
 	o       StepOptions
 	err     error
 	access  []pageAccess // each touched page before the op
-	reqDone []float64 // completion times of requests, for "in flight"
+	reqDone []float64    // completion times of requests, for "in flight"
 }
 
 func newStepper(e *engine, o StepOptions) *stepper { return &stepper{e: e, o: o} }
