@@ -116,8 +116,11 @@ func DiskByName(name string) (Disk, error) {
 type RunOptions struct {
 	// Kernel is the kernel preset (no Name: "6.18").
 	Kernel Kernel
-	// Profile prices the CPUs' events (nil: timing.X86Server).
-	Profile *timing.Profile
+	// Profile prices the CPUs' events (nil: timing.X86Server);
+	// ProfileCosts says where its costs come from, for the header
+	// ("built-in", "fitted", "from FILE"; "" means "built-in").
+	Profile      *timing.Profile
+	ProfileCosts string
 	// Disk is the disk model (no Model: Disks()[0], "ssd").
 	Disk Disk
 	// CPUs is the number of simulated CPUs the records run on (0: the
@@ -249,6 +252,9 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	}
 	if o.Profile == nil {
 		o.Profile = timing.X86Server()
+	}
+	if o.ProfileCosts == "" {
+		o.ProfileCosts = "built-in"
 	}
 	if o.Disk.Model == nil {
 		o.Disk = Disks()[0]

@@ -23,8 +23,9 @@ const runProgressEvery = 1 << 16
 // meterReq is one request issued during an operation: its direction and
 // the disk model's service time.
 type meterReq struct {
-	op  blk.Op
-	svc float64
+	op    blk.Op
+	bytes uint64
+	svc   float64
 }
 
 // meter is the queue's tracer during Run: it counts the bios and requests
@@ -48,7 +49,7 @@ func (m *meter) Trace(e blk.TraceEvent) {
 			m.bioList = append(m.bioList, e)
 		}
 	case blk.TraceRqIssue:
-		m.reqs = append(m.reqs, meterReq{e.Op, e.ServiceNS})
+		m.reqs = append(m.reqs, meterReq{e.Op, e.Bytes, e.ServiceNS})
 	}
 }
 
@@ -106,6 +107,19 @@ type engine struct {
 	done    uint64
 	bytes   uint64
 	step    *stepper
+	// wb is the writeback under way in simulated time: the flusher's
+	// requests not yet complete, in completion order (the disk is FCFS),
+	// and their pages; wbLimit is the dirty limit they are held to.
+	wb      []wbEntry
+	wbHead  int
+	wbPages uint64
+	wbLimit uint64
+}
+
+// wbEntry is one writeback request: when it completes and its pages.
+type wbEntry struct {
+	done  float64
+	pages uint64
 }
 
 // newEngine builds the machine and opens the device once per stream CPU,
@@ -123,7 +137,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
 	}
-	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs)}
+	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs), wbLimit: uint64(spec.dirtyLimit)}
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
 	e.cpus = make([]cpuState, o.CPUs)
@@ -256,6 +270,10 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 		c.inflight[j] = c.inflight[len(c.inflight)-1]
 		c.inflight = c.inflight[:len(c.inflight)-1]
 	}
+	issued := start
+	if rec.Kind == IOWrite {
+		start = e.throttle(start)
+	}
 	if e.step != nil {
 		e.step.before(i, rec, start)
 	}
@@ -304,7 +322,13 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 		if e.step != nil {
 			e.step.noteRequest(e.disk)
 		}
-		done = max(done, e.disk) // a writer that crossed the dirty limit is throttled until its writeback is done
+		if async {
+			pages := (r.bytes + 4095) / 4096
+			e.wb = append(e.wb, wbEntry{e.disk, pages})
+			e.wbPages += pages
+		} else {
+			done = max(done, e.disk)
+		}
 	}
 	if rec.Kind == IOFsync || rec.Kind == IOFdatasync || rec.Kind == IOFlush {
 		done = max(done, e.disk) // waits for writeback under way
@@ -314,7 +338,7 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 	c.inflight = append(c.inflight, done)
 	c.ops++
 	e.end = max(e.end, done, e.flFree, e.disk)
-	ks.hist.add(done - start)
+	ks.hist.add(done - issued)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
 	ks.requests += uint64(len(e.meter.reqs))
@@ -325,7 +349,7 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 		e.bytes += rec.Length
 	}
 	if e.step != nil {
-		e.step.after(i, rec, start, cpuNS, done, err)
+		e.step.after(i, rec, issued, cpuNS, done, err)
 		if e.step.err != nil {
 			return e.step.err
 		}
@@ -334,6 +358,30 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 		return e.mr.m.Check()
 	}
 	return nil
+}
+
+// throttle models balance_dirty_pages in simulated time: a write that
+// finds more dirty folios and pages under writeback than the dirty limit
+// waits until enough of the writeback completes (the model's page cache
+// cleans pages at once when it writes them back; the disk takes its
+// time), so that writers go at the pace of the disk. It returns when the write may start. O(requests
+// completed) amortised.
+func (e *engine) throttle(start float64) float64 {
+	dirty := uint64(e.mr.dev.NrDirty())
+	for e.wbHead < len(e.wb) {
+		w := e.wb[e.wbHead]
+		if w.done > start && dirty+e.wbPages <= e.wbLimit {
+			break
+		}
+		start = max(start, w.done)
+		e.wbPages -= w.pages
+		e.wbHead++
+	}
+	if e.wbHead > 1024 && e.wbHead*2 > len(e.wb) {
+		e.wb = append(e.wb[:0], e.wb[e.wbHead:]...)
+		e.wbHead = 0
+	}
+	return start
 }
 
 // maxCall bounds one pread or pwrite call: a longer record is split into

@@ -23,9 +23,10 @@ type RunResult struct {
 	Seed         *uint64 `json:"seed"`
 	// Kernel, Profile and Disk say on what: the kernel preset, the timing
 	// profile pricing the CPUs' events, the disk model.
-	Kernel  string `json:"kernel"`
-	Profile string `json:"profile"`
-	Disk    string `json:"disk"`
+	Kernel       string `json:"kernel"`
+	Profile      string `json:"profile"`
+	ProfileCosts string `json:"profile_costs"`
+	Disk         string `json:"disk"`
 	// CPUs stream CPUs (plus the flusher's), QueueDepth operations in
 	// flight per CPU, the access path, the device and its block size.
 	CPUs        int    `json:"cpus"`
@@ -133,7 +134,7 @@ type CPUResult struct {
 // result builds the run's result (with full false only the LRU counts).
 func (e *engine) result(full bool) *RunResult {
 	r := &RunResult{Schema: RunSchema, Workload: e.w.Name, WorkloadKind: e.w.Kind, Kernel: e.k.Name,
-		Profile: e.o.Profile.Name, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
+		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
 		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(),
 		MemoryBytes: e.o.MemoryBytes, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
 	if e.w.Seeded {
@@ -200,9 +201,9 @@ func (r *RunResult) Header() string {
 	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
 		"model: kernel %s, %d CPUs + flusher, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
-		"timing: profile %s (CPU events), disk %s (requests), one FCFS disk queue\n",
+		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, r.CPUs, r.QueueDepth, r.Access,
-		FormatDDSize(r.DeviceBytes), r.BlockSize, FormatDDSize(r.MemoryBytes), r.Profile, r.Disk)
+		FormatDDSize(r.DeviceBytes), r.BlockSize, FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
 }
 
 // errnoNames lists a kind's errnos in name order.

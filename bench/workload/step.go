@@ -44,7 +44,12 @@ type stepper struct {
 	reqDone []float64    // completion times of requests, for "in flight"
 }
 
-func newStepper(e *engine, o StepOptions) *stepper { return &stepper{e: e, o: o} }
+// newStepper returns e's stepper, which prints the run's header first.
+func newStepper(e *engine, o StepOptions) *stepper {
+	s := &stepper{e: e, o: o}
+	s.printf("%s\n", e.result(false).Header())
+	return s
+}
 
 // printf writes unless a write failed (the first error is Run's).
 func (s *stepper) printf(format string, args ...any) {
