@@ -121,7 +121,8 @@ type RunOptions struct {
 	// ("built-in", "fitted", "from FILE"; "" means "built-in").
 	Profile      *timing.Profile
 	ProfileCosts string
-	// Disk is the disk model (no Model: Disks()[0], "ssd").
+	// Disk is the disk model; without a Model, the built-in disk of its
+	// Name (DiskByName; no Name: "ssd").
 	Disk Disk
 	// CPUs is the number of simulated CPUs the records run on (0: the
 	// workload's); record r runs on CPU r.CPU mod CPUs. One more CPU is the
@@ -257,7 +258,15 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 		o.ProfileCosts = "built-in"
 	}
 	if o.Disk.Model == nil {
-		o.Disk = Disks()[0]
+		name := o.Disk.Name
+		if name == "" {
+			name = Disks()[0].Name
+		}
+		d, err := DiskByName(name)
+		if err != nil {
+			return bad("%v", err)
+		}
+		o.Disk = d
 	}
 	if o.CPUs == 0 {
 		o.CPUs = max(w.CPUs, 1)

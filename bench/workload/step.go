@@ -173,9 +173,10 @@ func bioFlags(f blk.BioFlags) string {
 	return " (" + strings.Join(fl, ",") + ")"
 }
 
-// page prints page p's folio and its buffer ring: "page 1: folio order 0
-// uptodate dirty; buffers [4 UDM] [5 U-M] …" (U uptodate, D dirty, M
-// mapped, L locked, N new, '-' for a clear bit).
+// page prints page p's folio and its buffer ring: "page 1: folio 1+1
+// pages, uptodate dirty; buffers [4 UDM] [- U--] …", each buffer's block
+// number ("-" while unmapped) and state (U uptodate, D dirty, M mapped, L
+// locked, N new, '-' for a clear bit).
 func (s *stepper) page(p uint64) string {
 	ps := uint64(s.e.mr.m.PageSize())
 	f := s.e.mr.dev.PeekFolio(p * ps)
@@ -201,7 +202,11 @@ func (s *stepper) page(p uint64) string {
 	}
 	var bhs []string
 	for bh := head; ; {
-		bhs = append(bhs, fmt.Sprintf("[%d %s]", bh.BlockNr(), bhLetters(bh)))
+		nr := "-" // not mapped: no block number yet
+		if bh.Has(bufcache.BHMapped) {
+			nr = fmt.Sprint(bh.BlockNr())
+		}
+		bhs = append(bhs, fmt.Sprintf("[%s %s]", nr, bhLetters(bh)))
 		if bh = bh.Next(); bh == nil || bh == head || len(bhs) == 16 {
 			break
 		}
@@ -261,7 +266,11 @@ func describeIO(rec IO, bs uint32) string {
 	case tail:
 		part = ", partial last"
 	}
-	return fmt.Sprintf("%s %s at %d (blocks %d-%d of %s%s)", rec.Kind, FormatDDSize(rec.Length), rec.Offset, first, last, FormatDDSize(uint64(bs)), part)
+	size := FormatDDSize(rec.Length)
+	if rec.Length < 1024 {
+		size += " bytes"
+	}
+	return fmt.Sprintf("%s %s at %d (blocks %d-%d of %s%s)", rec.Kind, size, rec.Offset, first, last, FormatDDSize(uint64(bs)), part)
 }
 
 // fmtNS prints simulated nanoseconds in µs with one decimal.
