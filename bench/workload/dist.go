@@ -12,7 +12,7 @@ const histSubBits = 5
 
 // histBuckets is the number of buckets: values below 64 are exact, then 32
 // per power of two up to 2^64.
-const histBuckets = (64 - histSubBits) << histSubBits
+const histBuckets = (65 - histSubBits) << histSubBits
 
 // latencyHist is a log-linear histogram of nanosecond latencies (the
 // HdrHistogram idea): fixed memory whatever the number of values, exact

@@ -191,8 +191,9 @@ func (e *engine) run(ctx context.Context, rd IOReader) error {
 		c := &e.cpus[i]
 		rec := c.pending[c.head]
 		c.head++
-		if c.head == len(c.pending) {
-			c.pending, c.head = c.pending[:0], 0
+		if c.head*2 >= len(c.pending) { // keep the queue's array at its live records
+			c.pending = c.pending[:copy(c.pending, c.pending[c.head:])]
+			c.head = 0
 		}
 		buffered--
 		if err := e.exec(i, rec, start); err != nil {
