@@ -74,13 +74,12 @@ type cpuState struct {
 
 // kindStats accumulates one kind of operation.
 type kindStats struct {
-	hist              latencyHist
-	bytes             uint64
-	bios, requests    uint64
-	errors            uint64
-	errnos            map[string]uint64
-	lruLook, lruHits  uint64
-	cacheHit, cacheMs uint64
+	hist             latencyHist
+	bytes            uint64
+	bios, requests   uint64
+	errors           uint64
+	errnos           map[string]uint64
+	lruLook, lruHits uint64
 }
 
 // engine is one run of a workload.

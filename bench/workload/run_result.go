@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/bhsim/bhsim/bufcache"
 )
@@ -204,14 +203,4 @@ func (r *RunResult) Header() string {
 		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, r.CPUs, r.QueueDepth, r.Access,
 		FormatDDSize(r.DeviceBytes), r.BlockSize, FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
-}
-
-// errnoNames lists a kind's errnos in name order.
-func errnoNames(m map[string]uint64) []string {
-	var names []string
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,8 +20,8 @@ const distCSVSchema = "bhsim-run-dist-csv/1"
 func distText(w io.Writer, r *workload.RunResult) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", r.Header())
-	ew.printf("%d ops, %s read and written in %s simulated: %.1f MB/s, %.0f IOPS\n",
-		r.Ops, workload.FormatDDSize(r.Bytes), seconds(r.DurationNS), r.MBps, r.IOPS)
+	ew.printf("%d ops, %.1f MB read and written in %s simulated: %.1f MB/s, %.0f IOPS\n",
+		r.Ops, float64(r.Bytes)/1e6, seconds(r.DurationNS), r.MBps, r.IOPS)
 	ew.printf("bottleneck bound (bench/timing): %s, busy %s, allows %.1f MB/s\n\n", r.Bound.Resource, seconds(r.Bound.BusyNS), r.Bound.MBps)
 	ew.printf("latency, simulated µs (quantiles are bucket bounds within 3.1 %%)\n")
 	ew.printf("%-9s %9s %9s %9s %9s %9s %9s %10s %8s %8s %7s\n", "op", "count", "mean", "p50", "p90", "p99", "p99.9", "max", "bios/op", "rqs/op", "errors")
@@ -27,8 +29,8 @@ func distText(w io.Writer, r *workload.RunResult) error {
 		l := k.Latency
 		ew.printf("%-9s %9d %9s %9s %9s %9s %9s %10s %8.3f %8.3f %7d\n", k.Kind, k.Ops, us(l.MeanNS), us(float64(l.P50NS)),
 			us(float64(l.P90NS)), us(float64(l.P99NS)), us(float64(l.P999NS)), us(float64(l.MaxNS)), k.BiosPerOp, k.RequestsPerOp, k.Errors)
-		for name, n := range k.Errnos {
-			ew.printf("          %s %d\n", name, n)
+		for _, name := range slices.Sorted(maps.Keys(k.Errnos)) {
+			ew.printf("          %s %d\n", name, k.Errnos[name])
 		}
 	}
 	ew.printf("\nresources, busy time and utilisation over %s\n", seconds(r.DurationNS))
@@ -41,7 +43,7 @@ func distText(w io.Writer, r *workload.RunResult) error {
 	} else {
 		ew.printf(" (pread and pwrite do not look buffers up: --access buffers, or REQ_META records, do)\n")
 	}
-	if len(r.MRC) > 1 {
+	if len(r.MRC) > 1 && r.LRU.Lookups > 0 {
 		var parts []string
 		for _, p := range r.MRC {
 			parts = append(parts, fmt.Sprintf("%d: %.3f", p.Size, p.MissRatio))
