@@ -163,7 +163,8 @@ func (tl *timeline) add(t float64, n uint64) {
 
 // ThroughputBin is the work that completed in one interval of simulated
 // time: [StartNS, StartNS+WidthNS), its bytes read and written, its
-// operations, and the rate in decimal MB/s and operations per second.
+// operations of every kind, and the rates in decimal MB/s and operations
+// per second.
 type ThroughputBin struct {
 	StartNS float64 `json:"start_ns"`
 	WidthNS float64 `json:"width_ns"`

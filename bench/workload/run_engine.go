@@ -344,10 +344,12 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 	ks.requests += uint64(len(e.meter.reqs))
 	ks.lruLook += ev[bufcache.EvLRULookup]
 	ks.lruHits += ev[bufcache.EvLRUHit]
+	moved := uint64(0)
 	if rec.Kind == IORead || rec.Kind == IOWrite {
-		e.tl.add(done, rec.Length)
-		e.bytes += rec.Length
+		moved = rec.Length
 	}
+	e.tl.add(done, moved)
+	e.bytes += moved
 	if e.step != nil {
 		e.step.after(i, rec, issued, cpuNS, done, err)
 		if e.step.err != nil {
