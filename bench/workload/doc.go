@@ -32,6 +32,14 @@
 //     way a teacher would put them on a slide.
 //   - [FootprintOf] measures the model's memory per cached page and buffer
 //     head against the kernel's structure sizes.
+//   - [Run] runs a user's [Workload] — a trace ([TraceWorkload]: blkparse,
+//     fio iolog, CSV, scenario), a seeded [Generator] ([GenWorkload]) or a
+//     scenario ([ScenarioWorkload]) — on N simulated CPUs interleaved by
+//     simulated time, and returns a [RunResult]: latency distributions per
+//     kind of operation, throughput over simulated time, each resource's
+//     busy time and the bottleneck bound, the bh LRU's hit ratio and
+//     miss-ratio curve; [StepOptions] print it operation by operation for
+//     teaching (docs/traces.md).
 //
 // Every workload runs on machines of its own, so running several at once
 // ([RunAll], [SweepDD]) never changes a result.

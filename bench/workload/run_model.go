@@ -54,7 +54,7 @@ func RunModel(ctx context.Context, s *Scenario, opts ModelOptions) (*Result, err
 	if k.Name == "" {
 		k = linux618()
 	}
-	r, err := newModelRun(s, k, opts)
+	r, err := newModelRun(scenarioSpec(s), k, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,14 +101,40 @@ type modelRun struct {
 	files  map[string]*bufcache.File
 }
 
-// newModelRun builds the machine of kernel k and the loop device of s.
-func newModelRun(s *Scenario, k Kernel, opts ModelOptions) (*modelRun, error) {
-	m, err := bufcache.NewMachine(k.Configure(bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check}))
+// machineSpec is the machine and device a runner builds: the device's
+// size and logical block size, how many CPUs drive it (plus one for the
+// flusher when flusher is set: background writeback runs there), the
+// dirty and page-cache limits in folios (0: none), whether the device keeps
+// page data, and the disk's service-time model (nil: blk.Null).
+type machineSpec struct {
+	size                   uint64
+	logical                uint32
+	cpus                   int
+	flusher                bool
+	dirtyLimit, cacheLimit int
+	metadataOnly           bool
+	disk                   blk.Model
+}
+
+// scenarioSpec is the machine RunModel builds for s: one CPU, s's device
+// with its data, a disk that takes no time.
+func scenarioSpec(s *Scenario) machineSpec {
+	return machineSpec{size: uint64(s.Device.Size), logical: uint32(s.Device.SectorSize()), cpus: 1}
+}
+
+// newModelRun builds the machine of kernel k and the loop device of spec.
+func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, error) {
+	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
+		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit}
+	if spec.flusher {
+		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+1, true, spec.cpus
+	}
+	m, err := bufcache.NewMachine(k.Configure(cfg))
 	if err != nil {
 		return nil, err
 	}
 	q := opts.Queue
-	attrs := blk.QueueAttrs{LogicalBlockSize: uint32(s.Device.SectorSize())}
+	attrs := blk.QueueAttrs{LogicalBlockSize: spec.logical}
 	if q != nil {
 		attrs = blk.QueueAttrs{LogicalBlockSize: uint32(q.LogicalBlockSize), PhysicalBlockSize: uint32(q.PhysicalBlockSize),
 			MaxSectorsKB: uint32(q.MaxSectorsKB), MaxHWSectorsKB: uint32(q.MaxHWSectorsKB), MaxSegments: uint32(q.MaxSegments),
@@ -120,11 +146,15 @@ func newModelRun(s *Scenario, k Kernel, opts ModelOptions) (*modelRun, error) {
 		return nil, err
 	}
 	lim.Version = k.Block
-	mem, err := blk.NewMemDisk(modelDevice, uint64(s.Device.Size), lim.LogicalBlockSize)
+	mem, err := blk.NewMemDisk(modelDevice, spec.size, lim.LogicalBlockSize)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := blk.NewQueue(modelDevice, mem, blk.Null{}, lim)
+	disk := spec.disk
+	if disk == nil {
+		disk = blk.Null{}
+	}
+	queue, err := blk.NewQueue(modelDevice, mem, disk, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +164,7 @@ func newModelRun(s *Scenario, k Kernel, opts ModelOptions) (*modelRun, error) {
 	if q != nil {
 		readAhead = uint32(q.ReadAheadKB)
 	}
-	if r.dev, err = m.AddDisk(queue, bufcache.DeviceOptions{ReadAheadKB: readAhead}); err != nil {
+	if r.dev, err = m.AddDisk(queue, bufcache.DeviceOptions{ReadAheadKB: readAhead, MetadataOnly: spec.metadataOnly}); err != nil {
 		return nil, err
 	}
 	r.dev.SetTracer(r.rec)

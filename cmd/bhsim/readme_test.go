@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,10 @@ func TestReadmeCommands(t *testing.T) {
 			if args[0] == "reproduce" {
 				args = append([]string{"reproduce", "--plot", t.TempDir()}, "lru")
 			}
+			if i := slices.Index(args, "--plot"); i >= 0 && i+1 < len(args) {
+				args = slices.Clone(args)
+				args[i+1] = t.TempDir() // the charts go nowhere lasting
+			}
 			status, out, errs := bhsim(args...)
 			require.Equal(t, 0, status, errs)
 			assert.NotEmpty(t, out)
@@ -61,6 +66,10 @@ func TestReadmeCommands(t *testing.T) {
 	require.NotNil(t, quoted, "the README quotes explain write-page's figure")
 	_, out, _ := bhsim("explain", "write-page", "--bsize", "512", "--layout", "raid10n2")
 	assert.Contains(t, out, "so "+string(quoted[1])+" MB/s")
+	excerpt := regexp.MustCompile("(?s)The generator's run prints, after its header:\n\n```\n(.*?)```").FindSubmatch(b)
+	require.NotNil(t, excerpt, "the README quotes a workload's distributions")
+	_, out, _ = bhsim("run", "--gen", "random:dev=64M,n=20000,reads=0.5,cpus=4,fsync=1000", "-s", "7")
+	assert.Contains(t, out, string(excerpt[1]), "the quoted distributions are what the command prints")
 	summary := regexp.MustCompile(`\d+ of \d+ values equal over \d+ scenarios[^\n]*`).Find(b)
 	require.NotNil(t, summary, "the README quotes validate's summary")
 	_, out, _ = bhsim("validate", "../../testdata/scenarios")

@@ -16,6 +16,7 @@ import (
 
 // runSynopsis is `bhsim run`'s help text.
 const runSynopsis = `[--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
+       bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --step [--quiz [--show]] -s SEED
 
 Runs the scenario in FILE (docs/scenario-language.md) on the model, or with
 --on host on this machine's Linux kernel (root, loop devices and tracefs:
@@ -25,7 +26,17 @@ and prints per operation and in total the counters both runners derive
 writeback errors), each call's result, and on the model its event ledger,
 on the host the thread CPU time per call (a measurement, never compared).
 --format json writes the result file bhsim validate compares
-(docs/output-schema.md).`
+(docs/output-schema.md).
+
+A workload of one's own — a trace (blkparse, fio iolog, CSV; docs/traces.md),
+a seeded generator (--gen), or a scenario with --dist — runs on the model's
+--cpus CPUs, interleaved by simulated time, and prints its distributions:
+latency per operation kind (p50, p90, p99, p99.9, max), throughput over
+simulated time, each resource's busy time, the bh LRU's hit ratio and
+miss-ratio curve (--mrc), bios and requests per operation; every header
+names the seed and the timing profile. --step prints each operation's cost
+and the page cache's state; --quiz hides the answers, --show reveals them;
+--step -s SEED alone makes a fresh small problem.`
 
 // runCmd implements `bhsim run`.
 func runCmd(args []string, stdout, stderr io.Writer) error {
@@ -34,12 +45,23 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(kernelNames(), ", "))
 	runs := fs.Int("runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
 	format, check := formatFlag(fs, "text", "csv", "json")
+	wf := addWorkloadFlags(fs)
 	pos, err := parseArgs(fs, runSynopsis, args, stdout)
 	if err != nil {
 		return err
 	}
 	if err := check(); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if wf.wanted(set) || len(pos) == 1 && !isScenario(pos[0]) {
+		if *on != "model" || set["runs"] {
+			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))

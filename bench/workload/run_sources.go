@@ -1,0 +1,71 @@
+package workload
+
+import (
+	"fmt"
+)
+
+// GenWorkload is generator g as a workload: its device, CPUs, queue depth
+// and seed; Records counts its reads and writes when g sets Count (syncs
+// come on top). Errors: g does not validate (a *GenError).
+func GenWorkload(g Generator) (Workload, error) {
+	if err := g.Validate(); err != nil {
+		return Workload{}, err
+	}
+	n := g.Normalize()
+	return Workload{Name: n.String(), Kind: "gen", DeviceSize: n.DeviceSize, CPUs: n.CPUs, QueueDepth: n.QueueDepth,
+		Seed: n.Seed, Seeded: true, Records: n.Count, Open: func() (IOReader, error) { return NewGenerator(n) }}, nil
+}
+
+// ScenarioWorkload is scenario s's reads, writes and syncs as a workload
+// on s's device (ScenarioReader): one CPU, one operation at a time.
+// Errors: s does not validate.
+func ScenarioWorkload(s *Scenario) (Workload, error) {
+	if err := s.Validate(); err != nil {
+		return Workload{}, err
+	}
+	return Workload{Name: s.Name, Kind: "scenario", DeviceSize: uint64(s.Device.Size), LogicalBlockSize: uint32(s.Device.SectorSize()),
+		CPUs: 1, Open: func() (IOReader, error) { return NewScenarioReader(s) }}, nil
+}
+
+// TraceDevice is the device a trace replays on: its size (0: the trace's
+// extent, rounded up to a MiB) and logical block size (0: 512).
+type TraceDevice struct {
+	Size             uint64
+	LogicalBlockSize uint32
+}
+
+// TraceWorkload is the trace file at path (any format OpenTrace reads) as
+// a workload on device dev. A scenario trace replays on its own device.
+// Otherwise TraceWorkload reads the trace once to its end (streaming, in
+// memory independent of its length) for its CPUs (the workload's default:
+// the largest CPU number plus one), its records, and when dev.Size is 0
+// its extent. Errors: OpenTrace's, a bad record (naming its line), a
+// device size that is not a multiple of its logical block size.
+func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
+	t, err := OpenTrace(path)
+	if err != nil {
+		return Workload{}, err
+	}
+	defer t.Close()
+	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
+		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
+		Open: func() (IOReader, error) { return OpenTrace(path) }}
+	if s := t.Scenario; s != nil {
+		w.DeviceSize, w.LogicalBlockSize = uint64(s.Device.Size), uint32(s.Device.SectorSize())
+		return w, nil
+	}
+	lbs := uint64(max(dev.LogicalBlockSize, 512))
+	sum, err := SummarizeTrace(t)
+	if err != nil {
+		return Workload{}, err
+	}
+	w.CPUs, w.Records = max(sum.CPUs, 1), sum.Records
+	if dev.Size == 0 {
+		const mib = 1 << 20
+		w.DeviceSize = max((sum.End+mib-1)/mib*mib, mib)
+	}
+	if w.DeviceSize%lbs != 0 {
+		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
+	}
+	return w, nil
+}

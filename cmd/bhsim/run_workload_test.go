@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// traces is the shipped trace samples' directory.
+const traces = "../../bench/workload/testdata/traces"
+
+func TestRunWorkloadOutputs(t *testing.T) {
+	gen := []string{"run", "--gen", "random:dev=16M,n=3000,reads=0.3,cpus=2,fsync=100", "-s", "5"}
+	status, text, errs := bhsim(gen...)
+	require.Equal(t, 0, status, errs)
+	for _, want := range []string{"seed 5", "profile x86-server, built-in costs", "p99.9", "bottleneck bound", "disk (ssd)",
+		"throughput over simulated time", "fsync"} {
+		assert.Contains(t, text, want)
+	}
+	_, again, _ := bhsim(gen...)
+	assert.Equal(t, text, again, "the same seed prints the same bytes")
+	_, other, _ := bhsim("run", "--gen", "random:dev=16M,n=3000,reads=0.3,cpus=2,fsync=100", "-s", "6")
+	assert.NotEqual(t, text, other)
+
+	status, js, errs := bhsim(append(gen, "--format", "json")...)
+	require.Equal(t, 0, status, errs)
+	var r workload.RunResult
+	require.NoError(t, json.Unmarshal([]byte(js), &r))
+	assert.Equal(t, workload.RunSchema, r.Schema)
+	require.NotNil(t, r.Seed)
+	assert.Equal(t, uint64(5), *r.Seed)
+	assert.Equal(t, 2, r.CPUs)
+
+	status, csv, errs := bhsim(append(gen, "--format", "csv")...)
+	require.Equal(t, 0, status, errs)
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	assert.Equal(t, "schema,workload,section,name,metric,value", lines[0])
+	assert.Contains(t, csv, distCSVSchema+",")
+	assert.Contains(t, csv, ",run,,seed,5\n")
+	assert.Contains(t, csv, ",latency,read,p999_ns,")
+}
+
+func TestRunWorkloadInputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"blkparse", []string{filepath.Join(traces, "sample.blkparse")}, "(trace (blkparse))"},
+		{"fio v2", []string{filepath.Join(traces, "sample-v2.iolog")}, "(trace (fio))"},
+		{"fio v3", []string{filepath.Join(traces, "sample-v3.iolog")}, "(trace (fio))"},
+		{"csv", []string{"--dev", "64K", "--lbs", "1K", filepath.Join(traces, "sample.csv")}, "64K device"},
+		{"scenario", []string{"--dist", "../../testdata/scenarios/dd-bs4k.scn"}, "(trace (scenario))"},
+		{"buffers", []string{"--access", "buffers", "--mrc", "1,4", "--gen", "zipf:dev=1M,n=2000,size=1K,seed=1", "--lbs", "1K"}, "miss-ratio curve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
+			require.Equal(t, 0, status, errs)
+			assert.Contains(t, out, tc.want)
+			assert.Contains(t, out, "latency, simulated µs")
+		})
+	}
+}
+
+func TestRunStepQuiz(t *testing.T) {
+	status, quiz, errs := bhsim("run", "--step", "--quiz", "-s", "3")
+	require.Equal(t, 0, status, errs)
+	assert.Contains(t, quiz, "seed 3")
+	assert.Contains(t, quiz, "Cost:   ?")
+	assert.Contains(t, quiz, "--show for the answers")
+	_, show, _ := bhsim("run", "--step", "--quiz", "--show", "-s", "3")
+	assert.NotContains(t, show, "?")
+	assert.Contains(t, show, "Access: page")
+	golden, err := os.ReadFile("../../bench/workload/testdata/step/quiz-seed3-show.golden")
+	require.NoError(t, err)
+	assert.Equal(t, string(golden), show, "the CLI's fresh problem is the library's golden one")
+}
+
+func TestRunPlot(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errs := bhsim("run", "--gen", "random:dev=4M,n=500,reads=0.5,seed=1", "--plot", dir)
+	require.Equal(t, 0, status, errs)
+	for _, f := range []string{"latency-cdf.svg", "latency-cdf.png", "throughput.svg", "throughput.png"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		assert.Greater(t, st.Size(), int64(1000), f)
+	}
+}
+
+func TestRunWorkloadErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("write,0,4K\nwrite,4K,4K\nrd,0,4K\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad record", []string{bad}, "bad.csv:3: csv: unknown op"},
+		{"bad spec", []string{"--gen", "random:n=5"}, "dev="},
+		{"gen and file", []string{"--gen", "seq:dev=1M,n=1", bad}, "not both"},
+		{"seed of a trace", []string{"-s", "4", bad}, "-s applies to a generator"},
+		{"bad seed", []string{"--gen", "seq:dev=1M,n=1", "-s", "x"}, "want a decimal seed"},
+		{"quiz alone", []string{"--quiz", "--gen", "seq:dev=1M,n=1"}, "apply to --step"},
+		{"show alone", []string{"--step", "--show", "--gen", "seq:dev=1M,n=1"}, "--show reveals"},
+		{"disk", []string{"--disk", "tape", "--gen", "seq:dev=1M,n=1"}, "want ssd, hdd or null"},
+		{"access", []string{"--access", "mmap", "--gen", "seq:dev=1M,n=1"}, "want auto, pagecache or buffers"},
+		{"mrc", []string{"--mrc", "x", "--gen", "seq:dev=1M,n=1"}, "--mrc"},
+		{"cpus", []string{"--cpus", "-1", "--gen", "seq:dev=1M,n=1"}, "CPUs"},
+		{"host", []string{"--on", "host", "--gen", "seq:dev=1M,n=1"}, "runs on the model"},
+		{"long step", []string{"--step", "--gen", "seq:dev=1M,n=20000"}, "more than 10000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
+			assert.NotEqual(t, 0, status)
+			assert.Contains(t, errs, tc.want)
+			assert.Empty(t, out)
+		})
+	}
+}
