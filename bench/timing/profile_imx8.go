@@ -28,6 +28,10 @@ func IMX8Board() *Profile {
 	set(Ev(bufcache.EvBHLock), 44, atomic+", twice")
 	set(Ev(bufcache.EvFaultInPage), 60, "estimate: fault_in_readable's __get_user of one byte of a present page with the software PAN of ARMv8.0 (uaccess_ttbr0_enable/disable: a TTBR0 switch and an isb each way) ≈ 110 cycles")
 	set(Ev(bufcache.EvCopyByte), 0.4, "estimate: copy_from_user of page-sized runs at ≈ 2.5 GB/s into LPDDR4")
+	set(ParamDiskRequest, 20e3, "assumption (the thread names no disk): an SSD's command latency behind USB 3.0 UAS ≈ 20 µs")
+	set(ParamDiskByte, 2.5, "assumption (the thread names no disk; /dev/sda on an i.MX 8M Plus board is a USB 3.0 or PCIe-attached disk): an SSD behind USB 3.0, whose 5 Gb/s with 8b/10b carries 500 MB/s at most and UAS bulk writes about 400 MB/s")
+	set(ParamZeroByte, 0.25, "estimate: read_zero's clear_user at ≈ 4 GB/s of stores into LPDDR4 (Cortex-A53 store bandwidth)")
+	set(ParamSyscall, 330, "estimate: an arm64 svc entry and exit ≈ 600 cycles at 1.8 GHz")
 	set(ParamTimer, 0, "not used: no timed calls in the dd scenario")
 	return p
 }

@@ -190,7 +190,7 @@ func (r *DDRun) Close() (*DDResult, error) {
 			return nil, err
 		}
 	}
-	res := &DDResult{DD: r.dd, Bytes: r.pos, BlockSize: r.dev.BlockSize()}
+	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize()}
 	for i := range r.cpus {
 		res.CPU = append(res.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
 	}
@@ -259,8 +259,10 @@ func RunAll(runs []DD, progress func(done, total int)) ([]*DDResult, error) {
 // DDResult is what a dd run did: the bytes it moved, the block size the
 // device had, the events of every CPU, md's counters and each disk's.
 type DDResult struct {
-	DD        DD
+	DD DD
+	// Bytes is what dd moved, Blocks the read(2)/write(2) pairs it made.
 	Bytes     uint64
+	Blocks    uint64
 	BlockSize uint32
 	CPU       []bufcache.Counters
 	MD        md.Stats
@@ -278,6 +280,15 @@ func (r *DDResult) Requests() uint64 {
 	var n uint64
 	for _, d := range r.Disks {
 		n += d.Stats.Read.Requests + d.Stats.Write.Requests
+	}
+	return n
+}
+
+// DiskBios returns the bios all disks' queues received.
+func (r *DDResult) DiskBios() uint64 {
+	var n uint64
+	for _, d := range r.Disks {
+		n += d.Stats.Read.Bios + d.Stats.Write.Bios
 	}
 	return n
 }
@@ -336,6 +347,7 @@ func (r *DDResult) Loads() []timing.Load {
 		io = &thread
 	}
 	io[timing.ParamMemberBio] = float64(r.MD.MemberBios)
+	io[timing.ParamMQBio] = float64(r.DiskBios())
 	io[timing.ParamRequest] = float64(r.Requests())
 	thread[timing.ParamStripe] = float64(r.MD.Stripes)
 	thread[timing.ParamParityByte] = float64(r.MD.ParityBytes)
@@ -350,6 +362,12 @@ func (r *DDResult) Loads() []timing.Load {
 			name += " (flusher)"
 		}
 		l := timing.CPULoad(name, timing.PerOp(ev, 1, 0))
+		if i == 0 {
+			l.Q[timing.ParamSyscall] = 2 * float64(r.Blocks) // dd's read(2) and write(2) of every block
+			if !r.DD.Read {
+				l.Q[timing.ParamZeroByte] = float64(r.Bytes) // read(2) of /dev/zero
+			}
+		}
 		if bios > 0 {
 			share := float64(ev[bufcache.EvBioSubmit]) / bios
 			for p, n := range shared {
@@ -364,7 +382,11 @@ func (r *DDResult) Loads() []timing.Load {
 	loads = append(loads, cpus...)
 	loads = append(loads, timing.AllCPUs(r.DD.CPUs, cpus...))
 	for _, d := range r.Disks {
-		loads = append(loads, timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1})
+		l := timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1}
+		st := d.Stats
+		l.Q[timing.ParamDiskRequest] = float64(st.Read.Requests + st.Write.Requests)
+		l.Q[timing.ParamDiskByte] = float64((st.Read.Sectors + st.Write.Sectors) << 9)
+		loads = append(loads, l)
 	}
 	return loads
 }
