@@ -61,6 +61,23 @@ const (
 	// ParamSyscall is one system call's entry and exit (dd's read and write
 	// of every block).
 	ParamSyscall
+	// ParamMemByte is one byte a pass over data moves through the memory
+	// controller: a CPU copy reads and writes each byte, a clear writes it, a
+	// disk's DMA reads (a write) or writes (a read) it, RAID6's biodrain and
+	// syndrome read and write theirs. It prices the machine's one memory bus
+	// (the "memory" load), which every CPU and the DMA engines share: the
+	// bound of a machine whose data outgrows its caches.
+	ParamMemByte
+	// ParamFSWritePage is the per-page work of a file system's buffered write
+	// beyond the block device's path, which the model does not simulate: the
+	// journal handle of write_begin/write_end, the allocation of the page's
+	// blocks and the dirtying of the metadata that maps them (ext3 under
+	// writetest: one per page written).
+	ParamFSWritePage
+	// ParamFSReadPage is the per-page work of a file system's read beyond the
+	// block device's readahead: mapping the page's blocks through the inode's
+	// block map (ext3 under writetest: one per page read from the disk).
+	ParamFSReadPage
 	// paramEnd ends the list.
 	paramEnd
 )
@@ -80,7 +97,7 @@ func Ev(e bufcache.Event) Param { return Param(e) }
 // extraParamNames names the parameters from ParamTimer on, offset by
 // ParamTimer.
 var extraParamNames = enum.New[Param]("param", "timer", "requests", "mq-bios", "md-bios", "member-bios", "md-write-bios",
-	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls")
+	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages")
 
 // String returns the event's name or the extra parameter's ("timer",
 // "requests", "md-bios", ...).

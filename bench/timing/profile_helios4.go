@@ -45,6 +45,7 @@ func Helios4() *Profile {
 	set(ParamDiskByte, 0, "not used: the WD8003FFBX is timed by its HDD model")
 	set(ParamZeroByte, 0.5, "estimate: read_zero's clear_user of dd's 1 MiB buffer, which neither the L1 nor the 1 MiB L2 keeps, at ≈ 2 GB/s of stores on the 32-bit DDR3-800 bus (3.2 GB/s peak)")
 	set(ParamSyscall, 500, "estimate: an ARMv7 svc entry and exit with the register save/restore and the Cortex-A9's branch-predictor maintenance ≈ 800 cycles")
+	set(ParamMemByte, 0.5, "estimate: the profile's DDR3-800 on a 32-bit bus peaks at 3.2 GB/s; a controller sustains about 60 % of that on the mixed read and write streams of the CPUs and the SATA DMA (bus turnarounds, row misses, refresh) ≈ 2 GB/s")
 	set(ParamTimer, 0, "not used: no timed calls in the dd scenario")
 	return p
 }

@@ -77,6 +77,9 @@ func X86Server() *Profile {
 	set(ParamDiskByte, 0, "not used: this machine's disks are timed by their own model (or are null)")
 	set(ParamZeroByte, 0.033, "estimate: read_zero's clear_user (rep stosb) of a 1 MiB buffer that L2 holds, ≈ 30 GB/s")
 	set(ParamSyscall, 100, "estimate: one system call's entry and exit with the usual speculation mitigations ≈ 300 cycles")
+	set(ParamMemByte, 0.05, "estimate: two or more channels of DDR4 sustain ≈ 20 GB/s of mixed reads and writes")
+	set(ParamFSWritePage, 12700, "estimate: ext3 (the ext4 driver on an indirect-block file system, data=ordered) writing one page of four 1 KiB blocks: a jbd2 handle started and stopped in write_begin/write_end ≈ 2000 cycles, four block allocations through the multi-block allocator (allocation context, group lock, bitmap search, journal write access to and dirtying of the bitmap and the group descriptor) ≈ 8000 cycles each, the indirect block's and the inode's dirtying ≈ 4000 cycles: ≈ 38 000 cycles")
+	set(ParamFSReadPage, 2700, "estimate: ext4_mpage_readpages mapping one page of four 1 KiB blocks through ext4_map_blocks and the indirect-block lookup (a buffer lookup of the cached indirect block per block) ≈ 2000 cycles a block ≈ 8000 cycles")
 	set(ParamTimer, 25, "estimate before fitting: one ktime_get() with the TSC clocksource (RDTSC ≈ 25 cycles, seqcount, scaling) plus the loop ≈ 25 ns")
 	return p
 }
