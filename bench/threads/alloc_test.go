@@ -30,6 +30,7 @@ func TestReproduceAlloc(t *testing.T) {
 	require.Len(t, th.Table.Cells, 4)
 	require.Len(t, th.Calibration.Params, 2)
 	assert.Equal(t, 0, th.Calibration.DOF)
+	assertPriorsHold(t, th)
 	cell := map[string]timing.Cell{}
 	for _, c := range th.Table.Cells {
 		cell[c.Row+"/"+c.Column] = c

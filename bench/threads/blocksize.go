@@ -6,7 +6,6 @@ import (
 
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
-	"github.com/bhsim/bhsim/bufcache"
 )
 
 // The set_init_blocksize revert thread. Maxim Mikityanskiy, "[PATCH] Revert
@@ -32,20 +31,18 @@ var helios4Published = []helios4Row{
 // helios4Source cites the table.
 const helios4Source = "Maxim Mikityanskiy, \"[PATCH] Revert \\\"block: simplify set_init_blocksize\\\" to regain lost performance\", LKML 2021-01-26"
 
-// BlocksizeFit fits seven costs to eleven cells. The costs are the ones the
-// Helios4 profile can only estimate: a bio through the block layer (submit
-// and completion), the per-folio work of writeback, md's per-bio pass, a
-// member bio, the redundant levels' per-bio write bookkeeping, one RAID6
-// stripe in raid5d, and the per-folio work of readahead. The cells are the
-// write cells of the two 5.10.10 rows, the unpatched kernel and the revert,
-// which differ only in the block-size policy, and one read, RAID0 of 5.10.10.
+// BlocksizeFit fits one cost, a byte through the Helios4's memory
+// controller (timing.ParamMemByte), to the ten write cells of the two rows
+// whose kernels give the block device 4096-byte buffers, 5.10.10+revert and
+// 9011495c9466 (its policy is the revert's). With one buffer and one bio a
+// page those runs cannot tell per-bio from per-page work apart, and none of
+// them is bound by it: four of the five layouts wait on the memory bus, the
+// single disk on its media rate. The 512-byte rows (5ff9f19231a0 and
+// 5.10.10), where eight bios a page make the CPUs the bound, and all reads
+// are predictions from the profile's documented per-bio and per-page costs.
 func BlocksizeFit() timing.Fit {
-	f := timing.Fit{
-		Params: []timing.Param{timing.Ev(bufcache.EvBioSubmit), timing.Ev(bufcache.EvWritepage), timing.ParamMDBio,
-			timing.ParamMemberBio, timing.ParamMDWriteBio, timing.ParamStripe, timing.Ev(bufcache.EvReadaheadPage)},
-		Cells: []string{"5.10.10/RAID0 R"},
-	}
-	for _, row := range []string{"5.10.10", "5.10.10+revert"} {
+	f := timing.Fit{Params: []timing.Param{timing.ParamMemByte}}
+	for _, row := range []string{"9011495c9466", "5.10.10+revert"} {
 		for _, l := range workload.Layouts() {
 			f.Cells = append(f.Cells, row+"/"+l.Column()+" W")
 		}

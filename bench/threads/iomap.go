@@ -54,15 +54,19 @@ func IomapBS() []uint64 {
 // iomapRowName is the table's row label for a bs of kib KiB.
 func iomapRowName(kib uint64) string { return fmt.Sprintf("bs=%dK", kib) }
 
-// IomapFit fits two costs — a user page touched by the pre-fault and a byte
+// IomapFit fits three costs: a user page touched by the pre-fault and a byte
 // copied into the page cache (which carries the rest of the writer's per-page
-// work the profile does not price well) — to two cells of the 6.6 curve,
-// 800K and 4500K. The other four 6.6 cells and both flat columns are
-// predictions.
+// work the profile does not price well), fitted to two cells of the 6.6
+// curve, 800K and 4500K; and a byte written by the SSD
+// (timing.ParamDiskByte), the disk the thread does not name, whose rate the
+// profile can only assume, fitted to two cells of the reverted column, 400K
+// and 4500K. The other four 6.6 cells, the other reverted cells and the
+// column of the fix are predictions.
 func IomapFit() timing.Fit {
 	return timing.Fit{
-		Params: []timing.Param{timing.Ev(bufcache.EvFaultInPage), timing.Ev(bufcache.EvCopyByte)},
-		Cells:  []string{iomapRowName(800) + "/" + iomapKernels[0].column, iomapRowName(4500) + "/" + iomapKernels[0].column},
+		Params: []timing.Param{timing.Ev(bufcache.EvFaultInPage), timing.Ev(bufcache.EvCopyByte), timing.ParamDiskByte},
+		Cells: []string{iomapRowName(800) + "/" + iomapKernels[0].column, iomapRowName(4500) + "/" + iomapKernels[0].column,
+			iomapRowName(400) + "/" + iomapKernels[1].column, iomapRowName(4500) + "/" + iomapKernels[1].column},
 	}
 }
 

@@ -66,3 +66,14 @@ func TestDerivedLabel(t *testing.T) {
 		assert.Equal(t, tc.want, derivedLabel(tc.in...), "%v", tc.in)
 	}
 }
+
+// assertPriorsHold checks that every cost r's calibration fitted ends within
+// timing.PriorFactor of its documented prior, or that the thread says why
+// not (timing.Fit.Why).
+func assertPriorsHold(t *testing.T, r *Reproduction) {
+	t.Helper()
+	for _, fp := range r.Calibration.Params {
+		assert.True(t, fp.WithinPrior() || fp.Why != "", "%s: %s fitted at %.4g ns, ×%.3g its prior, and no reason given",
+			r.Thread, fp.Param, fp.After, fp.After/fp.Before)
+	}
+}

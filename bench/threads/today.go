@@ -159,7 +159,7 @@ func todayAlloc(r *Reproduction, opts Options) ([]Today, error) {
 		then, _ := r.Table.Cell(ph.row, allocCells[0].column)
 		out = append(out, Today{What: "writetest -b 800, " + ph.row, Kernel: todayNoTHP, Unit: r.Table.Unit,
 			Then: then.Simulated, ThenKernel: "4.12",
-			Value:   r.Profile.Simulate(timing.Observation{Q: sysMSQuantities(ph.phase)}),
+			Value:   r.Profile.Simulate(timing.Observation{Q: sysMSQuantities(ph.phase, ph.row == "write")}),
 			Counted: fmt.Sprintf("ext4's large folios for files (v6.16) not modelled; %.2f ring steps and %.2f buffer heads allocated per page", ph.phase.PerPage(bufcache.EvRingWalk), ph.phase.PerPage(bufcache.EvBHAlloc))})
 	}
 	return out, nil

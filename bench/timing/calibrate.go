@@ -42,7 +42,18 @@ func (o *Observation) Key() string { return o.Row + "/" + o.Column }
 type Fit struct {
 	Params []Param
 	Cells  []string
+	// Why says, for a parameter whose fitted cost may end more than
+	// PriorFactor from its prior, why the prior does not hold: the work
+	// the fit absorbs that the model does not count. The report and the
+	// fitted profile's source carry it.
+	Why map[Param]string
 }
+
+// PriorFactor is how far a fitted cost may move from its documented prior,
+// either way, before the calibration flags it: beyond it, the fit is
+// absorbing work the model does not count, and the thread must say which
+// (Fit.Why).
+const PriorFactor = 3.0
 
 // Label says how a cell's simulated figure relates to the published table.
 type Label string
@@ -114,6 +125,19 @@ type FittedParam struct {
 	Param         Param
 	Before, After float64
 	PriorSource   string
+	// Why is the thread's reason for a cost beyond PriorFactor of its prior
+	// (Fit.Why), or empty.
+	Why string
+}
+
+// WithinPrior reports whether the fitted cost is within PriorFactor of its
+// prior, either way (a zero prior holds only a zero cost).
+func (fp FittedParam) WithinPrior() bool {
+	if fp.Before == 0 {
+		return fp.After == 0
+	}
+	r := fp.After / fp.Before
+	return r <= PriorFactor && r >= 1/PriorFactor
 }
 
 // Calibrate fits the costs fit.Params to the observations fit.Cells names by
@@ -147,7 +171,11 @@ func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, 
 			return nil, nil, fmt.Errorf("timing: calibrate: %s comes out negative (%.3g ns): the model cannot fit the data with these parameters", q, fitted.NS[q])
 		}
 		fitted.Source[q] = fmt.Sprintf("fitted to %s (prior %.3g ns: %s)", strings.Join(rows, ", "), p.NS[q], p.Source[q])
-		cal.Params = append(cal.Params, FittedParam{Param: q, Before: p.NS[q], After: fitted.NS[q], PriorSource: p.Source[q]})
+		fp := FittedParam{Param: q, Before: p.NS[q], After: fitted.NS[q], PriorSource: p.Source[q], Why: fit.Why[q]}
+		if !fp.WithinPrior() && fp.Why != "" {
+			fitted.Source[q] += "; beyond its prior because " + fp.Why
+		}
+		cal.Params = append(cal.Params, fp)
 	}
 	fittedRuns := map[string]bool{}
 	for i, o := range obs {
@@ -382,6 +410,13 @@ func (c *Calibration) Report() string {
 	fmt.Fprintf(&sb, "calibration of profile %s: %d parameter(s) fitted, %d degree(s) of freedom\n", c.Profile, len(c.Params), c.DOF)
 	for _, fp := range c.Params {
 		fmt.Fprintf(&sb, "  %-14s %8.2f ns (prior %.2f ns, ×%.2f: %s)\n", fp.Param, fp.After, fp.Before, fp.After/fp.Before, fp.PriorSource)
+		switch {
+		case fp.WithinPrior():
+		case fp.Why != "":
+			fmt.Fprintf(&sb, "    beyond %g× of its prior because %s\n", PriorFactor, fp.Why)
+		default:
+			fmt.Fprintf(&sb, "    beyond %g× of its prior, and the thread gives no reason: the model misses work this cost absorbs\n", PriorFactor)
+		}
 	}
 	fmt.Fprintf(&sb, "  cells: %s\n", c.LabelCounts())
 	for _, label := range Labels() {

@@ -63,13 +63,13 @@ func TestCalibrateErrors(t *testing.T) {
 		obs        []Observation
 	}{
 		{"no observations", "no observations", Fit{Params: []Param{ParamTimer}}, nil},
-		{"as many parameters as cells", "fewer parameters than cells", Fit{[]Param{ParamTimer, slot}, twoKeys}, two},
-		{"too few fitted cells", "cannot determine", Fit{[]Param{ParamTimer, slot}, oneKey}, oneOfThree},
-		{"repeated parameter", "given twice", Fit{[]Param{ParamTimer, ParamTimer}, threeKeys}, three},
-		{"unknown parameter", "unknown parameter", Fit{[]Param{Param(999)}, twoKeys}, two},
-		{"not exercised", "singular", Fit{[]Param{Ev(bufcache.EvBioSubmit)}, twoKeys}, two},
-		{"unknown cell", "names no observation", Fit{[]Param{ParamTimer}, []string{"row/z"}}, two},
-		{"repeated cell", "given twice", Fit{[]Param{ParamTimer}, []string{"row/a", "row/a"}}, three},
+		{"as many parameters as cells", "fewer parameters than cells", Fit{Params: []Param{ParamTimer, slot}, Cells: twoKeys}, two},
+		{"too few fitted cells", "cannot determine", Fit{Params: []Param{ParamTimer, slot}, Cells: oneKey}, oneOfThree},
+		{"repeated parameter", "given twice", Fit{Params: []Param{ParamTimer, ParamTimer}, Cells: threeKeys}, three},
+		{"unknown parameter", "unknown parameter", Fit{Params: []Param{Param(999)}, Cells: twoKeys}, two},
+		{"not exercised", "singular", Fit{Params: []Param{Ev(bufcache.EvBioSubmit)}, Cells: twoKeys}, two},
+		{"unknown cell", "names no observation", Fit{Params: []Param{ParamTimer}, Cells: []string{"row/z"}}, two},
+		{"repeated cell", "given twice", Fit{Params: []Param{ParamTimer}, Cells: []string{"row/a", "row/a"}}, three},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Calibrate(p, tc.fit, tc.obs)
@@ -79,7 +79,7 @@ func TestCalibrateErrors(t *testing.T) {
 	// A published figure below what the fixed costs already explain needs a negative cost.
 	obs, keys := synthetic(p, true, false)
 	obs[0].Published = 1
-	_, _, err := Calibrate(p, Fit{[]Param{ParamTimer}, keys}, obs)
+	_, _, err := Calibrate(p, Fit{Params: []Param{ParamTimer}, Cells: keys}, obs)
 	assert.ErrorContains(t, err, "negative")
 }
 
@@ -90,7 +90,7 @@ func TestCalibrateLabels(t *testing.T) {
 	obs, _ := synthetic(truth, false, false, false, false)
 	obs[0].Run, obs[1].Run = "run-1", "run-1"
 	obs[2].Input = true
-	_, cal, err := Calibrate(X86Server(), Fit{[]Param{ParamTimer}, []string{obs[0].Key()}}, obs)
+	_, cal, err := Calibrate(X86Server(), Fit{Params: []Param{ParamTimer}, Cells: []string{obs[0].Key()}}, obs)
 	require.NoError(t, err)
 	var got []Label
 	for _, c := range cal.Cells {
@@ -106,7 +106,7 @@ func TestCrossValidate(t *testing.T) {
 	truth := X86Server()
 	truth.NS[ParamTimer] = 41
 	obs, keys := synthetic(truth, true, true, true)
-	fit := Fit{[]Param{ParamTimer}, keys}
+	fit := Fit{Params: []Param{ParamTimer}, Cells: keys}
 	cells, err := CrossValidate(X86Server(), fit, obs)
 	require.NoError(t, err)
 	require.Len(t, cells, 3)
@@ -118,14 +118,14 @@ func TestCrossValidate(t *testing.T) {
 	cells, err = CrossValidate(X86Server(), fit, obs)
 	require.NoError(t, err)
 	assert.InDelta(t, -0.5, cells[2].Cell.RelError(), 1e-9, "fitted on the two exact cells, the outlier is predicted at half")
-	_, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer}, keys[:1]}, obs)
+	_, err = CrossValidate(X86Server(), Fit{Params: []Param{ParamTimer}, Cells: keys[:1]}, obs)
 	assert.ErrorIs(t, err, ErrNoSpareCell, "one fitted cell: nothing left to fit")
 
 	// A parameter only one cell exercises: leaving that cell out leaves a
 	// singular fit, reported for that cell alone.
 	two, twoKeys := synthetic(truth, true, true, true)
 	two[2].Q[Ev(bufcache.EvBioSubmit)] = 1
-	cells, err = CrossValidate(X86Server(), Fit{[]Param{ParamTimer, Ev(bufcache.EvBioSubmit)}, twoKeys}, two)
+	cells, err = CrossValidate(X86Server(), Fit{Params: []Param{ParamTimer, Ev(bufcache.EvBioSubmit)}, Cells: twoKeys}, two)
 	require.NoError(t, err)
 	assert.Empty(t, cells[0].Why)
 	assert.Contains(t, cells[2].Why, "singular")
@@ -157,6 +157,45 @@ func TestX86Desktop2017(t *testing.T) {
 	for i := range NumParams {
 		if p.NS[i] != 0 {
 			assert.NotEmpty(t, p.Source[i], "%s has no source", Param(i))
+		}
+	}
+}
+
+// TestPriorFactor checks how a calibration reports a cost that ends far from
+// its prior: within PriorFactor either way it holds; beyond it the report
+// flags it, with the thread's reason when the fit gives one (and the fitted
+// profile's source carries that reason).
+func TestPriorFactor(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after float64
+		within        bool
+	}{
+		{"equal", 25, 25, true}, {"three times", 25, 75, true}, {"a third", 30, 10, true},
+		{"above", 25, 76, false}, {"below", 30, 9.9, false}, {"zero prior, zero cost", 0, 0, true},
+		{"zero prior", 0, 1, false},
+	} {
+		assert.Equal(t, tc.within, FittedParam{Before: tc.before, After: tc.after}.WithinPrior(), tc.name)
+	}
+
+	truth := X86Server()
+	truth.NS[ParamTimer] = 10 * X86Server().NS[ParamTimer]
+	obs, keys := synthetic(truth, true, true)
+	for _, why := range []string{"", "the harness also pays a cache miss"} {
+		fit := Fit{Params: []Param{ParamTimer}, Cells: keys}
+		if why != "" {
+			fit.Why = map[Param]string{ParamTimer: why}
+		}
+		fitted, cal, err := Calibrate(X86Server(), fit, obs)
+		require.NoError(t, err)
+		require.Len(t, cal.Params, 1)
+		assert.False(t, cal.Params[0].WithinPrior())
+		assert.Equal(t, why, cal.Params[0].Why)
+		if why == "" {
+			assert.Contains(t, cal.Report(), "gives no reason")
+		} else {
+			assert.Contains(t, cal.Report(), "because "+why)
+			assert.Contains(t, fitted.Source[ParamTimer], why)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestCalibrateBottleneck(t *testing.T) {
 	}
 	start := &Profile{Name: "start"}
 	start.NS[bufcache.EvCopyByte], start.NS[bufcache.EvBioSubmit] = 0.1, 1 // every cell disk-bound at first
-	fitted, cal, err := Calibrate(start, Fit{[]Param{Ev(bufcache.EvCopyByte), Ev(bufcache.EvBioSubmit)}, keys}, obs)
+	fitted, cal, err := Calibrate(start, Fit{Params: []Param{Ev(bufcache.EvCopyByte), Ev(bufcache.EvBioSubmit)}, Cells: keys}, obs)
 	require.NoError(t, err)
 	assert.InDelta(t, 2, fitted.NS[bufcache.EvCopyByte], 1e-9)
 	assert.InDelta(t, 30, fitted.NS[bufcache.EvBioSubmit], 1e-9)

@@ -25,6 +25,11 @@ const (
 	// allocation, dispatch, the completion interrupt and blk_mq_end_request
 	// (blk.OpStats.Requests).
 	ParamRequest
+	// ParamMQBio is one bio's pass through blk_mq_submit_bio at the queue of
+	// a blk-mq disk: the plug merge attempt or the request it starts, and the
+	// I/O accounting (blk.OpStats.Bios). A bio to md passes md instead
+	// (ParamMDBio), and its member bios pass a disk's queue.
+	ParamMQBio
 	// ParamMDBio is one pass of a bio through md_submit_bio and the
 	// personality's mapping (md.Stats.BiosIn + Splits).
 	ParamMDBio
@@ -43,6 +48,36 @@ const (
 	ParamStripe
 	// ParamParityByte is one byte of RAID6 P or Q computed (md.Stats.ParityBytes).
 	ParamParityByte
+	// ParamDiskRequest is a request's fixed service time on a disk whose
+	// time the profile prices (an SSD of unknown make: its command
+	// latency); disks with a timing model of their own (blk.HDD) price it 0.
+	ParamDiskRequest
+	// ParamDiskByte is the transfer time of one byte on such a disk: the
+	// inverse of its sustained rate.
+	ParamDiskByte
+	// ParamZeroByte is one byte a process reads from /dev/zero (read_zero's
+	// clear_user into its buffer): dd if=/dev/zero's side of a write run.
+	ParamZeroByte
+	// ParamSyscall is one system call's entry and exit (dd's read and write
+	// of every block).
+	ParamSyscall
+	// ParamMemByte is one byte a pass over data moves through the memory
+	// controller: a CPU copy reads and writes each byte, a clear writes it, a
+	// disk's DMA reads (a write) or writes (a read) it, RAID6's biodrain and
+	// syndrome read and write theirs. It prices the machine's one memory bus
+	// (the "memory" load), which every CPU and the DMA engines share: the
+	// bound of a machine whose data outgrows its caches.
+	ParamMemByte
+	// ParamFSWritePage is the per-page work of a file system's buffered write
+	// beyond the block device's path, which the model does not simulate: the
+	// journal handle of write_begin/write_end, the allocation of the page's
+	// blocks and the dirtying of the metadata that maps them (ext3 under
+	// writetest: one per page written).
+	ParamFSWritePage
+	// ParamFSReadPage is the per-page work of a file system's read beyond the
+	// block device's readahead: mapping the page's blocks through the inode's
+	// block map (ext3 under writetest: one per page read from the disk).
+	ParamFSReadPage
 	// paramEnd ends the list.
 	paramEnd
 )
@@ -61,8 +96,8 @@ func Ev(e bufcache.Event) Param { return Param(e) }
 
 // extraParamNames names the parameters from ParamTimer on, offset by
 // ParamTimer.
-var extraParamNames = enum.New[Param]("param", "timer", "requests", "md-bios", "member-bios", "md-write-bios",
-	"stripe-attaches", "stripes", "parity-bytes")
+var extraParamNames = enum.New[Param]("param", "timer", "requests", "mq-bios", "md-bios", "member-bios", "md-write-bios",
+	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages")
 
 // String returns the event's name or the extra parameter's ("timer",
 // "requests", "md-bios", ...).

@@ -190,7 +190,7 @@ func (r *DDRun) Close() (*DDResult, error) {
 			return nil, err
 		}
 	}
-	res := &DDResult{DD: r.dd, Bytes: r.pos, BlockSize: r.dev.BlockSize()}
+	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize()}
 	for i := range r.cpus {
 		res.CPU = append(res.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
 	}
@@ -259,8 +259,10 @@ func RunAll(runs []DD, progress func(done, total int)) ([]*DDResult, error) {
 // DDResult is what a dd run did: the bytes it moved, the block size the
 // device had, the events of every CPU, md's counters and each disk's.
 type DDResult struct {
-	DD        DD
+	DD DD
+	// Bytes is what dd moved, Blocks the read(2)/write(2) pairs it made.
 	Bytes     uint64
+	Blocks    uint64
 	BlockSize uint32
 	CPU       []bufcache.Counters
 	MD        md.Stats
@@ -278,6 +280,15 @@ func (r *DDResult) Requests() uint64 {
 	var n uint64
 	for _, d := range r.Disks {
 		n += d.Stats.Read.Requests + d.Stats.Write.Requests
+	}
+	return n
+}
+
+// DiskBios returns the bios all disks' queues received.
+func (r *DDResult) DiskBios() uint64 {
+	var n uint64
+	for _, d := range r.Disks {
+		n += d.Stats.Read.Bios + d.Stats.Write.Bios
 	}
 	return n
 }
@@ -317,10 +328,15 @@ func (r *DDResult) FoliosPerMiB() float64 {
 func (r *DDResult) Pages() float64 { return float64(r.Bytes) / 4096 }
 
 // Loads returns the demand of every resource of the run (see timing.Load): each CPU
-// with its events; md's per-bio work and the requests, charged to the CPUs
-// that submitted bios in proportion to their submissions, except a RAID6
-// write's stripe handling, member bios and requests, which are raid5d's (the
-// "md0_raid6" thread); the all-CPU bound; and each disk with its busy time.
+// with its events (dd's also with its system calls and, for a write, the
+// bytes it read from /dev/zero); md's per-bio work, the bios' passes through
+// the disks' blk-mq queues and the requests, charged to the CPUs that
+// submitted bios in proportion to their submissions, except a RAID6 write's
+// stripe handling, member bios and requests, which are raid5d's (the
+// "md0_raid6" thread); the all-CPU bound; the memory bus (memoryBytes); and
+// each disk with its busy time — or, for a disk with no timing model of its
+// own (blk.Null), its requests and bytes, which the profile prices
+// (timing.ParamDiskRequest, ParamDiskByte).
 func (r *DDResult) Loads() []timing.Load {
 	var bios float64
 	for _, ev := range r.CPU {
@@ -336,6 +352,7 @@ func (r *DDResult) Loads() []timing.Load {
 		io = &thread
 	}
 	io[timing.ParamMemberBio] = float64(r.MD.MemberBios)
+	io[timing.ParamMQBio] = float64(r.DiskBios())
 	io[timing.ParamRequest] = float64(r.Requests())
 	thread[timing.ParamStripe] = float64(r.MD.Stripes)
 	thread[timing.ParamParityByte] = float64(r.MD.ParityBytes)
@@ -350,6 +367,12 @@ func (r *DDResult) Loads() []timing.Load {
 			name += " (flusher)"
 		}
 		l := timing.CPULoad(name, timing.PerOp(ev, 1, 0))
+		if i == 0 {
+			l.Q[timing.ParamSyscall] = 2 * float64(r.Blocks) // dd's read(2) and write(2) of every block
+			if !r.DD.Read {
+				l.Q[timing.ParamZeroByte] = float64(r.Bytes) // read(2) of /dev/zero
+			}
+		}
 		if bios > 0 {
 			share := float64(ev[bufcache.EvBioSubmit]) / bios
 			for p, n := range shared {
@@ -363,10 +386,50 @@ func (r *DDResult) Loads() []timing.Load {
 	}
 	loads = append(loads, cpus...)
 	loads = append(loads, timing.AllCPUs(r.DD.CPUs, cpus...))
+	loads = append(loads, timing.Load{Name: "memory", Q: r.memoryBytes(), Servers: 1})
 	for _, d := range r.Disks {
-		loads = append(loads, timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1})
+		l := timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1}
+		if _, priced := r.DD.Disk.(blk.Null); priced {
+			st := d.Stats
+			l.Q[timing.ParamDiskRequest] = float64(st.Read.Requests + st.Write.Requests)
+			l.Q[timing.ParamDiskByte] = float64((st.Read.Sectors + st.Write.Sectors) << blk.SectorShift)
+		}
+		loads = append(loads, l)
 	}
 	return loads
+}
+
+// memoryBytes returns the bytes the run's passes over data moved through
+// the memory controller (timing.ParamMemByte): every byte the CPUs copied
+// (copy_from_user or copy_to_user: a load and a store, EvCopyByte counts
+// it once), every byte dd read from /dev/zero (read_zero's clear_user: a
+// store), every byte of every disk's DMA (one transfer), and for a RAID6
+// write raid5d's biodrain of each written byte into the stripe cache (a load
+// and a store) and the syndrome's pass over each stripe (a load of every data
+// page, a store of P and Q). Each pass is counted as reaching DRAM: dd's
+// buffer and the stream of page-cache pages outgrow the caches of the
+// machines this models (a 1 MiB L2 on the Helios4); a cache that kept
+// some of it would make the count an upper bound.
+func (r *DDResult) memoryBytes() timing.Quantities {
+	var copied float64
+	for _, ev := range r.CPU {
+		copied += float64(ev[bufcache.EvCopyByte])
+	}
+	var dma float64
+	for _, d := range r.Disks {
+		dma += float64((d.Stats.Read.Sectors + d.Stats.Write.Sectors) << blk.SectorShift)
+	}
+	n := 2*copied + dma
+	if !r.DD.Read {
+		n += float64(r.Bytes) // /dev/zero
+	}
+	if r.DD.Layout == LayoutRaid6 && !r.DD.Read {
+		data := float64(max(r.DD.Members-2, 1))
+		n += 2*float64(r.MD.BytesIn) + float64(r.MD.ParityBytes)*(1+data/2)
+	}
+	var q timing.Quantities
+	q[timing.ParamMemByte] = n
+	return q
 }
 
 // Obs returns the run as an observation of the published MB/s figure at row

@@ -23,21 +23,17 @@ func Helios4DD(l Layout, k Kernel, read bool) DD {
 		PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
 }
 
-// IMX8SSD is the disk of the i.MX8-class board of Xu Yang's iomap thread:
-// the thread says only that the reverted kernel writes at about 333 MB/s, so
-// the model is an SSD of 340 MB/s with a 20 µs command latency (an
-// assumption that makes 512 KiB requests stream at 335 MB/s).
-func IMX8SSD() blk.SSD { return blk.SSD{MBps: 340, LatencyNS: 20e3} }
-
 // IMX8BoardDD returns Xu Yang's run for kernel k and dd bs: `dd
 // if=/dev/zero of=/dev/sda bs=X count=N` writing about 4 GiB (scale scales
 // it: 1 is the thread's size) on his board as the timing.IMX8Board profile
 // assumes it — four CPUs, 2 GiB of RAM (1.5 GiB of page cache, background
 // writeback at 10 %), a 64 GB SSD with 512-byte logical blocks, which
 // set_init_blocksize grows to 4096 (6.6 has the revert of the Helios4
-// thread).
+// thread). The thread names no disk, so the SSD has no timing model of its
+// own: the profile prices its requests and bytes (timing.ParamDiskRequest,
+// timing.ParamDiskByte), as assumptions a fit may name.
 func IMX8BoardDD(k Kernel, bs uint64, scale float64) DD {
 	count := uint64(float64(4<<30)/float64(bs)*scale + 0.5)
-	return DD{Layout: LayoutDirect, Kernel: k, BS: bs, Count: max(count, 1), CPUs: 4, Disk: IMX8SSD(),
+	return DD{Layout: LayoutDirect, Kernel: k, BS: bs, Count: max(count, 1), CPUs: 4, Disk: blk.Null{},
 		DiskBytes: 64e9 / 4096 * 4096, PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
 }

@@ -181,3 +181,36 @@ func TestDD618(t *testing.T) {
 		})
 	}
 }
+
+// TestDDMemoryBytes checks the memory bus's count on short runs of every
+// layout: per byte dd moves, a write passes it through DRAM four times on
+// one copy (the /dev/zero clear, the copy's load and store, the disk's DMA),
+// once more per extra copy on disk (raid10's mirror), and RAID6 adds
+// raid5d's biodrain (load and store), the syndrome's load of the data and
+// store of P and Q, and their DMA; a read three times (DMA, the copy's load
+// and store).
+func TestDDMemoryBytes(t *testing.T) {
+	for _, tc := range []struct {
+		layout Layout
+		read   bool
+		want   float64
+	}{
+		{LayoutDirect, false, 4}, {LayoutRaid0, false, 4}, {LayoutRaid10F2, false, 5}, {LayoutRaid10N2, false, 5},
+		{LayoutRaid6, false, 9}, {LayoutDirect, true, 3}, {LayoutRaid0, true, 3}, {LayoutRaid6, true, 3},
+	} {
+		dd := Helios4DD(tc.layout, MustKernel("5.10.10+revert"), tc.read)
+		dd.Count = 8
+		r, err := dd.Run()
+		require.NoError(t, err)
+		var mem *timing.Load
+		loads := r.Loads()
+		for i := range loads {
+			if loads[i].Name == "memory" {
+				mem = &loads[i]
+			}
+		}
+		require.NotNil(t, mem, "%s: a memory load", tc.layout)
+		assert.InEpsilon(t, tc.want, mem.Q[timing.ParamMemByte]/float64(r.Bytes), 0.01, "%s read=%v", tc.layout, tc.read)
+		assert.Equal(t, uint64(8), r.Blocks)
+	}
+}

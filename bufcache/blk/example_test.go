@@ -62,10 +62,10 @@ func Example() {
 		panic(err)
 	}
 	// Output:
-	//  512-byte bios, per-bio  : 2048 bios, 16 requests, 2032 merges, busy 16.9 ms
-	//  512-byte bios, coalesced: 2048 bios,  2 requests, 2046 merges, busy 16.8 ms
-	// 4096-byte bios, per-bio  :  256 bios,  2 requests,  254 merges, busy 16.8 ms
+	//  512-byte bios, per-bio  : 2048 bios, 16 requests, 2032 merges, busy 17.3 ms
+	//  512-byte bios, coalesced: 2048 bios,  2 requests, 2046 merges, busy 17.1 ms
+	// 4096-byte bios, per-bio  :  256 bios,  2 requests,  254 merges, busy 17.1 ms
 	// the requests of the 4 KiB write:
-	// sda 1 D W 0 + 1024 [bios 128, segs 128] 14732.7 us
-	// sda 2 D W 1024 + 1024 [bios 128, segs 128] 2066.0 us
+	// sda 1 D W 0 + 1024 [bios 128, segs 128] 14907.7 us
+	// sda 2 D W 1024 + 1024 [bios 128, segs 128] 2241.0 us
 }

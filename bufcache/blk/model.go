@@ -58,15 +58,17 @@ type HDD struct {
 func (h HDD) Streams() int { return h.SeqStreams }
 
 // WD8003FFBX returns the HDD model of the Helios4 thread's disk, a WD Red Pro
-// 8 TB at 7200 rpm. SeqMBps is 255, the single-disk sequential read Maxim
-// Mikityanskiy measured with dd (the set_init_blocksize thread, "Direct" R 255–257 MB/s); the
-// datasheet's 235 MB/s is commonly quoted but not verified and is below that
-// measurement. OverheadNS (10 µs) and AvgSeekNS (8.5 ms) are estimates typical
-// of a 7200 rpm SATA disk with NCQ and its write cache on, not measurements;
-// so is SeqStreams (4): a 256 MB cache drive serves a few interleaved
-// sequential streams without a seek per switch.
+// 8 TB at 7200 rpm with a 256 MB cache. SeqMBps is the datasheet's maximum
+// sustained transfer rate for that model, 235 MB/s (WD Red Pro product
+// specifications); the thread's own single-disk dd measured more (255–257
+// MB/s), which the model does not use: a published figure is never a model
+// input. OverheadNS (10 µs) and AvgSeekNS (8.5 ms) are stated assumptions
+// typical of a 7200 rpm SATA disk with NCQ and its write cache on (WD
+// publishes no seek time for the Red Pro), not measurements; so is
+// SeqStreams (4): a 256 MB cache drive serves a few interleaved sequential
+// streams without a seek per switch.
 func WD8003FFBX() HDD {
-	return HDD{SeqMBps: 255, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200, SeqStreams: 4}
+	return HDD{SeqMBps: 235, OverheadNS: 10e3, AvgSeekNS: 8.5e6, RPM: 7200, SeqStreams: 4}
 }
 
 // Service implements Model. O(1).

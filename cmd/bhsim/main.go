@@ -10,6 +10,7 @@
 //	bhsim validate [--on recorded|host] [--recorded DIR] [--rows totals|all|diff] [--format text|json] DIR|FILE...
 //	bhsim explain OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [op flags]
 //	bhsim profile list | show NAME [--costs built-in|fitted]
+//	bhsim calibrate --host [--runs N] [--save FILE]
 //	bhsim version [--format text|json]
 //
 // Each command's --help lists its flags, their defaults and the valid
@@ -52,6 +53,7 @@ func commands() []command {
 		{"validate", "every scenario of a directory on the model beside the kernel: one table", validate},
 		{"explain", "one operation's event ledger and simulated time, per resource", explain},
 		{"profile", "the hardware profiles that price the events", profileCmd},
+		{"calibrate", "--host: fit a profile to this machine's kernel, predict the held-out half", calibrate},
 		{"version", "the module version and VCS revision of this binary", version},
 	}
 }

@@ -29,7 +29,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: bhsim COMMAND"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, version"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, version"},
 
 		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
@@ -82,6 +82,10 @@ func TestErrors(t *testing.T) {
 		{"profile: unknown", []string{"profile", "show", "vax"}, "valid: x86-server"},
 		{"profile: bad costs", []string{"profile", "show", "helios4", "--costs", "x"}, "valid: fitted, built-in"},
 		{"profile: file", []string{"profile", "show", "p.json"}, "show takes a built-in profile's name"},
+
+		{"calibrate: no source", []string{"calibrate"}, "want --host"},
+		{"calibrate: argument", []string{"calibrate", "--host", "now"}, "takes no arguments"},
+		{"calibrate: runs", []string{"calibrate", "--host", "--runs", "0"}, "want 1 to 100"},
 
 		{"version: argument", []string{"version", "now"}, "unexpected argument"},
 		{"version: format", []string{"version", "--format", "csv"}, "valid: text, json"},
@@ -152,4 +156,29 @@ func TestProgress(t *testing.T) {
 	assert.Contains(t, buf.String(), "alloc 1/2, lru 1/2, 4 s, about 4 s left")
 	p.finish()
 	assert.True(t, strings.HasSuffix(buf.String(), "\n"))
+}
+
+// TestCalibrateHost runs calibrate --host: on this machine's kernel with
+// BHSIM_KERNEL=1 as root, where it prints both halves' errors and writes a
+// profile every command reads back; without root it says it skipped.
+func TestCalibrateHost(t *testing.T) {
+	save := filepath.Join(t.TempDir(), "host.json")
+	if os.Geteuid() != 0 {
+		status, out, _ := bhsim("calibrate", "--host", "--save", save)
+		assert.Equal(t, 0, status)
+		assert.Contains(t, out, "skipped: it needs root")
+		assert.NoFileExists(t, save)
+		return
+	}
+	if os.Getenv("BHSIM_KERNEL") != "1" {
+		t.Skip("set BHSIM_KERNEL=1 to calibrate on the host kernel")
+	}
+	status, out, errs := bhsim("calibrate", "--host", "--runs", "1", "--save", save)
+	require.Equal(t, 0, status, errs)
+	for _, want := range []string{"fitted cells", "predicted cells", "leave-one-out", "written to " + save} {
+		assert.Contains(t, out, want)
+	}
+	status, out, errs = bhsim("reproduce", "--profile", save, "lru")
+	require.Equal(t, 0, status, errs)
+	assert.Contains(t, out, "profile x86-host")
 }

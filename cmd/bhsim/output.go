@@ -56,11 +56,15 @@ type todayOut struct {
 	Label      string  `json:"label"`
 }
 
-// paramOut is one fitted cost: its prior and fitted values in ns.
+// paramOut is one fitted cost: its prior and fitted values in ns, whether
+// it ended within timing.PriorFactor of the prior, and the thread's reason
+// when it did not.
 type paramOut struct {
-	Param  string  `json:"param"`
-	Prior  float64 `json:"prior_ns"`
-	Fitted float64 `json:"fitted_ns"`
+	Param       string  `json:"param"`
+	Prior       float64 `json:"prior_ns"`
+	Fitted      float64 `json:"fitted_ns"`
+	WithinPrior bool    `json:"within_prior"`
+	Why         string  `json:"why,omitempty"`
 }
 
 // tableOut is one table: published beside simulated, in unit.
@@ -87,7 +91,7 @@ type cellOut struct {
 func threadOf(r *threads.Reproduction, subject, costs string) threadOut {
 	t := threadOut{Name: r.Thread, Subject: subject, Profile: r.Profile.Name, Costs: costs, LabelCounts: map[string]int{}}
 	for _, p := range r.Calibration.Params {
-		t.FreeParameters = append(t.FreeParameters, paramOut{p.Param.String(), p.Before, p.After})
+		t.FreeParameters = append(t.FreeParameters, paramOut{p.Param.String(), p.Before, p.After, p.WithinPrior(), p.Why})
 	}
 	for _, c := range r.Calibration.Cells {
 		t.LabelCounts[string(c.Label)]++

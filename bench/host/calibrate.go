@@ -1,0 +1,297 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// A host calibration measures, on the running kernel, the thread CPU time
+// per call of a set of microbenchmarks (CalibrationScenarios), runs the same
+// scenarios on the model of that kernel (workload.RunModel, the 6.18 preset)
+// for their event counts, fits a profile's primitive costs to half of the
+// measured cells and predicts the other half. The measurement is the host
+// runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken with the
+// runner's tracepoints enabled: their cost is part of what the fitted costs
+// carry.
+
+// calibrationWrites is how many 4 KiB pwrite(2)s (and preads) one measured
+// line makes: 8 MiB, enough calls for a stable mean, well inside the
+// scenario bounds.
+const calibrationWrites = 2048
+
+// calibrationOpens is how many open/close pairs, and BLKBSZSET calls, the
+// scenarios of those operations make.
+const calibrationOpens = 64
+
+// CalibrationBlockSizes are the block sizes the write scenarios run at.
+var CalibrationBlockSizes = []int64{512, 1024, 2048, 4096}
+
+// CalibrationScenarios returns the microbenchmarks of a host calibration:
+// for each of CalibrationBlockSizes a device written with 4 KiB pwrites —
+// once into an empty page cache (folios and buffers created), once more
+// while the pages are dirty, fsync (writeback, one bio per buffer), once
+// more into clean cached pages and fsync again — and one scenario each of
+// cached preads, of BLKBSZSET on an empty cache, and of open/close pairs of
+// a second descriptor (not the last close).
+func CalibrationScenarios() []*workload.Scenario {
+	const dev = 64 << 20
+	write := func(fill uint8) workload.Write {
+		return workload.Write{FD: "a", Len: 4096, Repeat: calibrationWrites, Fill: fill}
+	}
+	var out []*workload.Scenario
+	for _, bs := range CalibrationBlockSizes {
+		out = append(out, &workload.Scenario{
+			Name:   fmt.Sprintf("write-bs%d", bs),
+			Pins:   fmt.Sprintf("host calibration: 8 MiB of 4 KiB pwrites at block size %d: new, dirty, fsync, clean, fsync", bs),
+			Device: workload.Device{Size: dev, Sector: 512},
+			Ops: []workload.Op{
+				workload.Open{FD: "a", Mode: workload.ReadWriteMode},
+				workload.SetBlockSize{FD: "a", Size: bs},
+				write(0xa1), write(0xa2), workload.Fsync{FD: "a"}, write(0xa3), workload.Fsync{FD: "a"},
+				workload.Close{FD: "a"},
+			},
+		})
+	}
+	out = append(out, &workload.Scenario{
+		Name:   "read-cached",
+		Pins:   "host calibration: 8 MiB written and synced, then read back from the page cache in 4 KiB preads",
+		Device: workload.Device{Size: dev, Sector: 512},
+		Ops: []workload.Op{
+			workload.Open{FD: "a", Mode: workload.ReadWriteMode}, write(0x5a), workload.Fsync{FD: "a"},
+			workload.Read{FD: "a", Len: 4096, Repeat: calibrationWrites},
+			workload.Close{FD: "a"},
+		},
+	})
+	bsz := &workload.Scenario{Name: "blkbszset", Pins: "host calibration: BLKBSZSET between 1K and 4K on an empty page cache",
+		Device: workload.Device{Size: dev, Sector: 512}, Ops: []workload.Op{workload.Open{FD: "a", Mode: workload.ReadWriteMode}}}
+	for i := range calibrationOpens {
+		bsz.Ops = append(bsz.Ops, workload.SetBlockSize{FD: "a", Size: int64(1024) << (2 * (i % 2))})
+	}
+	bsz.Ops = append(bsz.Ops, workload.Close{FD: "a"})
+	opens := &workload.Scenario{Name: "open-close", Pins: "host calibration: open and close of a second descriptor while the first holds the device",
+		Device: workload.Device{Size: dev, Sector: 512}, Ops: []workload.Op{workload.Open{FD: "a", Mode: workload.ReadWriteMode}}}
+	for range calibrationOpens {
+		opens.Ops = append(opens.Ops, workload.Open{FD: "b", Mode: workload.ReadOnlyMode}, workload.Close{FD: "b"})
+	}
+	opens.Ops = append(opens.Ops, workload.Close{FD: "a"})
+	return append(out, bsz, opens)
+}
+
+// HostFit is the fit of a host calibration: the costs it frees (the
+// syscall's fixed part and the primitives that vary most between the
+// scenarios: the copied byte, a buffer dirtied, a bio, a new folio), fitted
+// to the cells of the scenarios at block sizes 512 and 2048 and of
+// open/close; the 1024 and 4096 scenarios, the cached reads and BLKBSZSET
+// are predicted. Fit.Why says why three of the costs may leave their x86
+// server priors.
+func HostFit() timing.Fit {
+	f := timing.Fit{Params: []timing.Param{timing.ParamSyscall, timing.Ev(bufcache.EvCopyByte), timing.Ev(bufcache.EvMarkDirty),
+		timing.Ev(bufcache.EvBioSubmit), timing.Ev(bufcache.EvFolioAlloc)}}
+	for _, bs := range []int{512, 2048} {
+		for _, op := range []string{"new", "dirty", "fsync 1", "clean", "fsync 2"} {
+			f.Cells = append(f.Cells, fmt.Sprintf("write-bs%d/%s", bs, op))
+		}
+	}
+	f.Cells = append(f.Cells, "open-close/open", "open-close/close")
+	f.Why = map[timing.Param]string{
+		timing.ParamSyscall: "the model counts none of a call's VFS work (fdget, rw_verify_area, file_start_write, " +
+			"fsnotify, the iov_iter, the block device's open and release) and the host runner times every call with " +
+			"its tracepoints enabled: the one fixed cost per call carries them all",
+		timing.Ev(bufcache.EvFolioAlloc): "a new page-cache folio on the host also pays what the model prices " +
+			"nowhere: the LRU batch add, the memory cgroup charge, and the filemap tracepoint the runner enables",
+		timing.Ev(bufcache.EvCopyByte): "the prior is a copy of data L2 holds, and the calibration writes 8 MiB of " +
+			"pages new to the cache: the stores stream to DRAM",
+	}
+	return f
+}
+
+// hostCell names one measured cell of a scenario: which of its operations
+// (by index from 0) it pools.
+type hostCell struct {
+	column string
+	ops    []int
+}
+
+// hostCells returns the measured cells of scenario s (CalibrationScenarios'
+// layouts): each write and fsync of a write scenario, the reads, and every
+// BLKBSZSET, open or close of the second descriptor pooled.
+func hostCells(s *workload.Scenario) []hostCell {
+	switch {
+	case strings.HasPrefix(s.Name, "write-bs"):
+		return []hostCell{{"new", []int{2}}, {"dirty", []int{3}}, {"fsync 1", []int{4}}, {"clean", []int{5}}, {"fsync 2", []int{6}}}
+	case s.Name == "read-cached":
+		return []hostCell{{"pread", []int{3}}}
+	}
+	byVerb := map[string]*hostCell{}
+	var out []string
+	for i, op := range s.Ops {
+		switch o := op.(type) {
+		case workload.SetBlockSize:
+		case workload.Open, workload.Close:
+			if o.Descriptor() != "b" {
+				continue
+			}
+		default:
+			continue
+		}
+		v := op.Verb()
+		if byVerb[v] == nil {
+			byVerb[v] = &hostCell{column: v}
+			out = append(out, v)
+		}
+		byVerb[v].ops = append(byVerb[v].ops, i)
+	}
+	var cells []hostCell
+	for _, v := range out {
+		cells = append(cells, *byVerb[v])
+	}
+	return cells
+}
+
+// HostCalibration is what a host calibration measured and fitted.
+type HostCalibration struct {
+	// Kernel and Machine are the host's uname -r and -m.
+	Kernel, Machine string
+	// Profile is the fitted profile, named "x86-host".
+	Profile *timing.Profile
+	// Calibration reports the fit: its parameters and every cell, fitted
+	// or predicted, with its error.
+	Calibration *timing.Calibration
+	// CrossValidation is each fitted cell's leave-one-out error.
+	CrossValidation []timing.LeftOut
+}
+
+// Calibrate runs CalibrationScenarios on the host (opts.Runs times each,
+// the median of each cell's mean kept) and on the model, and fits fit's costs of base to the host's
+// thread CPU time per call. The fitted profile is base's with those costs,
+// named "x86-host". Errors: the host runner's (no root, no loop devices, no
+// tracefs, a failed run), the model's, the fit's.
+func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts Options) (*HostCalibration, error) {
+	var obs []timing.Observation
+	out := &HostCalibration{}
+	runs := max(opts.Runs, 1)
+	opts.Runs = 1
+	for _, s := range CalibrationScenarios() {
+		var model *workload.Result
+		var perRun [][]timing.Observation
+		for range runs {
+			kernel, err := Run(ctx, s, opts)
+			if err != nil {
+				return nil, fmt.Errorf("host: calibrate: %s on the host: %w", s.Name, err)
+			}
+			if model == nil {
+				if model, err = workload.RunModel(ctx, s, workload.ModelOptions{Queue: kernel.Queue}); err != nil {
+					return nil, fmt.Errorf("host: calibrate: %s on the model: %w", s.Name, err)
+				}
+			}
+			out.Kernel, out.Machine = kernel.Kernel, kernel.Machine
+			var cells []timing.Observation
+			for _, c := range hostCells(s) {
+				o, err := hostObservation(s.Name, c, kernel, model)
+				if err != nil {
+					return nil, err
+				}
+				cells = append(cells, o)
+			}
+			perRun = append(perRun, cells)
+		}
+		obs = append(obs, medianRuns(perRun)...)
+	}
+	p := *base
+	p.Name, p.Description = "x86-host", fmt.Sprintf("this machine's kernel (%s %s), as a host calibration fits %s", out.Kernel, out.Machine, base.Name)
+	fitted, cal, err := timing.Calibrate(&p, fit, obs)
+	if err != nil {
+		return nil, err
+	}
+	out.Profile, out.Calibration = fitted, cal
+	if out.CrossValidation, err = timing.CrossValidate(&p, fit, obs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// medianRuns returns the cells of the first run with, as each one's
+// published figure, the median over the runs: one run's mean CPU time per
+// call can carry a long interruption (a page fault of the runner, an
+// interrupt, a migration), and the median of a few runs does not.
+func medianRuns(runs [][]timing.Observation) []timing.Observation {
+	out := slices.Clone(runs[0])
+	for i := range out {
+		var v []float64
+		for _, r := range runs {
+			v = append(v, r[i].Published)
+		}
+		slices.Sort(v)
+		n := len(v)
+		out[i].Published = (v[(n-1)/2] + v[n/2]) / 2
+	}
+	return out
+}
+
+// hostObservation pools cell c of scenario name: the host's mean CPU time
+// per call over its operations as the published figure, the model's events
+// per call, plus one system call, as its quantities. Errors: an operation
+// that failed on either side, or one the host did not time.
+func hostObservation(name string, c hostCell, kernel, model *workload.Result) (timing.Observation, error) {
+	var ns float64
+	var calls int
+	var ev bufcache.Counters
+	for _, i := range c.ops {
+		k, m := kernel.Ops[i], model.Ops[i]
+		if k.Errno != "" || m.Errno != "" || k.CPU == nil || k.CPU.N == 0 {
+			return timing.Observation{}, fmt.Errorf("host: calibrate: %s op %d (%s): host errno %q, model errno %q, no CPU time: cannot be a cell",
+				name, i+1, k.Op, k.Errno, m.Errno)
+		}
+		ns += k.CPU.MeanNs * float64(k.CPU.N)
+		calls += k.CPU.N
+		for _, e := range m.Events {
+			ev[parseEvent(e.Name)] += e.Max
+		}
+	}
+	q := timing.PerOp(ev, calls, 0)
+	q[timing.ParamSyscall] = 1
+	return timing.Observation{Row: name, Column: c.column, Published: ns / float64(calls), Q: q}, nil
+}
+
+// parseEvent returns the event a model ledger names (RunModel writes only
+// bufcache's names).
+func parseEvent(name string) bufcache.Event {
+	e, err := bufcache.ParseEvent(name)
+	if err != nil {
+		panic(fmt.Sprintf("host: the model's ledger names an unknown event %q", name))
+	}
+	return e
+}
+
+// Report renders the calibration: the host, the fitted costs against their
+// priors, every cell with its error by label (fitted, then the held-out
+// predicted half), and the leave-one-out errors.
+func (c *HostCalibration) Report() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "host calibration on %s %s (thread CPU time per call, tracepoints on)\n", c.Kernel, c.Machine)
+	fmt.Fprintf(&sb, "  %-14s %-10s %12s %12s %8s  %s\n", "scenario", "cell", "host ns", "model ns", "error", "label")
+	for _, label := range []timing.Label{timing.LabelFitted, timing.LabelPredicted} {
+		for _, cell := range c.Calibration.Cells {
+			if cell.Label == label {
+				fmt.Fprintf(&sb, "  %-14s %-10s %12.1f %12.1f %+7.1f%%  %s\n", cell.Row, cell.Column, cell.Published, cell.Simulated, 100*cell.RelError(), cell.Label)
+			}
+		}
+	}
+	sb.WriteString("\n")
+	sb.WriteString(c.Calibration.Report())
+	sb.WriteString("leave-one-out:\n")
+	for _, l := range c.CrossValidation {
+		if l.Why != "" {
+			fmt.Fprintf(&sb, "  %s/%s: no fit without it\n", l.Cell.Row, l.Cell.Column)
+			continue
+		}
+		fmt.Fprintf(&sb, "  %s/%s: %+.1f%%\n", l.Cell.Row, l.Cell.Column, 100*l.Cell.RelError())
+	}
+	return sb.String()
+}
