@@ -38,7 +38,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 		seed:   fs.String("s", "", "the generator's `SEED` (overrides the spec's seed=); with --step and no FILE or --gen, a fresh small problem"),
 		cpus:   fs.Int("cpus", 0, "simulated CPUs the records run on, record r on CPU r.cpu mod N (default: the workload's)"),
 		qd:     fs.Int("qd", 0, "operations each CPU keeps in flight (default: the workload's, 1)"),
-		disk:   fs.String("disk", "ssd", "the disk `model`: ssd (340 MB/s, 20 µs), hdd (7200 rpm) or null (no time)"),
+		disk:   fs.String("disk", "ssd", "the disk `model`: ssd (400 MB/s, 20 µs: Xu Yang's board as assumed), hdd (7200 rpm) or null (no time)"),
 		access: fs.String("access", "auto", "how records reach the page cache: auto, pagecache (pread/pwrite) or buffers (getblk/bread, the bh LRU)"),
 		dev:    fs.String("dev", "", "a trace's device `SIZE` (default: its extent, rounded up to 1M)"),
 		lbs:    fs.String("lbs", "512", "a trace's logical block `SIZE`"),
