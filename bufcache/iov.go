@@ -110,12 +110,16 @@ func (it *IovIter) faultInReadable(cpu *CPU, n uint64) uint64 {
 	}
 	first := (u.base + it.off) / u.pageSize
 	last := (u.base + it.off + ok - 1) / u.pageSize
-	for p := first; p <= last; p++ {
-		cpu.count(EvFaultInPage)
-		if u.data != nil {
-			off := max(p*u.pageSize, u.base+it.off) - u.base
-			it.sink ^= u.data[off] // the touch
+	cpu.countN(EvFaultInPage, int(last-first+1)) // one per page touched below
+	if u.data != nil {
+		// The touches: the first at the iterator's byte, then the first
+		// byte of every later page.
+		data, sink := u.data[it.off:it.off+ok], it.sink
+		sink ^= data[0]
+		for off := (first+1)*u.pageSize - u.base - it.off; off < ok; off += u.pageSize {
+			sink ^= data[off]
 		}
+		it.sink = sink
 	}
 	return n - ok
 }

@@ -1,6 +1,9 @@
 package bufcache
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // reclaimBatch is how many folios one reclaim pass tries to free
 // (SWAP_CLUSTER_MAX).
@@ -34,6 +37,9 @@ func (l *folioLRU) pushLocked(f *Folio) {
 		n := copy(l.q, l.q[l.head:])
 		clear(l.q[n:])
 		l.q, l.head = l.q[:n], 0
+	}
+	if len(l.q) == cap(l.q) { // double: append's 1.25× growth of a long list copies it five times over
+		l.q = slices.Grow(l.q, max(len(l.q), 1024))
 	}
 	l.q = append(l.q, lruEntry{f, f.gen.Load()})
 }
