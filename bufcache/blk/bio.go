@@ -125,6 +125,7 @@ type Bio struct {
 	vecs   []Vec
 	inline [MaxInlineVecs]Vec
 	size   uint32
+	data   bool // some vector carries data (a metadata-only bio's have none)
 }
 
 // Reset prepares b for a new I/O of op at sector, with no vectors and no
@@ -139,7 +140,7 @@ func (b *Bio) Reset(op Op, sector uint64) {
 	} else {
 		b.vecs = b.inline[:0]
 	}
-	b.size = 0
+	b.size, b.data = 0, false
 }
 
 // AddVec appends a segment of n bytes whose physical location is unknown (its
@@ -181,6 +182,7 @@ func (b *Bio) add(v Vec) bool {
 	}
 	b.vecs = append(b.vecs, v)
 	b.size += v.Len
+	b.data = b.data || v.Data != nil
 	return true
 }
 
