@@ -67,17 +67,30 @@ type IovIter struct {
 	sink  byte   // what the fault-in touches read (per iterator: a UserBuf may be shared)
 }
 
-// Iter returns an iterator over bytes [off, off+n) of u. Errors: the buffer's
-// page size is not a valid PAGE_SIZE (blocksize.ValidatePageSize), or the
-// range is not inside the buffer.
+// Iter returns a new iterator over bytes [off, off+n) of u (one
+// allocation; IovIter.Reset reuses one instead). Errors: those of Reset.
 func (u *UserBuf) Iter(off, n uint64) (*IovIter, error) {
+	it := new(IovIter)
+	if err := it.Reset(u, off, n); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// Reset makes it an iterator over bytes [off, off+n) of u, as Iter returns
+// one, without allocating: a caller making many write(2) calls keeps one
+// iterator. Errors: the buffer's page size is not a valid PAGE_SIZE
+// (blocksize.ValidatePageSize), or the range is not inside the buffer; it is
+// then unchanged.
+func (it *IovIter) Reset(u *UserBuf, off, n uint64) error {
 	if err := blocksize.ValidatePageSize(uint32(u.pageSize)); err != nil {
-		return nil, fmt.Errorf("bufcache: user buffer: %w", err)
+		return fmt.Errorf("bufcache: user buffer: %w", err)
 	}
 	if off > u.size || n > u.size-off {
-		return nil, fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)
+		return fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)
 	}
-	return &IovIter{buf: u, off: off, count: n}, nil
+	*it = IovIter{buf: u, off: off, count: n}
+	return nil
 }
 
 // Count returns the bytes left (iov_iter_count).
