@@ -74,7 +74,7 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 	results := make([]*threads.Reproduction, len(ths))
 	// One thread at a time: each runs its simulations on every CPU
 	// (workload.RunAll), so threads side by side would only hold more
-	// simulated page caches in memory at once (1.8 against 1.1 GiB peak) for
+	// simulated page caches in memory at once (1.7 against 1.0 GiB peak) for
 	// no gain in time.
 	err = fanout.Run(context.Background(), len(ths), 1, func(_ context.Context, i int) error {
 		var err error
