@@ -81,15 +81,17 @@ func iomapWriter(tb testing.TB, k workload.Kernel, bs uint64) func() {
 
 // TestIomapWriteCostVsBlockSize measures, in the same run, real Go time per MiB
 // written at bs=4500K against bs=400K: for 6.6 the pre-fault of up to 2 MiB
-// per page makes it at least 1.5× slower; the revert and the fix stay within
-// ±20 %.
+// per page makes it at least 1.3× slower; the revert and the fix stay within
+// ±20 %. (The pre-fault touches the same pages in a tighter loop since issue
+// 17, which brought 6.6's ratio from 1.55 to 1.40–1.42 on the development
+// VM; the bound was 1.5.)
 func TestIomapWriteCostVsBlockSize(t *testing.T) {
 	speedtest.Require(t)
 	for _, tc := range []struct {
 		kernel   string
 		min, max float64
 	}{
-		{"6.6", 1.5, 100},
+		{"6.6", 1.3, 100},
 		{"6.6-revert", 0.8, 1.2},
 		{"6.6-fix", 0.8, 1.2},
 	} {

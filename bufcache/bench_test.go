@@ -214,6 +214,7 @@ type writeBench struct {
 	cpu *CPU
 	d   *BlockDevice
 	u   *UserBuf
+	it  IovIter
 	pos uint64
 }
 
@@ -235,11 +236,10 @@ func newWriteBench(tb testing.TB, data bool, bsize uint32) *writeBench {
 
 // write is one 1 MiB write(2) at the next MiB of the device.
 func (w *writeBench) write(tb testing.TB) {
-	it, err := w.u.Iter(0, 1<<20)
-	if err != nil {
+	if err := w.it.Reset(w.u, 0, 1<<20); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := w.d.Write(w.cpu, w.pos, it); err != nil {
+	if _, err := w.d.Write(w.cpu, w.pos, &w.it); err != nil {
 		tb.Fatal(err)
 	}
 	w.pos = (w.pos + 1<<20) % (1 << 40)

@@ -20,6 +20,10 @@ type CPU struct {
 	ev Counters
 
 	bhFree freelist.List[BufferHead]
+	// bhSlab and folioSlab carve new buffer heads and folios from arrays
+	// (the slab's new pages) when the free lists are empty.
+	bhSlab    freelist.Slab[BufferHead]
+	folioSlab freelist.Slab[Folio]
 	// bioFree holds the bios submit_bh built on this CPU once they completed
 	// (the bio slab's per-CPU part).
 	bioFree freelist.List[bhBio]
@@ -66,8 +70,12 @@ func (c *CPU) allocBH() *BufferHead {
 	if bh := c.bhFree.Get(); bh != nil {
 		return bh
 	}
-	return new(BufferHead)
+	return c.bhSlab.New(slabObjects)
 }
+
+// slabObjects is how many buffer heads or folios one slab array holds: a
+// page cache filling up allocates once per slabObjects of them.
+const slabObjects = 64
 
 // allocBio returns a bio for submit_bh from the CPU's free list, or a new one.
 // The list needs no lock: a bio completes on the goroutine that submitted it
@@ -108,7 +116,8 @@ func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 		f = l.Get()
 	}
 	if f == nil {
-		f = &Folio{pfn: c.m.allocPFN(order), order: order}
+		f = c.folioSlab.New(slabObjects)
+		f.pfn, f.order = c.m.allocPFN(order), order
 		if data {
 			f.data = make([]byte, uint64(c.m.cfg.PageSize)<<order)
 		}

@@ -67,17 +67,30 @@ type IovIter struct {
 	sink  byte   // what the fault-in touches read (per iterator: a UserBuf may be shared)
 }
 
-// Iter returns an iterator over bytes [off, off+n) of u. Errors: the buffer's
-// page size is not a valid PAGE_SIZE (blocksize.ValidatePageSize), or the
-// range is not inside the buffer.
+// Iter returns a new iterator over bytes [off, off+n) of u (one
+// allocation; IovIter.Reset reuses one instead). Errors: those of Reset.
 func (u *UserBuf) Iter(off, n uint64) (*IovIter, error) {
+	it := new(IovIter)
+	if err := it.Reset(u, off, n); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// Reset makes it an iterator over bytes [off, off+n) of u, as Iter returns
+// one, without allocating: a caller making many write(2) calls keeps one
+// iterator. Errors: the buffer's page size is not a valid PAGE_SIZE
+// (blocksize.ValidatePageSize), or the range is not inside the buffer; it is
+// then unchanged.
+func (it *IovIter) Reset(u *UserBuf, off, n uint64) error {
 	if err := blocksize.ValidatePageSize(uint32(u.pageSize)); err != nil {
-		return nil, fmt.Errorf("bufcache: user buffer: %w", err)
+		return fmt.Errorf("bufcache: user buffer: %w", err)
 	}
 	if off > u.size || n > u.size-off {
-		return nil, fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)
+		return fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)
 	}
-	return &IovIter{buf: u, off: off, count: n}, nil
+	*it = IovIter{buf: u, off: off, count: n}
+	return nil
 }
 
 // Count returns the bytes left (iov_iter_count).
@@ -110,12 +123,16 @@ func (it *IovIter) faultInReadable(cpu *CPU, n uint64) uint64 {
 	}
 	first := (u.base + it.off) / u.pageSize
 	last := (u.base + it.off + ok - 1) / u.pageSize
-	for p := first; p <= last; p++ {
-		cpu.count(EvFaultInPage)
-		if u.data != nil {
-			off := max(p*u.pageSize, u.base+it.off) - u.base
-			it.sink ^= u.data[off] // the touch
+	cpu.countN(EvFaultInPage, int(last-first+1)) // one per page touched below
+	if u.data != nil {
+		// The touches: the first at the iterator's byte, then the first
+		// byte of every later page.
+		data, sink := u.data[it.off:it.off+ok], it.sink
+		sink ^= data[0]
+		for off := (first+1)*u.pageSize - u.base - it.off; off < ok; off += u.pageSize {
+			sink ^= data[off]
 		}
+		it.sink = sink
 	}
 	return n - ok
 }

@@ -10,16 +10,25 @@ const reclaimBatch = 32
 // limit: cached folios oldest first, a simplified inactive LRU list. An entry
 // records the folio's generation; a folio freed and reused since (a new
 // generation) makes the old entry stale, and reclaim drops it.
+//
+// The list is a ring of entries whose length is a power of two: push writes
+// after the newest, pop takes the oldest and clears its slot, and a full ring
+// doubles. Nothing is moved or cleared but the entries themselves (a slice
+// consumed from its front had to be compacted, copied and cleared again).
 type folioLRU struct {
 	mu   sync.Mutex
-	q    []lruEntry
-	head int
+	q    []lruEntry // len(q) is 0 or a power of two
+	head int        // index of the oldest entry
+	n    int        // entries, stale ones included
 }
 
 type lruEntry struct {
 	f   *Folio
 	gen uint64
 }
+
+// minLRU is the ring's first length.
+const minLRU = 1024
 
 // push appends f, the newest folio.
 func (l *folioLRU) push(f *Folio) {
@@ -30,21 +39,28 @@ func (l *folioLRU) push(f *Folio) {
 
 // pushLocked is push for a caller holding l.mu.
 func (l *folioLRU) pushLocked(f *Folio) {
-	if l.head > 1024 && l.head > len(l.q)/2 { // compact
-		n := copy(l.q, l.q[l.head:])
-		clear(l.q[n:])
-		l.q, l.head = l.q[:n], 0
+	if l.n == len(l.q) {
+		l.grow()
 	}
-	l.q = append(l.q, lruEntry{f, f.gen.Load()})
+	l.q[(l.head+l.n)&(len(l.q)-1)] = lruEntry{f, f.gen.Load()}
+	l.n++
+}
+
+// grow doubles the full ring (or makes its first), oldest entry first.
+func (l *folioLRU) grow() {
+	q := make([]lruEntry, max(2*len(l.q), minLRU))
+	k := copy(q, l.q[l.head:])
+	copy(q[k:], l.q[:l.head])
+	l.q, l.head = q, 0
 }
 
 // popLocked returns the oldest folio whose entry is current, or nil. The
 // caller holds l.mu.
 func (l *folioLRU) popLocked() *Folio {
-	for l.head < len(l.q) {
+	for l.n > 0 {
 		e := l.q[l.head]
 		l.q[l.head] = lruEntry{}
-		l.head++
+		l.head, l.n = (l.head+1)&(len(l.q)-1), l.n-1
 		if e.f.gen.Load() == e.gen {
 			return e.f
 		}
@@ -56,7 +72,7 @@ func (l *folioLRU) popLocked() *Folio {
 func (l *folioLRU) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.q) - l.head
+	return l.n
 }
 
 // reclaim models direct reclaim of the page cache (shrink_folio_list on the
@@ -79,7 +95,7 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 	for pass := 0; pass < 2 && freed < want; pass++ {
 		dirty := devs[:0]
 		l.mu.Lock()
-		for scan := len(l.q) - l.head; scan > 0 && freed < want; scan-- {
+		for scan := l.n; scan > 0 && freed < want; scan-- {
 			f := l.popLocked()
 			if f == nil {
 				break

@@ -109,8 +109,9 @@ const MaxInlineVecs = 4
 // after setting Err (nil on success). Private belongs to the submitter (submit_bh
 // keeps the buffer_head there, as bi_private).
 //
-// A Bio is reusable: Reset clears it without freeing its inline vectors, so a
-// submitter can keep a free list and allocate nothing per I/O.
+// A Bio is reusable: Reset clears it without freeing its vectors, inline or
+// grown past MaxInlineVecs, so a submitter can keep a free list and allocate
+// nothing per I/O once its bios have held the most segments it adds.
 type Bio struct {
 	Op Op
 	// Flags are the bio's REQ_* flags; Reset clears them.
@@ -124,15 +125,22 @@ type Bio struct {
 	vecs   []Vec
 	inline [MaxInlineVecs]Vec
 	size   uint32
+	data   bool // some vector carries data (a metadata-only bio's have none)
 }
 
 // Reset prepares b for a new I/O of op at sector, with no vectors and no
-// flags.
+// flags. A vector array grown past MaxInlineVecs by an earlier I/O is kept,
+// cleared, for the next one.
 func (b *Bio) Reset(op Op, sector uint64) {
 	b.Op, b.Flags, b.Sector, b.Err, b.EndIO, b.Private = op, 0, sector, nil, nil, nil
 	clear(b.inline[:])
-	b.vecs = b.inline[:0]
-	b.size = 0
+	if cap(b.vecs) > MaxInlineVecs { // its own grown array: a copied Bio's vecs has the capacity of an inline array
+		clear(b.vecs)
+		b.vecs = b.vecs[:0]
+	} else {
+		b.vecs = b.inline[:0]
+	}
+	b.size, b.data = 0, false
 }
 
 // AddVec appends a segment of n bytes whose physical location is unknown (its
@@ -174,6 +182,7 @@ func (b *Bio) add(v Vec) bool {
 	}
 	b.vecs = append(b.vecs, v)
 	b.size += v.Len
+	b.data = b.data || v.Data != nil
 	return true
 }
 

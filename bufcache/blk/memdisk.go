@@ -122,9 +122,10 @@ func (d *MemDisk) serveParts(parts []BioPart) error {
 // written, the part counts as failed, and the error wraps ErrNoSpace.
 func (d *MemDisk) serveLocked(b *Bio, off, n uint32) error {
 	pos := b.Sector<<SectorShift + uint64(off)
-	for it := b.spans(off, n); it.next(); {
+	checkRoom := d.full && b.Op == OpWrite
+	for it := b.spans(off, n); (b.data || checkRoom) && it.next(); { // a metadata-only bio moves nothing, and only a full store refuses one
 		m := uint64(it.n)
-		if d.full && b.Op == OpWrite {
+		if checkRoom {
 			if gap := d.unallocatedLocked(pos, m); gap < pos+m {
 				if it.v.Data != nil {
 					d.copyLocked(OpWrite, pos, it.v.Data[it.d:it.d+uint32(gap-pos)])

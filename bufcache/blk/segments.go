@@ -115,6 +115,12 @@ func (l *Limits) room(r *runs, e *runs) uint64 {
 func (l *Limits) cut(b *Bio, off uint32) (uint32, runs) {
 	rest := b.size - off
 	maxBytes := l.maxIOSectors(b.Sector+uint64(off>>SectorShift)) << SectorShift
+	if len(b.vecs) == 1 && rest > 0 { // submit_bh's bio and its clones: the loop below, once, without its iterator
+		e := l.extent(&b.vecs[0], off, rest)
+		if uint64(rest) <= min(maxBytes, l.room(&runs{}, &e)) {
+			return rest, e
+		}
+	}
 	var r runs
 	for it := b.spans(off, rest); it.next(); {
 		e := l.extent(it.v, it.d, it.n)

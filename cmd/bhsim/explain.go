@@ -85,9 +85,15 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	prog := newProgress(stderr, isTerminal(stderr), "explain "+op.Name, "dd blocks")
-	e, err := op.Build(ctx, opArgs, prog.task(0))
+	guard := newBudget(stderr, "explain "+op.Name, prog.task(0), cancel)
+	e, err := op.Build(ctx, opArgs, guard.report)
 	prog.finish()
+	if refused := guard.refused(); refused != nil {
+		return refused
+	}
 	if errors.Is(err, workload.ErrInvalidDD) {
 		return asUsage(err)
 	}

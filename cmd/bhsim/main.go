@@ -30,12 +30,24 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// gcPercent is the garbage collector's target the command runs with unless
+// GOGC says otherwise: a simulated page cache is a large heap of pointers
+// (folios, buffer heads, the index) that every cycle marks. At 200 instead of
+// Go's default of 100 it collects half as often: a reproduce takes about 5 %
+// less CPU time for a third more peak memory (1.0 against 0.75 GiB). It
+// changes no simulated figure.
+const gcPercent = 200
 
 // command is one subcommand: its name, what it does, and its implementation,
 // which returns a usageError for a mistake in the command line.

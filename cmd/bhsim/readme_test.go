@@ -75,3 +75,25 @@ func TestReadmeCommands(t *testing.T) {
 	_, out, _ = bhsim("validate", "../../testdata/scenarios")
 	assert.Contains(t, out, string(summary))
 }
+
+// TestReadmeBenchRecipes checks the README's benchmark recipes: each runs
+// the benchmarks it names and no others (an anchored -bench pattern) and
+// says how long it runs (-count 6, and a -benchtime where the default
+// would make it pass two minutes), as the README promises.
+func TestReadmeBenchRecipes(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	recipe := regexp.MustCompile(`^    go test -run '\^\$' -bench '([^']*)'(.*) \./[a-z/]+( > [a-z]+\.txt)?$`)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "    go test ") || !strings.Contains(line, "-bench") || strings.Contains(line, "-bench .") {
+			continue
+		}
+		n++
+		m := recipe.FindStringSubmatch(line)
+		require.NotNil(t, m, "a recipe: go test -run '^$' -bench 'PATTERN' FLAGS ./PKG > FILE.txt: %s", line)
+		assert.Regexp(t, `^\^Benchmark[A-Za-z]+\$$`, m[1], "anchored to one benchmark function: %s", line)
+		assert.Contains(t, m[2], "-count 6", line)
+	}
+	assert.GreaterOrEqual(t, n, 5, "the README's recipes were found")
+}

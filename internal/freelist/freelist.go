@@ -17,6 +17,10 @@
 // tests len before Put, with n a constant of its own. Kept this small, Put
 // and Get cost the inliner what the hand-written stacks did, so the model's
 // hot paths that free an object (folio_put) stay inlined.
+//
+// Slab is where new objects come from when a List is empty: it carves them
+// from arrays, one allocation per array, as a slab cache takes a new page —
+// a page cache filling up allocates once per 64 buffer heads or folios.
 package freelist
 
 // List is a stack of free objects of type T: a slice of pointers, so that

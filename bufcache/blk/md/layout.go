@@ -1,6 +1,10 @@
 package md
 
-import "github.com/bhsim/bhsim/bufcache/blk"
+import (
+	"math/bits"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
 
 // location is one copy of a chunk: a member's index and the member sector where
 // the chunk begins.
@@ -29,15 +33,25 @@ func (a *Array) chunkCopies(c uint64) (copies [2]location, n int) {
 		far := location{dev: (near.dev + 1) % len(a.members), sector: near.sector + a.rowSector(a.rowChunks)}
 		return [2]location{near, far}, 2
 	default: // Raid6
-		row, k := c/a.dataDisks(), c%a.dataDisks()
+		row, k := divmod(c, a.dataDisks())
 		return [2]location{{a.dataDev(row, int(k)), a.rowSector(row)}}, 1
 	}
 }
 
 // slot maps chunk slot s of a plain raid0 striping: member s mod n, row s / n.
 func (a *Array) slot(s uint64) location {
-	n := uint64(len(a.members))
-	return location{dev: int(s % n), sector: a.rowSector(s / n)}
+	row, dev := divmod(s, uint64(len(a.members)))
+	return location{dev: int(dev), sector: a.rowSector(row)}
+}
+
+// divmod returns s / n and s % n, n > 0: a shift and a mask when n is a
+// power of two (arrays of 2, 4 or 8 members, raid6 over 4 or 6), where a
+// 64-bit division would cost tens of cycles on every bio md maps.
+func divmod(s, n uint64) (uint64, uint64) {
+	if n&(n-1) == 0 {
+		return s >> bits.TrailingZeros64(n), s & (n - 1)
+	}
+	return s / n, s % n
 }
 
 // rowSector is the member sector where chunk row row begins.

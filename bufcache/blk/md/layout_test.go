@@ -126,3 +126,13 @@ func TestSize(t *testing.T) {
 		assert.Equal(t, uint32(chunk), a.ChunkSize())
 	}
 }
+
+// TestDivmod: the power-of-two shortcut agrees with division.
+func TestDivmod(t *testing.T) {
+	for _, n := range []uint64{1, 2, 3, 4, 5, 6, 8, 255, 256, 257} {
+		for _, s := range []uint64{0, 1, n - 1, n, n + 1, 12345, 1 << 40, 1<<64 - 1} {
+			q, r := divmod(s, n)
+			assert.Equal(t, [2]uint64{s / n, s % n}, [2]uint64{q, r}, "%d / %d", s, n)
+		}
+	}
+}
