@@ -79,23 +79,33 @@ func leftovers(pid int, tracefs string) (loops []int, mounts, instances []string
 	return loops, mounts, instances, sc.Err()
 }
 
+// privateTracefs checks that the runner can run here and mounts a tracefs
+// of its own on a fresh private directory named for purpose; done unmounts
+// and removes it.
+func privateTracefs(purpose string) (dir string, done func(), err error) {
+	if err := Check(); err != nil {
+		return "", nil, err
+	}
+	if dir, err = os.MkdirTemp("", fmt.Sprintf("%s%d-%s-*", namePrefix, os.Getpid(), purpose)); err != nil {
+		return "", nil, err
+	}
+	if err := unix.Mount("bhsim-tracefs", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		_ = os.Remove(dir)
+		return "", nil, fmt.Errorf("host: mount tracefs: %w", err)
+	}
+	return dir, func() { _ = unmount(dir); _ = os.Remove(dir) }, nil
+}
+
 // Leftovers lists what the runs of process pid left on the host: loop
 // devices bound to their backing files, mounts, tracing instances and
 // private directories. Empty after every run that returned, whatever its
 // outcome; tests of the runner's callers check it. Needs what Run needs.
 func Leftovers(pid int) ([]string, error) {
-	if err := Check(); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-check-*", namePrefix, os.Getpid()))
+	dir, done, err := privateTracefs("check")
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(dir)
-	if err := unix.Mount("bhsim-tracefs", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return nil, fmt.Errorf("host: mount tracefs: %w", err)
-	}
-	defer func() { _ = unmount(dir) }()
+	defer done()
 	loops, mounts, instances, err := leftovers(pid, dir)
 	if err != nil {
 		return nil, err
@@ -117,18 +127,11 @@ func Leftovers(pid int) ([]string, error) {
 // with SIGKILL cannot clean up): their loop devices, tracing instances,
 // mounts and private directories. It returns what it removed.
 func CleanStale() ([]string, error) {
-	if err := Check(); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-stale-*", namePrefix, os.Getpid()))
+	dir, unmountDir, err := privateTracefs("stale")
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(dir)
-	if err := unix.Mount("bhsim-tracefs", dir, "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return nil, fmt.Errorf("host: mount tracefs: %w", err)
-	}
-	defer func() { _ = unmount(dir) }()
+	defer unmountDir()
 	loops, mounts, instances, err := leftovers(0, dir)
 	if err != nil {
 		return nil, err
