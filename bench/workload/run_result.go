@@ -199,8 +199,16 @@ func (r *RunResult) Header() string {
 		seed = fmt.Sprint(*r.Seed)
 	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
-		"model: kernel %s, %d CPUs + flusher, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
+		"model: kernel %s, %s + flusher, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
 		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
-		r.Workload, r.WorkloadKind, seed, r.Kernel, r.CPUs, r.QueueDepth, r.Access,
+		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
 		FormatDDSize(r.DeviceBytes), r.BlockSize, FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
+}
+
+// plural is "1 CPU" or "n CPUs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
