@@ -35,6 +35,9 @@ type Row struct {
 	// Equal is true when the model's value equals the kernel's or, for a
 	// counter the kernel recorded as a range, lies within it.
 	Equal bool
+	// Ranged is true for a counter the kernel did not repeat over its runs
+	// (recorded as min..max); every other row is deterministic.
+	Ranged bool
 }
 
 // Comparison is a model result beside a kernel result of one scenario.
@@ -44,12 +47,20 @@ type Comparison struct {
 }
 
 // Summary counts equal rows: Counters and CounterRows over RowCounter rows
-// of the totals (Op 0), Results and ResultRows over every RowResult row, and
+// of the totals (Op 0), Results and ResultRows over every RowResult row,
+// Ranged and RangedEqual over the rows whose kernel value is a range, and
 // Equal and Total over every row including per-operation counters.
 type Summary struct {
 	Equal, Total               int
 	CountersEqual, CounterRows int
 	ResultsEqual, ResultRows   int
+	RangedEqual, Ranged        int
+}
+
+// Add returns the sum of s and o: the summary of two comparisons together.
+func (s Summary) Add(o Summary) Summary {
+	return Summary{s.Equal + o.Equal, s.Total + o.Total, s.CountersEqual + o.CountersEqual, s.CounterRows + o.CounterRows,
+		s.ResultsEqual + o.ResultsEqual, s.ResultRows + o.ResultRows, s.RangedEqual + o.RangedEqual, s.Ranged + o.Ranged}
 }
 
 // String is "N of M equal (totals: counters a of b; results c of d)".
@@ -65,6 +76,12 @@ func (c *Comparison) Summary() Summary {
 		s.Total++
 		if r.Equal {
 			s.Equal++
+		}
+		if r.Ranged {
+			s.Ranged++
+			if r.Equal {
+				s.RangedEqual++
+			}
 		}
 		switch {
 		case r.Kind == RowCounter && r.Op == 0:
@@ -219,7 +236,7 @@ func compareCounters(op int, model, kernel Counters, report []string) []Row {
 		rows = append(rows, Row{
 			Kind: RowCounter, Op: op, Name: n,
 			Model: m.ValueString(), Kernel: k.ValueString(),
-			Equal: k.Min <= m.Min && m.Max <= k.Max,
+			Equal: k.Min <= m.Min && m.Max <= k.Max, Ranged: !k.Exact(),
 		})
 	}
 	return rows

@@ -31,8 +31,20 @@ func TestCompareEqualAndRange(t *testing.T) {
 		if r.Name == "merge.back" && r.Op == 0 {
 			assert.Equal(t, "2", r.Model)
 			assert.Equal(t, "1..3", r.Kernel)
+			assert.True(t, r.Ranged)
+		}
+		if r.Name == "bio.write" {
+			assert.False(t, r.Ranged, "both runs agreed")
 		}
 	}
+	assert.Positive(t, s.Ranged)
+	assert.Equal(t, s.Ranged, s.RangedEqual)
+
+	outside := testResult(t, 2, 4, "")
+	s = Compare(outside, kernel).Summary()
+	assert.Less(t, s.RangedEqual, s.Ranged, "4 lies outside 1..3")
+	assert.Equal(t, Summary{Equal: 2 * s.Equal, Total: 2 * s.Total, CountersEqual: 2 * s.CountersEqual, CounterRows: 2 * s.CounterRows,
+		ResultsEqual: 2 * s.ResultsEqual, ResultRows: 2 * s.ResultRows, RangedEqual: 2 * s.RangedEqual, Ranged: 2 * s.Ranged}, s.Add(s))
 }
 
 func TestCompareDifferences(t *testing.T) {

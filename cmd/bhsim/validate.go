@@ -45,7 +45,8 @@ type validateOut struct {
 	Scenarios []comparisonOut `json:"scenarios"`
 }
 
-// summaryOut counts equal rows over every scenario.
+// summaryOut counts equal rows over every scenario: deterministic rows are
+// those whose kernel value repeated over its runs, ranged the others.
 type summaryOut struct {
 	Scenarios     int `json:"scenarios"`
 	Equal         int `json:"equal"`
@@ -54,6 +55,12 @@ type summaryOut struct {
 	DetEqual      int `json:"deterministic_equal"`
 	Ranged        int `json:"ranged"`
 	RangedEqual   int `json:"ranged_equal"`
+}
+
+// summaryOf renders the summary of n scenarios' comparisons.
+func summaryOf(n int, s workload.Summary) summaryOut {
+	return summaryOut{Scenarios: n, Equal: s.Equal, Total: s.Total, Deterministic: s.Total - s.Ranged,
+		DetEqual: s.Equal - s.RangedEqual, Ranged: s.Ranged, RangedEqual: s.RangedEqual}
 }
 
 // comparisonOut is one scenario's rows.
@@ -136,6 +143,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, isTerminal(stderr), "validate", "scenarios")
 	advance := prog.task(0)
 	out := validateOut{Schema: validateSchema, Tool: tool(), On: *on, Model: k.Name}
+	var total workload.Summary
 	for i, sp := range scns {
 		kr, err := kernelSide(ctx, sp.path, sp.s)
 		if err != nil {
@@ -150,13 +158,15 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		if out.Kernel == "" {
 			out.Kernel = kr.Kernel + " " + kr.Machine
 		}
-		out.Scenarios = append(out.Scenarios, comparisonOf(workload.Compare(mr, kr)))
+		c := workload.Compare(mr, kr)
+		total = total.Add(c.Summary())
+		out.Scenarios = append(out.Scenarios, comparisonOf(c))
 		if advance != nil {
 			advance(i+1, len(scns))
 		}
 	}
 	prog.finish()
-	out.Summary = summarize(out.Scenarios)
+	out.Summary = summaryOf(len(scns), total)
 	if *format == "json" {
 		err = writeJSON(stdout, out)
 	} else {
@@ -221,34 +231,6 @@ func comparisonOf(c *workload.Comparison) comparisonOut {
 		}
 	}
 	return out
-}
-
-// summarize counts equal rows; a row whose kernel value is a range
-// (min..max: the kernel varied between runs) is ranged, every other one
-// deterministic.
-func summarize(cs []comparisonOut) summaryOut {
-	s := summaryOut{Scenarios: len(cs)}
-	for _, c := range cs {
-		for _, r := range c.Rows {
-			s.Total++
-			ranged := r.Kind == "counter" && strings.Contains(r.Kernel, "..")
-			if ranged {
-				s.Ranged++
-			} else {
-				s.Deterministic++
-			}
-			if !r.Equal {
-				continue
-			}
-			s.Equal++
-			if ranged {
-				s.RangedEqual++
-			} else {
-				s.DetEqual++
-			}
-		}
-	}
-	return s
 }
 
 // validateText prints the table of the rows picked and the summary.
