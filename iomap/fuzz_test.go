@@ -32,52 +32,66 @@ func FuzzBlkdevWrite(f *testing.F) {
 		k := kernels[int(sel>>3)%len(kernels)]
 		opts := k.opts
 		opts.EOF = EOFCheck(sel >> 5 & 1)
-		p := uint64(pos) % (size + 8192)
-		count := uint64(n) % (3 * size)
-
-		m, d, disk := newDev(t, bufcache.Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 4}, size)
-		cpu := m.CPU(0)
-		require.NoError(t, d.SetBlocksize(cpu, bsize))
-		old := pattern(size, 0x5a)
-		_, err := d.Write(cpu, 0, userIter(t, old))
-		require.NoError(t, err)
-		require.NoError(t, d.SyncBlockdev(cpu))
-		if drop {
-			dropCache(t, cpu, d)
-		}
-
-		data := pattern(int(count), 0xc3)
-		u := bufcache.NewUserBuf(data, 0, 4096)
-		bad := uint64(badOff) % (count + 1)
-		u.SetUnreadable(bad, uint64(badLen))
-		it, err := u.Iter(0, count)
-		require.NoError(t, err)
-		got, err := BlkdevWrite(cpu, d, p, it, opts)
-
-		var want uint64
-		var wantErr error
-		switch limit := min(count, size-min(p, size)); {
-		case count == 0:
-		case p >= size:
-			wantErr = bufcache.ErrNoSpace
-		case badLen > 0 && bad < limit:
-			want = bad
-			if bad == 0 {
-				wantErr = bufcache.ErrFault
-			}
-		default:
-			want = limit
-		}
-		require.Equal(t, want, got, "kernel %s, block size %d", k.name, bsize)
-		if wantErr != nil {
-			require.ErrorIs(t, err, wantErr)
-		} else {
-			require.NoError(t, err)
-		}
-		assert.Equal(t, count-got, it.Count(), "the iterator keeps what was not written")
-		wantDisk := bytes.Clone(old)
-		copy(wantDisk[min(p, size):], data[:got])
-		require.True(t, bytes.Equal(wantDisk, onDisk(t, cpu, d, disk)), "disk differs from the oracle")
-		require.NoError(t, m.Check())
+		cfg := bufcache.Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 4}
+		checkBlkdevWrite(t, cfg, size, bsize, drop, opts, "kernel "+k.name, pos, n, badOff, badLen)
 	})
+}
+
+// checkBlkdevWrite writes n bytes at pos (both reduced to the device of
+// size bytes) with opts over a device of machine cfg at block size bsize,
+// filled with a pattern and synced, its page cache dropped first if drop,
+// from a user buffer unreadable from badOff for badLen bytes, and checks the
+// result against the oracle: -ENOSPC at or past the end, the write
+// shortened to the end, stopped at the first unreadable byte (-EFAULT if
+// that is the first), the iterator keeping the rest, the disk after sync
+// equal to a flat array, and the machine's invariants.
+func checkBlkdevWrite(t *testing.T, cfg bufcache.Config, size uint64, bsize uint32, drop bool, opts Options, what string,
+	pos, n, badOff uint32, badLen uint16) {
+	t.Helper()
+	p := uint64(pos) % (size + 8192)
+	count := uint64(n) % (3 * size)
+	m, d, disk := newDev(t, cfg, size)
+	cpu := m.CPU(0)
+	require.NoError(t, d.SetBlocksize(cpu, bsize))
+	old := pattern(int(size), 0x5a)
+	_, err := d.Write(cpu, 0, userIter(t, old))
+	require.NoError(t, err)
+	require.NoError(t, d.SyncBlockdev(cpu))
+	if drop {
+		dropCache(t, cpu, d)
+	}
+
+	data := pattern(int(count), 0xc3)
+	u := bufcache.NewUserBuf(data, 0, 4096)
+	bad := uint64(badOff) % (count + 1)
+	u.SetUnreadable(bad, uint64(badLen))
+	it, err := u.Iter(0, count)
+	require.NoError(t, err)
+	got, err := BlkdevWrite(cpu, d, p, it, opts)
+
+	var want uint64
+	var wantErr error
+	switch limit := min(count, size-min(p, size)); {
+	case count == 0:
+	case p >= size:
+		wantErr = bufcache.ErrNoSpace
+	case badLen > 0 && bad < limit:
+		want = bad
+		if bad == 0 {
+			wantErr = bufcache.ErrFault
+		}
+	default:
+		want = limit
+	}
+	require.Equal(t, want, got, "%s, block size %d", what, bsize)
+	if wantErr != nil {
+		require.ErrorIs(t, err, wantErr)
+	} else {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, count-got, it.Count(), "the iterator keeps what was not written")
+	wantDisk := bytes.Clone(old)
+	copy(wantDisk[min(p, size):], data[:got])
+	require.True(t, bytes.Equal(wantDisk, onDisk(t, cpu, d, disk)), "disk differs from the oracle")
+	require.NoError(t, m.Check())
 }

@@ -1,7 +1,6 @@
 package iomap
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
@@ -66,52 +65,7 @@ func FuzzBlkdevWrite618(f *testing.F) {
 		drop := sel>>3&1 == 1
 		all := []Options{Linux618, {}, {Path: PathBufferHead}}
 		opts := all[int(sel>>4)%len(all)]
-		p := uint64(pos) % (size + 8192)
-		count := uint64(n) % (3 * size)
-
-		m, d, disk := newDev(t, bufcache.Linux618(bufcache.Config{DirtyLimit: 4}), size)
-		cpu := m.CPU(0)
-		require.NoError(t, d.SetBlocksize(cpu, bsize))
-		old := pattern(size, 0x5a)
-		_, err := d.Write(cpu, 0, userIter(t, old))
-		require.NoError(t, err)
-		require.NoError(t, d.SyncBlockdev(cpu))
-		if drop {
-			dropCache(t, cpu, d)
-		}
-
-		data := pattern(int(count), 0xc3)
-		u := bufcache.NewUserBuf(data, 0, 4096)
-		bad := uint64(badOff) % (count + 1)
-		u.SetUnreadable(bad, uint64(badLen))
-		it, err := u.Iter(0, count)
-		require.NoError(t, err)
-		got, err := BlkdevWrite(cpu, d, p, it, opts)
-
-		var want uint64
-		var wantErr error
-		switch limit := min(count, size-min(p, size)); {
-		case count == 0:
-		case p >= size:
-			wantErr = bufcache.ErrNoSpace
-		case badLen > 0 && bad < limit:
-			want = bad
-			if bad == 0 {
-				wantErr = bufcache.ErrFault
-			}
-		default:
-			want = limit
-		}
-		require.Equal(t, want, got, "options %+v, block size %d", opts, bsize)
-		if wantErr != nil {
-			require.ErrorIs(t, err, wantErr)
-		} else {
-			require.NoError(t, err)
-		}
-		assert.Equal(t, count-got, it.Count(), "the iterator keeps what was not written")
-		wantDisk := bytes.Clone(old)
-		copy(wantDisk[min(p, size):], data[:got])
-		require.True(t, bytes.Equal(wantDisk, onDisk(t, cpu, d, disk)), "disk differs from the oracle")
-		require.NoError(t, m.Check())
+		cfg := bufcache.Linux618(bufcache.Config{DirtyLimit: 4})
+		checkBlkdevWrite(t, cfg, size, bsize, drop, opts, fmt.Sprintf("options %+v", opts), pos, n, badOff, badLen)
 	})
 }
