@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/internal/pageindex"
 )
@@ -42,17 +41,7 @@ func FuzzOps618(f *testing.F) {
 		if btree {
 			cfg.Index = pageindex.KindBTree
 		}
-		m, d, disk := newDev(t, cfg, fuzz618DevSize, 512, DeviceOptions{})
-		r := &opRig{t: t, m: m, d: d, cpu: m.CPU(0), disk: disk, want: make([]byte, fuzz618DevSize)}
-		for i := 0; i+2 < len(ops) && i < 3*200; i += 3 {
-			if !r.do(fuzzOp618(ops[i], ops[i+1], ops[i+2], d.BlockSize()), "") {
-				t.FailNow()
-			}
-		}
-		r.releaseAll()
-		require.NoError(t, d.SyncBlockdev(r.cpu))
-		require.True(t, r.checkDisk(opCtx{where: "the end"}))
-		assert.NoError(t, m.Check())
+		runFuzzOps(t, cfg, fuzz618DevSize, ops, fuzzOp618)
 	})
 }
 

@@ -72,18 +72,28 @@ func FuzzOps(f *testing.F) {
 		if btree {
 			cfg.Index = pageindex.KindBTree
 		}
-		m, d, disk := newDev(t, cfg, fuzzDevSize, 512, DeviceOptions{})
-		r := &opRig{t: t, m: m, d: d, cpu: m.CPU(0), disk: disk, want: make([]byte, fuzzDevSize)}
-		for i := 0; i+2 < len(ops) && i < 3*200; i += 3 {
-			if !r.do(fuzzOp(ops[i], ops[i+1], ops[i+2], d.BlockSize()), "") {
-				t.FailNow()
-			}
-		}
-		r.releaseAll()
-		require.NoError(t, d.SyncBlockdev(r.cpu))
-		require.True(t, r.checkDisk(opCtx{where: "the end"}))
-		assert.NoError(t, m.Check())
+		runFuzzOps(t, cfg, fuzzDevSize, ops, fuzzOp)
 	})
+}
+
+// runFuzzOps runs the operations ops encodes (three bytes each, at most
+// 200, decoded by decode at the device's current block size) on a fresh
+// device of devSize bytes on machine cfg through the interpreter, then
+// releases every buffer, syncs and checks the disk against the oracle and
+// the machine's invariants.
+func runFuzzOps(t *testing.T, cfg Config, devSize uint64, ops []byte, decode func(op, a, b byte, bsize uint32) rigOp) {
+	t.Helper()
+	m, d, disk := newDev(t, cfg, devSize, 512, DeviceOptions{})
+	r := &opRig{t: t, m: m, d: d, cpu: m.CPU(0), disk: disk, want: make([]byte, devSize)}
+	for i := 0; i+2 < len(ops) && i < 3*200; i += 3 {
+		if !r.do(decode(ops[i], ops[i+1], ops[i+2], d.BlockSize()), "") {
+			t.FailNow()
+		}
+	}
+	r.releaseAll()
+	require.NoError(t, d.SyncBlockdev(r.cpu))
+	require.True(t, r.checkDisk(opCtx{where: "the end"}))
+	assert.NoError(t, m.Check())
 }
 
 // TestFuzzOpsReachesEveryOperation: FuzzOps' decoding reaches getblk as
