@@ -93,14 +93,34 @@ func WriteBlkparse(w io.Writer, r io.Reader, opts BlkparseOptions) (BlkparseStat
 
 // blkIOStats is blkparse's struct io_stats, the part it prints.
 type blkIOStats struct {
-	qreads, qwrites, qreadKB, qwriteKB uint64
-	ireads, iwrites, ireadKB, iwriteKB uint64
-	rrqueue, wrqueue                   uint64
-	creads, cwrites, creadKB, cwriteKB uint64
-	mreads, mwrites, mreadKB, mwriteKB uint64
-	ioUnplugs, timerUnplugs            uint64
-	events                             uint64
-	touched                            bool
+	// queued, dispatched, completed, merged and requeued count events and
+	// their KiB by direction (index 0 reads, 1 writes), as blkparse's
+	// Queued, Dispatches, Completed, Merges and Requeued lines show them.
+	queued, dispatched, completed, merged, requeued blkRW
+	ioUnplugs, timerUnplugs                         uint64
+	events                                          uint64
+	touched                                         bool
+}
+
+// blkRW counts events and KiB by direction: 0 reads, 1 writes.
+type blkRW struct{ n, kb [2]uint64 }
+
+// add counts one event of kb KiB in direction w.
+func (r *blkRW) add(w int, kb uint64) { r.n[w]++; r.kb[w] += kb }
+
+// plus returns r and o summed.
+func (r blkRW) plus(o blkRW) blkRW {
+	for w := range 2 {
+		r.n[w] += o.n[w]
+		r.kb[w] += o.kb[w]
+	}
+	return r
+}
+
+// line is blkparse's "reads, KiB / writes, KiB" pair of columns.
+func (r blkRW) line(read, write string) string {
+	return fmt.Sprintf(" %-16s %s, %siB\t %-17s %s, %siB\n", read, blkSize(r.n[0], false), blkSize(r.kb[0], true),
+		write, blkSize(r.n[1], false), blkSize(r.kb[1], true))
 }
 
 // blkEvent is one converted event, before its line is written.
@@ -480,53 +500,24 @@ func (c *blkConv) emit(ev blkEvent) {
 	}
 	switch ev.action {
 	case "Q":
-		if ev.write {
-			st.qwrites++
-			st.qwriteKB += kb
-		} else {
-			st.qreads++
-			st.qreadKB += kb
-		}
+		st.queued.add(w, kb)
 	case "M", "F":
-		if ev.write {
-			st.mwrites++
-			st.mwriteKB += kb
-		} else {
-			st.mreads++
-			st.mreadKB += kb
-		}
+		st.merged.add(w, kb)
 	case "D":
-		if ev.write {
-			st.iwrites++
-			st.iwriteKB += kb
-		} else {
-			st.ireads++
-			st.ireadKB += kb
-		}
+		st.dispatched.add(w, kb)
 		c.depth[w]++
 		c.maxDepth[w] = max(c.maxDepth[w], c.depth[w])
 	case "C":
 		if c.depth[w] > 0 {
 			c.depth[w]--
 		}
-		if ev.write {
-			st.cwrites++
-			st.cwriteKB += kb
-		} else {
-			st.creads++
-			st.creadKB += kb
-		}
+		st.completed.add(w, kb)
 	case "R":
 		if c.depth[w] > 0 {
 			c.depth[w]--
 		}
-		if ev.write {
-			st.wrqueue++
-			st.iwriteKB -= min(kb, st.iwriteKB)
-		} else {
-			st.rrqueue++
-			st.ireadKB -= min(kb, st.ireadKB)
-		}
+		st.requeued.n[w]++
+		st.dispatched.kb[w] -= min(kb, st.dispatched.kb[w])
 	case "U":
 		st.ioUnplugs++
 	}
@@ -564,11 +555,11 @@ func blkSize(n uint64, inKB bool) string {
 func (c *blkConv) dumpStats(s *blkIOStats, title string, depth bool) {
 	o := c.out
 	fmt.Fprintf(o, "%s\n", title)
-	fmt.Fprintf(o, " Reads Queued:    %s, %siB\t Writes Queued:    %s, %siB\n", blkSize(s.qreads, false), blkSize(s.qreadKB, true), blkSize(s.qwrites, false), blkSize(s.qwriteKB, true))
-	fmt.Fprintf(o, " Read Dispatches: %s, %siB\t Write Dispatches: %s, %siB\n", blkSize(s.ireads, false), blkSize(s.ireadKB, true), blkSize(s.iwrites, false), blkSize(s.iwriteKB, true))
-	fmt.Fprintf(o, " Reads Requeued:  %s\t\t Writes Requeued:  %s\n", blkSize(s.rrqueue, false), blkSize(s.wrqueue, false))
-	fmt.Fprintf(o, " Reads Completed: %s, %siB\t Writes Completed: %s, %siB\n", blkSize(s.creads, false), blkSize(s.creadKB, true), blkSize(s.cwrites, false), blkSize(s.cwriteKB, true))
-	fmt.Fprintf(o, " Read Merges:     %s, %siB\t Write Merges:     %s, %siB\n", blkSize(s.mreads, false), blkSize(s.mreadKB, true), blkSize(s.mwrites, false), blkSize(s.mwriteKB, true))
+	fmt.Fprint(o, s.queued.line("Reads Queued:", "Writes Queued:"))
+	fmt.Fprint(o, s.dispatched.line("Read Dispatches:", "Write Dispatches:"))
+	fmt.Fprintf(o, " Reads Requeued:  %s\t\t Writes Requeued:  %s\n", blkSize(s.requeued.n[0], false), blkSize(s.requeued.n[1], false))
+	fmt.Fprint(o, s.completed.line("Reads Completed:", "Writes Completed:"))
+	fmt.Fprint(o, s.merged.line("Read Merges:", "Write Merges:"))
 	if depth {
 		fmt.Fprintf(o, " Read depth:      %8s%8s\t Write depth:      %8s\n", blkGroup(c.maxDepth[0]), " ", blkGroup(c.maxDepth[1]))
 	}
@@ -589,24 +580,9 @@ func (c *blkConv) summary() {
 	for _, cpu := range cpus {
 		s := c.cpus[cpu]
 		c.dumpStats(s, fmt.Sprintf("CPU%d (%s):", cpu, c.dev), true)
-		total.qreads += s.qreads
-		total.qwrites += s.qwrites
-		total.qreadKB += s.qreadKB
-		total.qwriteKB += s.qwriteKB
-		total.ireads += s.ireads
-		total.iwrites += s.iwrites
-		total.ireadKB += s.ireadKB
-		total.iwriteKB += s.iwriteKB
-		total.rrqueue += s.rrqueue
-		total.wrqueue += s.wrqueue
-		total.creads += s.creads
-		total.cwrites += s.cwrites
-		total.creadKB += s.creadKB
-		total.cwriteKB += s.cwriteKB
-		total.mreads += s.mreads
-		total.mwrites += s.mwrites
-		total.mreadKB += s.mreadKB
-		total.mwriteKB += s.mwriteKB
+		total.queued, total.dispatched = total.queued.plus(s.queued), total.dispatched.plus(s.dispatched)
+		total.completed, total.merged = total.completed.plus(s.completed), total.merged.plus(s.merged)
+		total.requeued = total.requeued.plus(s.requeued)
 		total.ioUnplugs += s.ioUnplugs
 		total.timerUnplugs += s.timerUnplugs
 	}
@@ -616,8 +592,8 @@ func (c *blkConv) summary() {
 	}
 	var rrate, wrate uint64
 	if msec := c.last / 1e6; msec > 0 {
-		rrate = 1000 * total.creadKB / msec
-		wrate = 1000 * total.cwriteKB / msec
+		rrate = 1000 * total.completed.kb[0] / msec
+		wrate = 1000 * total.completed.kb[1] / msec
 	}
 	fmt.Fprintf(c.out, "\nThroughput (R/W): %sKiB/s / %sKiB/s\n", blkGroup(rrate), blkGroup(wrate))
 	fmt.Fprintf(c.out, "Events (%s): %s entries\n", c.dev, blkGroup(uint64(c.stats.Events)))
