@@ -1,6 +1,7 @@
 package blk
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -191,12 +192,20 @@ func TestMergePathAllocatesNothing(t *testing.T) {
 			submit()
 		}
 		// One run of many submissions counts every allocation: the average
-		// of AllocsPerRun would round a rare one down to zero.
-		allocs := testing.AllocsPerRun(1, func() {
-			for range 10000 {
-				submit()
-			}
-		})
+		// of AllocsPerRun would round a rare one down to zero. The count is
+		// process-wide, and under -race on a loaded machine the runtime
+		// itself (mallocgc's own objects; a memory profile of a failing run
+		// showed the model's allocations identical to a passing one's) can
+		// add one, so the least of three identical batches is the model's:
+		// an allocation of the merge path recurs in every batch.
+		allocs := math.Inf(1)
+		for range 3 {
+			allocs = min(allocs, testing.AllocsPerRun(1, func() {
+				for range 10000 {
+					submit()
+				}
+			}))
+		}
 		assert.Zero(t, allocs, "bsize %d", bsize)
 		require.NoError(t, p.Finish())
 	}
