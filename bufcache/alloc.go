@@ -95,7 +95,7 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
-			bh.bdev.Store(d)
+			bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 			bh.blocknr = block
 			if uptodate {
 				bh.state.Set(BHUptodate)

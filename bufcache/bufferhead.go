@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
-	"sync/atomic"
 
-	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/conc"
 	"github.com/bhsim/bhsim/internal/enum"
 )
 
@@ -81,14 +80,14 @@ const (
 // mapped. Data may be read or written by the holder; lock the buffer
 // (LockBuffer) if another goroutine may write it back at the same time.
 type BufferHead struct {
-	state    atomicbits.Bits[BHState]
-	count    atomic.Int32
+	state    conc.Bits[BHState]
+	count    conc.Int32
 	thisPage *BufferHead
 	folio    *Folio
 	blocknr  uint64
 	size     uint32
 	offset   uint32
-	bdev     atomic.Pointer[BlockDevice] // read without locks by LRU hits
+	bdev     conc.Pointer[BlockDevice] // read without locks by LRU hits
 	endIO    endIO
 }
 

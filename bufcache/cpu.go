@@ -67,10 +67,15 @@ func (c *CPU) countN(e Event, n int) { c.ev[e] += uint64(n) }
 // the CPU's free cache, or a new one.
 func (c *CPU) allocBH() *BufferHead {
 	c.count(EvBHAlloc)
-	if bh := c.bhFree.Get(); bh != nil {
-		return bh
+	bh := c.bhFree.Get()
+	if bh == nil {
+		bh = c.bhSlab.New(slabObjects)
 	}
-	return c.bhSlab.New(slabObjects)
+	if c.m.cfg.OneGoroutine { // freeBH's reset cleared the mode
+		bh.state.Confine()
+		bh.count.Confine()
+	}
+	return bh
 }
 
 // slabObjects is how many buffer heads or folios one slab array holds: a
@@ -118,6 +123,7 @@ func (c *CPU) allocFolio(data bool, order uint8) *Folio {
 	if f == nil {
 		f = c.folioSlab.New(slabObjects)
 		f.pfn, f.order = c.m.allocPFN(order), order
+		c.m.confineFolio(f) // for the frame's whole life
 		if data {
 			f.data = make([]byte, uint64(c.m.cfg.PageSize)<<order)
 		}

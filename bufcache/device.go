@@ -114,6 +114,11 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	d := &BlockDevice{m: m, disk: disk, size: size, logical: disk.LogicalBlockSize(), metaOnly: opts.MetadataOnly}
 	d.readOnly.Store(opts.ReadOnly)
 	d.mapping = Mapping{dev: d, index: pageindex.New[Folio](m.cfg.Index)}
+	if m.cfg.OneGoroutine {
+		d.mapping.index.Confine()
+		d.mapping.privateLock.Confine()
+		blk.Confine(disk)
+	}
 	if m.cfg.Folios == FoliosLarge {
 		d.mapping.large, d.mapping.maxOrder = true, maxPagecacheOrder(m.pageShift)
 	}
@@ -314,7 +319,7 @@ func (d *BlockDevice) invalidateRange(cpu *CPU, f *Folio, from, to uint64) {
 		if from <= off {
 			LockBuffer(cpu, bh)
 			bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
-			bh.bdev.Store(nil) // discard_buffer: a stale LRU entry no longer matches
+			bh.bdev.Store(nil, d.m.cfg.OneGoroutine) // discard_buffer: a stale LRU entry no longer matches
 			UnlockBuffer(cpu, bh)
 		}
 		off = next

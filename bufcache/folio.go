@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/bhsim/bhsim/internal/atomicbits"
+	"github.com/bhsim/bhsim/internal/conc"
 	"github.com/bhsim/bhsim/internal/enum"
 )
 
@@ -59,9 +59,9 @@ type Folio struct {
 	// (Beside index, with the fields a lookup reads, in the object's first
 	// cache line.)
 	order   uint8
-	mapping atomic.Pointer[Mapping] // nil once removed from the page cache
-	flags   atomicbits.Bits[FolioFlag]
-	ref     atomic.Int32
+	mapping conc.Pointer[Mapping] // nil once removed from the page cache
+	flags   conc.Bits[FolioFlag]
+	ref     conc.Int32
 	private *BufferHead
 	data    []byte
 	pfn     uint64        // simulated page frame number of the first page: physical contiguity for bio segments

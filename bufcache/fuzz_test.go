@@ -1,6 +1,7 @@
 package bufcache
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,8 +81,8 @@ func FuzzOps(f *testing.F) {
 // 200, decoded by decode at the device's current block size) on a fresh
 // device of devSize bytes on machine cfg through the interpreter, then
 // releases every buffer, syncs and checks the disk against the oracle and
-// the machine's invariants.
-func runFuzzOps(t *testing.T, cfg Config, devSize uint64, ops []byte, decode func(op, a, b byte, bsize uint32) rigOp) {
+// the machine's invariants. It returns the machine.
+func runFuzzOps(t *testing.T, cfg Config, devSize uint64, ops []byte, decode func(op, a, b byte, bsize uint32) rigOp) *Machine {
 	t.Helper()
 	m, d, disk := newDev(t, cfg, devSize, 512, DeviceOptions{})
 	r := &opRig{t: t, m: m, d: d, cpu: m.CPU(0), disk: disk, want: make([]byte, devSize)}
@@ -94,6 +95,39 @@ func runFuzzOps(t *testing.T, cfg Config, devSize uint64, ops []byte, decode fun
 	require.NoError(t, d.SyncBlockdev(r.cpu))
 	require.True(t, r.checkDisk(opCtx{where: "the end"}))
 	assert.NoError(t, m.Check())
+	return m
+}
+
+// TestOneGoroutineCountsTheSame: a machine with Config.OneGoroutine (its
+// locks, flags and counts confined) runs random operation sequences of
+// FuzzOps and FuzzOps618 to the same oracle-checked data and exactly the
+// same counted events as a shared machine.
+func TestOneGoroutineCountsTheSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		devSize uint64
+		decode  func(op, a, b byte, bsize uint32) rigOp
+	}{
+		{"mainline", Config{CPUs: 1, Check: true, DirtyLimit: 4}, fuzzDevSize, fuzzOp},
+		{"circular", Config{CPUs: 1, Check: true, DirtyLimit: 4, Alloc: AllocCircular}, fuzzDevSize, fuzzOp},
+		{"6.18", Linux618(Config{CPUs: 1, Check: true, DirtyLimit: 4}), fuzz618DevSize, fuzzOp618},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seq := range 20 {
+				ops := make([]byte, 3*(20+rng.IntN(150)))
+				for i := range ops {
+					ops[i] = byte(rng.Uint32())
+				}
+				shared := runFuzzOps(t, tc.cfg, tc.devSize, ops, tc.decode)
+				cfg := tc.cfg
+				cfg.OneGoroutine = true
+				confined := runFuzzOps(t, cfg, tc.devSize, ops, tc.decode)
+				require.Equal(t, shared.CPU(0).Events(), confined.CPU(0).Events(), "sequence %d", seq)
+			}
+		})
+	}
 }
 
 // TestFuzzOpsReachesEveryOperation: FuzzOps' decoding reaches getblk as

@@ -36,7 +36,7 @@ func (d *BlockDevice) mapWith(cpu *CPU, mapper BlockMapper, bh *BufferHead, bloc
 // b_blocknr, BH_Mapped). For a BlockMapper. O(1).
 func MapBH(bh *BufferHead, d *BlockDevice, block uint64) {
 	bh.blocknr = block
-	bh.bdev.Store(d)
+	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 	bh.state.Set(BHMapped)
 }
 

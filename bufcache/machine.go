@@ -118,6 +118,16 @@ type Config struct {
 	// (BlockDevice.Write, up to v6.5); package iomap's Writer gives
 	// iomap_file_buffered_write (v6.6+).
 	WriteIter WriteIterFunc
+	// OneGoroutine declares that one goroutine at a time drives the machine:
+	// all its CPUs, the devices it opens and every completion (workload.DD's
+	// runs do). The model's locks, flag words and reference counts then
+	// become plain memory operations (package conc's confinement): the same
+	// steps, results and counted events, without the locked instructions that
+	// make a machine shared by several goroutines safe. Open confines each
+	// device it opens (blk.Confine), and the devices under it. Driving such a
+	// machine from two goroutines at once is a data race, which go test -race
+	// reports.
+	OneGoroutine bool
 	// Check runs the invariant checker after the operations that change the page
 	// cache's structure or dirty state (getblk's growth, set_blocksize,
 	// try_to_free_buffers, sync_blockdev, mark_buffer_dirty) and panics on a
@@ -155,6 +165,15 @@ func (m *Machine) allocPFN(order uint8) uint64 {
 		n *= 2
 	}
 	return m.pfns.Add(n) - pages + 1
+}
+
+// confineFolio confines the flags and reference count of a new folio of a
+// machine with Config.OneGoroutine (they keep their mode through reuse).
+func (m *Machine) confineFolio(f *Folio) {
+	if m.cfg.OneGoroutine {
+		f.flags.Confine()
+		f.ref.Confine()
+	}
 }
 
 // lruKey is what lookup_bh_lru compares: (b_bdev, b_blocknr, b_size).
@@ -220,6 +239,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 		cfg.LRUSize = lru.DefaultSize
 	}
 	m := &Machine{cfg: cfg, pageShift: uint8(blocksize.Log2(cfg.PageSize))}
+	if cfg.OneGoroutine {
+		m.folios.mu.Confine()
+	}
 	m.cpus = make([]*CPU, cfg.CPUs)
 	for i := range m.cpus {
 		m.cpus[i] = &CPU{id: i, m: m}

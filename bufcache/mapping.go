@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bhsim/bhsim/internal/conc"
 	"github.com/bhsim/bhsim/internal/pageindex"
-	"github.com/bhsim/bhsim/internal/spin"
 )
 
 // Mapping models the block device inode's struct address_space: the page-cache
@@ -34,7 +34,7 @@ type Mapping struct {
 	index pageindex.Index[Folio]
 	// privateLock is mapping->private_lock (i_private_lock from 6.8): it excludes
 	// ring lookups (__find_get_block_slow) from attach and detach.
-	privateLock spin.Lock
+	privateLock conc.SpinLock
 	// large is mapping_large_folio_support (FoliosLarge); maxOrder is
 	// mapping_max_folio_order, MAX_PAGECACHE_ORDER then, and 0 without it.
 	large    bool
@@ -206,7 +206,7 @@ func (m *Mapping) addFolio(cpu *CPU, index uint64, order uint8, flags fgp) *Foli
 		f.put(cpu)
 		return nil
 	}
-	f.mapping.Store(m)
+	f.mapping.Store(m, m.dev.m.cfg.OneGoroutine)
 	cpu.count(EvIndexInsert)
 	pages := int64(1) << order
 	if m.large {
@@ -294,7 +294,7 @@ func (m *Mapping) unlink(cpu *CPU, f *Folio) bool {
 		return false
 	}
 	f.flags.Clear(FolioDirty)
-	f.mapping.Store(nil)
+	f.mapping.Store(nil, m.dev.m.cfg.OneGoroutine)
 	cpu.count(EvIndexDelete)
 	pages := int64(1) << f.order
 	if m.large {

@@ -1,6 +1,8 @@
 package bufcache
 
-import "sync"
+import (
+	"github.com/bhsim/bhsim/internal/conc"
+)
 
 // reclaimBatch is how many folios one reclaim pass tries to free
 // (SWAP_CLUSTER_MAX).
@@ -16,7 +18,7 @@ const reclaimBatch = 32
 // doubles. Nothing is moved or cleared but the entries themselves (a slice
 // consumed from its front had to be compacted, copied and cleared again).
 type folioLRU struct {
-	mu   sync.Mutex
+	mu   conc.Mutex
 	q    []lruEntry // len(q) is 0 or a power of two
 	head int        // index of the oldest entry
 	n    int        // entries, stale ones included

@@ -92,12 +92,13 @@ func (d *BlockDevice) splitFolio(cpu *CPU, f *Folio) bool {
 	flags := f.flags.Load() &^ FolioLocked
 	for k := 1; k < n; k++ {
 		p := &Folio{index: f.index + uint64(k)<<newOrder, pfn: f.pfn + uint64(k)<<newOrder, order: newOrder}
+		d.m.confineFolio(p)
 		if f.data != nil {
 			p.data = f.data[k*int(step) : (k+1)*int(step) : (k+1)*int(step)]
 		}
 		p.flags.Store(flags)
 		p.ref.Store(1) // the page cache's
-		p.mapping.Store(m)
+		p.mapping.Store(m, d.m.cfg.OneGoroutine)
 		pieces[k] = p
 	}
 	if !m.index.Split(f.index, f, f.order, newOrder, func(k int) *Folio { return pieces[k] }) {

@@ -191,7 +191,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 func (d *BlockDevice) getBlock(cpu *CPU, bh *BufferHead, block uint64) {
 	cpu.count(EvGetBlock)
 	bh.blocknr = block
-	bh.bdev.Store(d)
+	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 	bh.state.Set(BHMapped)
 }
 

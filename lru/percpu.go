@@ -4,7 +4,7 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/bhsim/bhsim/internal/spin"
+	"github.com/bhsim/bhsim/internal/conc"
 )
 
 // falseSharingRange is the distance kept between two CPUs' hot data: two 64-byte
@@ -28,7 +28,7 @@ type slot[K comparable, E comparable] struct {
 // needs a real lock, and takes the project's cheapest: an uncontended
 // compare-and-swap to acquire and a swap to release.
 type cpuState struct {
-	lock     spin.Lock
+	lock     conc.SpinLock
 	isolated bool // cpu_is_isolated (6.6+): lookups miss, installs are skipped
 	n        int  // occupied slots; they are always slots[0:n]
 }

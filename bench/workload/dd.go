@@ -92,7 +92,7 @@ func (d DD) Start() (*DDRun, error) {
 		return nil, fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
 	}
 	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs, DirtyLimit: d.DirtyLimit,
-		SeparateFlusher: true, FlusherCPU: 1, PageCacheLimit: d.PageCacheLimit}))
+		SeparateFlusher: true, FlusherCPU: 1, PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}))
 	if err != nil {
 		return nil, err
 	}
@@ -237,18 +237,27 @@ func (d DD) RunContext(ctx context.Context, progress func(done, total int)) (*DD
 	return r.Close()
 }
 
-// RunAll runs every dd of runs, at most GOMAXPROCS at a time (each has its
-// own machine, so the results do not depend on the parallelism), and returns
-// their results in order, or the error of the first that failed. If progress
-// is not nil it is called after each run with the runs done and the total.
+// ddSlots bounds the dd runs in progress across every RunAll of the
+// process to GOMAXPROCS: RunAlls side by side (bhsim reproduce's threads)
+// share the processors without holding more simulated page caches in
+// memory than one RunAll would.
+var ddSlots = fanout.NewSlots(0)
+
+// RunAll runs every dd of runs, at most GOMAXPROCS at a time across all the
+// RunAlls in progress (each run has its own machine, so the results do not
+// depend on the parallelism), and returns their results in order, or the
+// error of the first that failed. If progress is not nil it is called after
+// each run with the runs done and the total.
 func RunAll(runs []DD, progress func(done, total int)) ([]*DDResult, error) {
 	results := make([]*DDResult, len(runs))
 	err := fanout.Run(context.Background(), len(runs), 0, func(_ context.Context, i int) error {
-		var err error
-		if results[i], err = runs[i].Run(); err != nil {
-			return fmt.Errorf("dd %s %s read=%v: %w", runs[i].Layout, runs[i].Kernel.Name, runs[i].Read, err)
-		}
-		return nil
+		return ddSlots.Do(func() error {
+			var err error
+			if results[i], err = runs[i].Run(); err != nil {
+				return fmt.Errorf("dd %s %s read=%v: %w", runs[i].Layout, runs[i].Kernel.Name, runs[i].Read, err)
+			}
+			return nil
+		})
 	}, progress)
 	if err != nil {
 		return nil, err

@@ -133,11 +133,19 @@ type Bio struct {
 // cleared, for the next one.
 func (b *Bio) Reset(op Op, sector uint64) {
 	b.Op, b.Flags, b.Sector, b.Err, b.EndIO, b.Private = op, 0, sector, nil, nil, nil
-	clear(b.inline[:])
-	if cap(b.vecs) > MaxInlineVecs { // its own grown array: a copied Bio's vecs has the capacity of an inline array
+	switch {
+	case cap(b.vecs) > MaxInlineVecs: // its own grown array: a copied Bio's vecs has the capacity of an inline array
+		clear(b.inline[:])
 		clear(b.vecs)
 		b.vecs = b.vecs[:0]
-	} else {
+	case cap(b.vecs) > 0 && &b.vecs[:1][0] == &b.inline[0]:
+		// The usual case: only the vectors the last I/O used hold anything
+		// (a Vec holds a pointer, so clearing one costs write barriers
+		// while the collector runs).
+		clear(b.inline[:len(b.vecs)])
+		b.vecs = b.inline[:0]
+	default: // new, or a copy whose vecs are another Bio's inline array
+		clear(b.inline[:])
 		b.vecs = b.inline[:0]
 	}
 	b.size, b.data = 0, false

@@ -50,3 +50,25 @@ func CheckBio(d Device, b *Bio) error {
 	}
 	return nil
 }
+
+// Confiner is implemented by the devices that can confine their locks and
+// counters (package conc's confinement): Queue, MemDisk and md's Array.
+// Confine declares that from now on one goroutine at a time submits to the
+// device, and every completion runs on that goroutine; a device built on
+// others confines them too, where they implement Confiner. bufcache's
+// Machine.Open calls it for a machine with Config.OneGoroutine. Confine the
+// device before it is shared, and only once all its users are confined:
+// one goroutine submitting to a confined device while another does is a data
+// race.
+type Confiner interface {
+	Confine()
+}
+
+// Confine confines d if it implements Confiner, and reports whether it did.
+func Confine(d Device) bool {
+	c, ok := d.(Confiner)
+	if ok {
+		c.Confine()
+	}
+	return ok
+}

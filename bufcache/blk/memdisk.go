@@ -2,7 +2,8 @@ package blk
 
 import (
 	"fmt"
-	"sync"
+
+	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/blocksize"
 )
@@ -23,7 +24,7 @@ type MemDisk struct {
 	sectors uint64
 	lbs     uint32
 
-	mu     sync.Mutex
+	mu     conc.Mutex
 	chunks map[uint64]*[1 << chunkShift]byte
 	full   bool // the backing store cannot grow
 	stats  DiskStats
@@ -72,6 +73,9 @@ func NewMemDisk(name string, sizeBytes uint64, logical uint32) (*MemDisk, error)
 
 // Name implements Device.
 func (d *MemDisk) Name() string { return d.name }
+
+// Confine implements Confiner: d's lock becomes confined.
+func (d *MemDisk) Confine() { d.mu.Confine() }
 
 // Sectors implements Device.
 func (d *MemDisk) Sectors() uint64 { return d.sectors }

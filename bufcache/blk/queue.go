@@ -2,7 +2,8 @@ package blk
 
 import (
 	"fmt"
-	"sync"
+
+	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/internal/freelist"
 )
@@ -41,7 +42,7 @@ type Queue struct {
 	lim    Limits
 	tracer Tracer
 
-	mu      sync.Mutex
+	mu      conc.Mutex
 	free    freelist.List[Request] // recycled requests (the tag set)
 	streams streams                // where recent sequential streams ended
 	stats   QueueStats
@@ -143,6 +144,12 @@ func NewQueue(name string, store *MemDisk, model Model, lim Limits) (*Queue, err
 		name = store.Name()
 	}
 	return &Queue{name: name, store: store, model: model, lim: lim}, nil
+}
+
+// Confine implements Confiner: q's lock, and its store's, become confined.
+func (q *Queue) Confine() {
+	q.mu.Confine()
+	q.store.Confine()
 }
 
 // Name implements Device.

@@ -43,11 +43,13 @@ func main() {
 
 // gcPercent is the garbage collector's target the command runs with unless
 // GOGC says otherwise: a simulated page cache is a large heap of pointers
-// (folios, buffer heads, the index) that every cycle marks. At 200 instead of
-// Go's default of 100 it collects half as often: a reproduce takes about 5 %
-// less CPU time for a third more peak memory (1.0 against 0.75 GiB). It
-// changes no simulated figure.
-const gcPercent = 200
+// (folios, buffer heads, the index) that every cycle marks, with write
+// barriers on while it does. At 400 instead of Go's default of 100 it
+// collects a quarter as often. A built reproduce on the 2-core development
+// VM: 9.7–10.0 s and 17.7–18.3 s of CPU at 400, 10.5–11.1 s and 19.3–20.3 s
+// at 200, for a peak RSS of 1.2–1.7 GiB against 1.1–1.3 GiB. It changes no
+// simulated figure.
+const gcPercent = 400
 
 // command is one subcommand: its name, what it does, and its implementation,
 // which returns a usageError for a mistake in the command line.

@@ -72,11 +72,11 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 	}
 	prog := newProgress(stderr, isTerminal(stderr), "reproduce", names...)
 	results := make([]*threads.Reproduction, len(ths))
-	// One thread at a time: each runs its simulations on every CPU
-	// (workload.RunAll), so threads side by side would only hold more
-	// simulated page caches in memory at once (1.7 against 1.0 GiB peak) for
-	// no gain in time.
-	err = fanout.Run(context.Background(), len(ths), 1, func(_ context.Context, i int) error {
+	// Every thread at once: their dd runs share GOMAXPROCS slots
+	// (workload.RunAll), so no more simulated page caches are in memory at a
+	// time than one thread alone holds, and no processor waits while one
+	// thread's last long run finishes and the next thread's could start.
+	err = fanout.Run(context.Background(), len(ths), len(ths), func(_ context.Context, i int) error {
 		var err error
 		results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: prog.task(i)})
 		return err

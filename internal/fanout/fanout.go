@@ -51,3 +51,25 @@ func Run(ctx context.Context, n, workers int, do func(ctx context.Context, i int
 	}
 	return stopped
 }
+
+// Slots bounds how many pieces of work run at once across every caller that
+// shares it, where Run's workers bound one call: several Runs side by side
+// (bhsim reproduce's threads) then keep every processor busy until the last
+// piece of each is done, and no more pieces at a time than Slots allows.
+type Slots struct{ c chan struct{} }
+
+// NewSlots returns Slots for n pieces at once (GOMAXPROCS when n ≤ 0).
+func NewSlots(n int) *Slots {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return &Slots{c: make(chan struct{}, n)}
+}
+
+// Do waits for a free slot, calls do in it, and returns do's error. It
+// allocates nothing.
+func (s *Slots) Do(do func() error) error {
+	s.c <- struct{}{}
+	defer func() { <-s.c }()
+	return do()
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,4 +71,36 @@ func TestRunCancelled(t *testing.T) {
 	}, nil)
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Less(t, ran.Load(), int32(100), "no new calls once cancelled")
+}
+
+// TestSlotsBoundConcurrentRuns: three Runs side by side, each with more
+// workers than the slots, never have more pieces running than the slots
+// allow, and do every piece.
+func TestSlotsBoundConcurrentRuns(t *testing.T) {
+	for _, slots := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint("slots=", slots), func(t *testing.T) {
+			s := NewSlots(slots)
+			var running, peak, done atomic.Int32
+			err := Run(context.Background(), 3, 3, func(_ context.Context, _ int) error {
+				return Run(context.Background(), 20, 4, func(_ context.Context, _ int) error {
+					return s.Do(func() error {
+						r := running.Add(1)
+						for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+						}
+						time.Sleep(100 * time.Microsecond)
+						running.Add(-1)
+						done.Add(1)
+						return nil
+					})
+				}, nil)
+			}, nil)
+			require.NoError(t, err)
+			assert.Equal(t, int32(60), done.Load())
+			assert.LessOrEqual(t, peak.Load(), int32(slots))
+			assert.Equal(t, int32(0), running.Load())
+		})
+	}
+	assert.Equal(t, runtime.GOMAXPROCS(0), cap(NewSlots(0).c), "0 means GOMAXPROCS")
+	want := errors.New("piece failed")
+	assert.Same(t, want, NewSlots(1).Do(func() error { return want }), "Do returns do's error")
 }

@@ -362,6 +362,10 @@ func (t *BTree[T]) CountMarked(m Mark) int {
 	return t.marks[m].Len()
 }
 
+// Confine does nothing: the B-tree models no kernel structure, and keeps
+// its RWMutex whoever drives it.
+func (t *BTree[T]) Confine() {}
+
 // Len returns the number of items stored. O(1).
 func (t *BTree[T]) Len() int {
 	t.mu.RLock()

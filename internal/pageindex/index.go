@@ -187,6 +187,11 @@ type Index[T any] interface {
 	Nodes() int
 	// Kind reports which implementation this is.
 	Kind() Kind
+	// Confine declares that one goroutine at a time uses the index from now
+	// on (package conc's confinement): the xarray's writer lock becomes plain
+	// stores; the btree, which models no kernel structure, keeps its
+	// RWMutex. Call it before the index is shared.
+	Confine()
 }
 
 // Kind selects an Index implementation.

@@ -1,8 +1,7 @@
 package pageindex
 
 import (
-	"sync"
-	"sync/atomic"
+	"github.com/bhsim/bhsim/internal/conc"
 )
 
 // XArray is an xarray-style radix tree of 64-slot nodes mapping page indices
@@ -18,9 +17,12 @@ type XArray[T any] struct {
 	// head is the current shape of the tree; nil when the array is empty. It
 	// is replaced (never modified) when the shape changes, so a reader always
 	// sees a root, height and range that belong together.
-	head atomic.Pointer[xaHead[T]]
+	head conc.Pointer[xaHead[T]]
 
-	mu sync.Mutex // serialises writers; guards everything below
+	mu conc.Mutex // serialises writers; guards everything below
+	// confined: one goroutine at a time uses the array (Confine), so the
+	// writer's pointer stores are plain.
+	confined bool
 	// loneMarks holds the marks of the lone item in the head, bit m for mark
 	// m (the kernel keeps them in xa_flags).
 	loneMarks uint8
@@ -125,7 +127,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 			return false
 		}
 		if h == nil && index == 0 {
-			x.head.Store(&xaHead[T]{lone: item})
+			x.head.Store(&xaHead[T]{lone: item}, x.confined)
 			x.count++
 			return true
 		}
@@ -136,7 +138,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 	for i := index; ; {
 		leaf := x.pathTo(root, height, i)
 		for off := i & chunkMask; ; off++ {
-			leaf.items[off].Store(item)
+			leaf.items[off].Store(item, x.confined)
 			setBit(leaf, off, present)
 			if i == last || off == chunkMask {
 				break
@@ -149,7 +151,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 		i++
 	}
 	if h == nil || h.root != root {
-		x.head.Store(newTreeHead(root, height))
+		x.head.Store(newTreeHead(root, height), x.confined)
 	}
 	x.count++
 	if order > 0 {
@@ -171,7 +173,7 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 	root, height := h.root, h.height
 	if root == nil {
 		root, height = x.newNode(nil, 0, 0), 1
-		root.items[0].Store(h.lone)
+		root.items[0].Store(h.lone, x.confined)
 		root.bits[present] = 1
 		for m := range NumMarks {
 			root.bits[m] = uint64(x.loneMarks>>m) & 1
@@ -180,7 +182,7 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 	}
 	for ; height < need; height++ {
 		top := x.newNode(nil, 0, chunkShift*uint(height))
-		top.children[0].Store(root)
+		top.children[0].Store(root, x.confined)
 		for b, word := range root.bits {
 			if word != 0 {
 				top.bits[b] = 1
@@ -202,7 +204,7 @@ func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T]
 		child := n.children[off].Load()
 		if child == nil {
 			child = x.newNode(n, off, shift-chunkShift)
-			n.children[off].Store(child)
+			n.children[off].Store(child, x.confined)
 			n.bits[present] |= 1 << off
 		}
 		n = child
@@ -232,11 +234,11 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 	x.changeMarks(leaf, off, marks, 0)
 	x.count--
 	if leaf == nil { // the lone item
-		x.head.Store(nil)
+		x.head.Store(nil, x.confined)
 		return true
 	}
 	if x.multi == 0 { // an order-0 entry: one slot
-		leaf.items[off].Store(nil)
+		leaf.items[off].Store(nil, x.confined)
 		x.prune(leaf, 1<<off)
 		return true
 	}
@@ -270,7 +272,7 @@ func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
 		off := index & chunkMask
 		var cleared uint64
 		for ; off < chunkSize && leaf.items[off].Load() == item; off++ {
-			leaf.items[off].Store(nil)
+			leaf.items[off].Store(nil, x.confined)
 			cleared |= 1 << off
 			n++
 		}
@@ -295,10 +297,10 @@ func (x *XArray[T]) prune(leaf *xaNode[T], offs uint64) {
 		x.nodes--
 		p := n.parent
 		if p == nil {
-			x.head.Store(nil)
+			x.head.Store(nil, x.confined)
 			return
 		}
-		p.children[n.offset].Store(nil)
+		p.children[n.offset].Store(nil, x.confined)
 		p.bits[present] &^= 1 << n.offset
 		n = p
 	}
@@ -337,7 +339,7 @@ func (x *XArray[T]) Split(index uint64, item *T, order, newOrder uint8, part fun
 		at := index + k*step
 		for j := uint64(0); j < step; j++ {
 			_, _, l, o := x.locate(at + j)
-			l.items[o].Store(p)
+			l.items[o].Store(p, x.confined)
 		}
 		if k > 0 {
 			_, _, l, o := x.locate(at)
@@ -367,7 +369,7 @@ func (x *XArray[T]) shrink() {
 			for m := range NumMarks {
 				x.loneMarks |= uint8(root.bits[m]&1) << m
 			}
-			x.head.Store(&xaHead[T]{lone: root.items[0].Load()})
+			x.head.Store(&xaHead[T]{lone: root.items[0].Load()}, x.confined)
 			return
 		}
 		root = root.children[0].Load()
@@ -375,8 +377,15 @@ func (x *XArray[T]) shrink() {
 		height--
 	}
 	if root != h.root {
-		x.head.Store(newTreeHead(root, height))
+		x.head.Store(newTreeHead(root, height), x.confined)
 	}
+}
+
+// Confine makes the writer lock confined (conc.Mutex.Confine): one goroutine
+// at a time uses x from now on. Lookups stay lock-free atomic loads.
+func (x *XArray[T]) Confine() {
+	x.mu.Confine()
+	x.confined = true
 }
 
 // Len returns the number of items stored. O(1).

@@ -2,7 +2,8 @@ package pageindex
 
 import (
 	"math/bits"
-	"sync/atomic"
+
+	"github.com/bhsim/bhsim/internal/conc"
 )
 
 const (
@@ -31,9 +32,9 @@ const (
 // on 64-bit machines, the size the kernel's xa_node has.
 type xaNode[T any] struct {
 	// children is the slot array of an interior node (nil in a leaf).
-	children *[chunkSize]atomic.Pointer[xaNode[T]]
+	children *[chunkSize]conc.Pointer[xaNode[T]]
 	// items is the slot array of a leaf node (nil in an interior node).
-	items *[chunkSize]atomic.Pointer[T]
+	items *[chunkSize]conc.Pointer[T]
 	// parent is the node whose slot offset points here; nil for the root.
 	parent *xaNode[T]
 	// bits holds, per mark, bit i set iff some item in the subtree of slot i
@@ -48,13 +49,13 @@ type xaNode[T any] struct {
 // xaInterior is an interior node: its slots point to the nodes one level down.
 type xaInterior[T any] struct {
 	xaNode[T]
-	slots [chunkSize]atomic.Pointer[xaNode[T]]
+	slots [chunkSize]conc.Pointer[xaNode[T]]
 }
 
 // xaLeaf is a bottom-level node: its slots hold the items.
 type xaLeaf[T any] struct {
 	xaNode[T]
-	slots [chunkSize]atomic.Pointer[T]
+	slots [chunkSize]conc.Pointer[T]
 }
 
 // newNode allocates a node for the level at shift (a leaf when shift is 0)

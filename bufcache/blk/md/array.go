@@ -3,7 +3,8 @@ package md
 import (
 	"fmt"
 	"math/bits"
-	"sync"
+
+	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -94,9 +95,26 @@ type Array struct {
 
 	deg degradedState // which members are faulty
 
-	mu    sync.Mutex // guards free and stats
+	mu    conc.Mutex // guards free and stats
 	free  freelist.List[request]
 	stats Stats
+
+	// confined: one goroutine at a time drives the array (Confine), so its
+	// requests' and batches' counters and locks are confined too.
+	confined bool
+}
+
+// Confine implements blk.Confiner: the array's locks and counters, those of
+// the requests and stripe batches it makes from now on, and its members
+// that implement blk.Confiner become confined (package conc). The stripe
+// cache keeps its lock: its condition variable needs a real one. Call it
+// before any I/O.
+func (a *Array) Confine() {
+	a.confined = true
+	a.mu.Confine()
+	for _, m := range a.members {
+		blk.Confine(m)
+	}
 }
 
 // New assembles an array of cfg.Level over members, in member order (mdadm

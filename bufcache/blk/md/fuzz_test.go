@@ -23,7 +23,8 @@ const fuzzOp = 5
 // right.
 //
 // Input: level, member count, geometry (bits 0–1: chunk 4, 8 or 16 KiB; bit 2:
-// 4096-byte logical blocks; bit 3: the smallest stripe cache, 17), then 5 bytes
+// 4096-byte logical blocks; bit 3: the smallest stripe cache, 17; bit 4:
+// confine the array and its members, as one goroutine's machine does), then 5 bytes
 // per operation: kind (bits 0–1: write, read, metadata-only write,
 // metadata-only read; bit 2: cut the payload into random vectors; bit 3: start
 // the plug before the operation, or finish it if started; bit 7: leave the
@@ -49,6 +50,7 @@ func FuzzArray(f *testing.F) {
 		f.Add(seed(level, 0, 8, op(8, 0, 1), op(0, 1, 1), op(0, 2, 6), op(0, 8, 8), op(0, 4, 2),
 			op(0x80, 5, 3), op(2, 16, 4), op(4, 20, 100), op(1, 0, 64), op(8, 0, 8), op(12, 64, 200), op(8, 0, 1)))
 		f.Add(seed(level, 2, 9, op(8, 0, 400), op(4, 300, 300), op(0, 0xfff0, 8), op(6, 40, 80)))
+		f.Add(seed(level, 1, 0x18, op(8, 0, 1), op(0, 1, 7), op(4, 8, 100), op(8, 0, 1), op(1, 0, 128))) // confined
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 3 {
@@ -71,6 +73,9 @@ func FuzzArray(f *testing.F) {
 		disks := newDisks(t, members, 128<<10, lbs)
 		a, err := New(Config{Level: level, ChunkSize: chunk, StripeCacheSize: cache}, devices(disks))
 		require.NoError(t, err)
+		if in[2]&16 != 0 {
+			a.Confine()
+		}
 		size := a.Sectors() << blk.SectorShift
 		oracle := make([]byte, size)
 		lbsSectors := uint64(lbs) >> blk.SectorShift

@@ -1,8 +1,7 @@
 package md
 
 import (
-	"sync"
-	"sync/atomic"
+	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
@@ -33,9 +32,9 @@ const (
 type batch struct {
 	a       *Array
 	stripes []*stripeHead
-	plug    blk.Plug     // raid5d's plug: member bios of consecutive stripes merge
-	pending atomic.Int32 // member bios in flight, plus one while a round is issued
-	mu      sync.Mutex   // guards the stripes' err and step changes by advance, and failed
+	plug    blk.Plug   // raid5d's plug: member bios of consecutive stripes merge
+	pending conc.Int32 // member bios in flight, plus one while a round is issued
+	mu      conc.Mutex // guards the stripes' err and step changes by advance, and failed
 	bios    memberBios
 	devs    []int       // the member of each of bios, in order
 	units   [][]byte    // one stripe's data units, for genSyndrome
@@ -60,7 +59,12 @@ func (a *Array) newBatch() *batch {
 	if b := a.cache.batches.Get(); b != nil {
 		return b
 	}
-	return &batch{a: a}
+	b := &batch{a: a}
+	if a.confined {
+		b.pending.Confine()
+		b.mu.Confine()
+	}
+	return b
 }
 
 // adopt moves sh, taken off its list by the caller, into b: the stripe is

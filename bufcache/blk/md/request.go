@@ -1,8 +1,7 @@
 package md
 
 import (
-	"sync"
-	"sync/atomic"
+	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
@@ -26,8 +25,8 @@ type request struct {
 	// pending counts what the parent waits for — member bios in flight (mapped
 	// I/O) or stripe attachments not yet written (RAID6 writes) — plus one while
 	// the request is being issued, so that completions cannot end it early.
-	pending atomic.Int32
-	mu      sync.Mutex // guards err: completions may come from any goroutine
+	pending conc.Int32
+	mu      conc.Mutex // guards err: completions may come from any goroutine
 	err     error      // the first error
 
 	t    Stats      // this request's counters, added to the array's when it completes
@@ -76,6 +75,10 @@ func (a *Array) get() *request {
 	a.mu.Unlock()
 	if r == nil {
 		r = &request{a: a}
+		if a.confined {
+			r.pending.Confine()
+			r.mu.Confine()
+		}
 	}
 	return r
 }

@@ -1,4 +1,4 @@
-package spin
+package conc
 
 import (
 	"sync"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestLockUnlock(t *testing.T) {
-	var l Lock
+	var l SpinLock
 	require.False(t, l.Locked())
 	l.Lock()
 	assert.True(t, l.Locked())
@@ -18,7 +18,7 @@ func TestLockUnlock(t *testing.T) {
 	assert.False(t, l.Locked())
 	assert.True(t, l.TryLock())
 	l.Unlock()
-	assert.PanicsWithValue(t, "spin: unlock of unlocked lock", l.Unlock)
+	assert.PanicsWithValue(t, "conc: unlock of unlocked lock", l.Unlock)
 }
 
 // TestMutualExclusion: goroutines, more than the processors, increment a
@@ -26,7 +26,7 @@ func TestLockUnlock(t *testing.T) {
 // atomics must order the critical sections for the race detector too.
 func TestMutualExclusion(t *testing.T) {
 	const workers, rounds = 8, 5000
-	var l Lock
+	var l SpinLock
 	n := 0
 	var wg sync.WaitGroup
 	for range workers {
@@ -46,7 +46,7 @@ func TestMutualExclusion(t *testing.T) {
 // sync.Mutex's.
 func BenchmarkLockUnlock(b *testing.B) {
 	b.Run("lock=spin", func(b *testing.B) {
-		var l Lock
+		var l SpinLock
 		for b.Loop() {
 			l.Lock()
 			//lint:ignore SA2001 the empty critical section is the point: this times the lock itself
