@@ -120,13 +120,14 @@ type Config struct {
 	WriteIter WriteIterFunc
 	// OneGoroutine declares that one goroutine at a time drives the machine:
 	// all its CPUs, the devices it opens and every completion (workload.DD's
-	// runs do). The model's locks, flag words and reference counts then
-	// become plain memory operations (package conc's confinement): the same
+	// runs and workload's scenario and workload runners do). The model's
+	// locks, flag words, reference counts and index stores then become plain
+	// memory operations (package internal/conc's confinement): the same
 	// steps, results and counted events, without the locked instructions that
-	// make a machine shared by several goroutines safe. Open confines each
-	// device it opens (blk.Confine), and the devices under it. Driving such a
-	// machine from two goroutines at once is a data race, which go test -race
-	// reports.
+	// make a machine shared by several goroutines safe. AddDisk and Open
+	// confine each disk they add (blk.Confine), and the devices under it.
+	// Driving such a machine from two goroutines at once is a data race,
+	// which go test -race reports.
 	OneGoroutine bool
 	// Check runs the invariant checker after the operations that change the page
 	// cache's structure or dirty state (getblk's growth, set_blocksize,

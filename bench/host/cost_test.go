@@ -80,7 +80,7 @@ func (c ddCost) newModelDD(tb testing.TB) *modelDD {
 	require.NoError(tb, err)
 	queue, err := blk.NewQueue("loop8", mem, blk.Null{}, lim)
 	require.NoError(tb, err)
-	m, err := bufcache.NewMachine(bufcache.Linux618(bufcache.Config{WriteIter: iomap.Writer(iomap.Linux618)}))
+	m, err := bufcache.NewMachine(bufcache.Linux618(bufcache.Config{WriteIter: iomap.Writer(iomap.Linux618), OneGoroutine: true}))
 	require.NoError(tb, err)
 	d, err := m.AddDisk(queue, bufcache.DeviceOptions{ReadAheadKB: uint32(q.ReadAheadKB)})
 	require.NoError(tb, err)

@@ -124,8 +124,11 @@ func scenarioSpec(s *Scenario) machineSpec {
 
 // newModelRun builds the machine of kernel k and the loop device of spec.
 func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, error) {
+	// The scenario runner and the workload engine drive every CPU from the
+	// calling goroutine (the engine interleaves them), so the machine is
+	// confined.
 	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
-		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit}
+		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
 	if spec.flusher {
 		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+1, true, spec.cpus
 	}

@@ -229,7 +229,7 @@ func (w WriteTest) Start() (*WriteTestRun, error) {
 // machine or the block size cannot be set up.
 func (r *WriteTestRun) Remount() error {
 	m, err := bufcache.NewMachine(r.w.Kernel.Configure(bufcache.Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1,
-		PageCacheLimit: r.w.PageCacheLimit, DirtyLimit: r.w.DirtyLimit}))
+		PageCacheLimit: r.w.PageCacheLimit, DirtyLimit: r.w.DirtyLimit, OneGoroutine: true}))
 	if err != nil {
 		return err
 	}
