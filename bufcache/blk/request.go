@@ -77,12 +77,10 @@ func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
 	}
 	coalesce, maxSeg := l.SegmentAccounting == SegmentsCoalesced, uint64(l.MaxSegmentSize)
 	if back {
-		merged := r.runs
-		merged.append(*br, coalesce, maxSeg)
-		if merged.segs > uint64(l.MaxSegments) {
+		if r.runs.segsWith(br, coalesce, maxSeg) > uint64(l.MaxSegments) {
 			return mergeNone
 		}
-		r.runs = merged
+		r.runs.append(*br, coalesce, maxSeg)
 		r.sectors += b.Sectors()
 		r.parts = append(r.parts, BioPart{Bio: b, Off: 0, Len: b.size})
 		r.merges++

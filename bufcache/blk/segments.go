@@ -25,8 +25,15 @@ type runs struct {
 	single  bool    // one run only: the first run is the last
 }
 
-// segsOf is the number of segments a run of n bytes makes.
-func segsOf(n, maxSeg uint64) uint64 { return (n + maxSeg - 1) / maxSeg }
+// segsOf is the number of segments a run of n bytes makes: a shift for the
+// power-of-two segment sizes every queue the model builds has (a 64-bit
+// division costs tens of cycles, and every bio counts its segments).
+func segsOf(n, maxSeg uint64) uint64 {
+	if maxSeg&(maxSeg-1) == 0 {
+		return (n + maxSeg - 1) >> bits.TrailingZeros64(maxSeg)
+	}
+	return (n + maxSeg - 1) / maxSeg
+}
 
 // extent returns the runs of bytes [d, d+n) of v, n > 0: one run whose ends are
 // known unless v is on NoPFN or the position overflows the frame numbers.
@@ -64,7 +71,7 @@ func (a *runs) append(b runs, coalesce bool, maxSeg uint64) {
 		return
 	case coalesce && a.joins(&b):
 		merged := a.tailLen + b.headLen
-		a.segs += b.segs + segsOf(merged, maxSeg) - segsOf(a.tailLen, maxSeg) - segsOf(b.headLen, maxSeg)
+		a.segs = a.segsWith(&b, coalesce, maxSeg)
 		if a.single {
 			a.headLen = merged
 		}
@@ -81,6 +88,21 @@ func (a *runs) append(b runs, coalesce bool, maxSeg uint64) {
 	}
 	a.bytes += b.bytes
 	a.tail, a.tailOK = b.tail, b.tailOK
+}
+
+// segsWith returns the segments a would hold after append(b, coalesce,
+// maxSeg), without changing a: what a merge checks against MaxSegments
+// before it commits. O(1).
+func (a *runs) segsWith(b *runs, coalesce bool, maxSeg uint64) uint64 {
+	switch {
+	case b.bytes == 0:
+		return a.segs
+	case a.bytes == 0:
+		return b.segs
+	case coalesce && a.joins(b):
+		return a.segs + b.segs + segsOf(a.tailLen+b.headLen, maxSeg) - segsOf(a.tailLen, maxSeg) - segsOf(b.headLen, maxSeg)
+	}
+	return a.segs + b.segs
 }
 
 // bioRuns returns the runs of bytes [off, off+n) of b, coalescing contiguous
