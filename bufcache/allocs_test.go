@@ -1,13 +1,13 @@
 package bufcache
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/blocksize"
-	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
 // queuedWrite is a machine writing through a request queue (plug, merges,
@@ -22,15 +22,10 @@ type queuedWrite struct {
 	last uint64 // the last write's
 }
 
-func newQueuedWrite(t *testing.T, bsize uint32, data bool) *queuedWrite {
+func newQueuedWrite(t *testing.T, bsize uint32, data, oneGoroutine bool) *queuedWrite {
 	t.Helper()
-	lim, err := blk.LoopLimitsFrom(blk.QueueAttrs{LogicalBlockSize: 512})
-	require.NoError(t, err)
-	mem, err := blk.NewMemDisk("loop", 64<<20, 512)
-	require.NoError(t, err)
-	q, err := blk.NewQueue("loop", mem, blk.Null{}, lim)
-	require.NoError(t, err)
-	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024})
+	q, _ := newLoopQueue(t, 64<<20)
+	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, OneGoroutine: oneGoroutine})
 	require.NoError(t, err)
 	d, err := m.AddDisk(q, DeviceOptions{MetadataOnly: !data})
 	require.NoError(t, err)
@@ -62,7 +57,8 @@ func (w *queuedWrite) writeSync(t *testing.T, advance bool) {
 // a leaf node of 64 slots when pages enter a range no cached page holds (the
 // kernel's xa_node, freed after an RCU grace period; the model leaves freed
 // nodes to the collector, which gives lock-free readers that grace period),
-// at most one per 64 pages.
+// at most one per 64 pages. The same holds on a confined machine
+// (Config.OneGoroutine).
 func TestSteadyStateAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("warms a page cache of 1024 folios")
@@ -82,21 +78,23 @@ func TestSteadyStateAllocations(t *testing.T) {
 		{"new pages and reclaim, 1024-byte blocks, metadata", 1024, false, true, 256 / 64},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newQueuedWrite(t, tt.bsize, tt.data)
-			for range 80 { // past the page cache's size, and once around the disk
-				w.writeSync(t, tt.advance)
-			}
-			allocs := testing.AllocsPerRun(20, func() { w.writeSync(t, tt.advance) })
-			assert.LessOrEqual(t, allocs, tt.max, "allocations per 1 MiB written and synced (256 pages)")
-			block := w.last / uint64(tt.bsize) // cached: the last write's first block
-			bh := w.d.FindGetBlock(w.cpu, block, tt.bsize)
-			require.NotNil(t, bh)
-			Brelse(w.cpu, bh)
-			assert.Zero(t, testing.AllocsPerRun(100, func() {
-				Brelse(w.cpu, w.d.FindGetBlock(w.cpu, block, tt.bsize)) // an LRU hit
-				Brelse(w.cpu, w.d.FindGetBlockSlow(w.cpu, block+1))     // the page cache
-			}), "lookups")
-		})
+		for _, one := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/one-goroutine=%v", tt.name, one), func(t *testing.T) {
+				w := newQueuedWrite(t, tt.bsize, tt.data, one)
+				for range 80 { // past the page cache's size, and once around the disk
+					w.writeSync(t, tt.advance)
+				}
+				allocs := testing.AllocsPerRun(20, func() { w.writeSync(t, tt.advance) })
+				assert.LessOrEqual(t, allocs, tt.max, "allocations per 1 MiB written and synced (256 pages)")
+				block := w.last / uint64(tt.bsize) // cached: the last write's first block
+				bh := w.d.FindGetBlock(w.cpu, block, tt.bsize)
+				require.NotNil(t, bh)
+				Brelse(w.cpu, bh)
+				assert.Zero(t, testing.AllocsPerRun(100, func() {
+					Brelse(w.cpu, w.d.FindGetBlock(w.cpu, block, tt.bsize)) // an LRU hit
+					Brelse(w.cpu, w.d.FindGetBlockSlow(w.cpu, block+1))     // the page cache
+				}), "lookups")
+			})
+		}
 	}
 }

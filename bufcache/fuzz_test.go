@@ -1,6 +1,7 @@
 package bufcache
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -113,6 +114,7 @@ func TestOneGoroutineCountsTheSame(t *testing.T) {
 		{"mainline", Config{CPUs: 1, Check: true, DirtyLimit: 4}, fuzzDevSize, fuzzOp},
 		{"circular", Config{CPUs: 1, Check: true, DirtyLimit: 4, Alloc: AllocCircular}, fuzzDevSize, fuzzOp},
 		{"6.18", Linux618(Config{CPUs: 1, Check: true, DirtyLimit: 4}), fuzz618DevSize, fuzzOp618},
+		{"6.18, separate flusher", Linux618(Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1, Check: true, DirtyLimit: 4}), fuzz618DevSize, fuzzOp618},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seq := range 20 {
@@ -124,8 +126,41 @@ func TestOneGoroutineCountsTheSame(t *testing.T) {
 				cfg := tc.cfg
 				cfg.OneGoroutine = true
 				confined := runFuzzOps(t, cfg, tc.devSize, ops, tc.decode)
-				require.Equal(t, shared.CPU(0).Events(), confined.CPU(0).Events(), "sequence %d", seq)
+				for c := range tc.cfg.CPUs {
+					require.Equal(t, shared.CPU(c).Events(), confined.CPU(c).Events(), "sequence %d, cpu %d", seq, c)
+				}
 			}
+		})
+	}
+}
+
+// TestOneGoroutineConfines: a machine with Config.OneGoroutine confines
+// what it makes and opens (private_lock, the queue and its disk, a
+// folio's flags and count, a buffer head's state and count); a shared
+// machine confines none of it.
+func TestOneGoroutineConfines(t *testing.T) {
+	for _, one := range []bool{false, true} {
+		t.Run(fmt.Sprint("one-goroutine=", one), func(t *testing.T) {
+			q, mem := newLoopQueue(t, 1<<20)
+			m, err := NewMachine(Config{OneGoroutine: one})
+			require.NoError(t, err)
+			d, err := m.AddDisk(q, DeviceOptions{})
+			require.NoError(t, err)
+			cpu := m.CPU(0)
+			bh, err := d.Getblk(cpu, 3, d.BlockSize())
+			require.NoError(t, err)
+			require.NotNil(t, bh)
+			f := bh.folio
+			for name, got := range map[string]bool{
+				"bh state": bh.state.Confined(), "bh count": bh.count.Confined(),
+				"folio flags": f.flags.Confined(), "folio count": f.ref.Confined(),
+				"private_lock": d.mapping.privateLock.Confined(),
+				"queue":        q.Confined(), "disk": mem.Confined(),
+			} {
+				assert.Equal(t, one, got, name)
+			}
+			Brelse(cpu, bh)
+			require.NoError(t, d.SyncBlockdev(cpu))
 		})
 	}
 }

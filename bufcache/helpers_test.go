@@ -21,6 +21,19 @@ func newDev(t testing.TB, cfg Config, size uint64, logical uint32, opts DeviceOp
 	return m, d, disk
 }
 
+// newLoopQueue returns a request queue with the loop device's limits (512-byte
+// logical blocks) over a memory disk of size bytes that stores the data.
+func newLoopQueue(t testing.TB, size uint64) (*blk.Queue, *blk.MemDisk) {
+	t.Helper()
+	lim, err := blk.LoopLimitsFrom(blk.QueueAttrs{LogicalBlockSize: 512})
+	require.NoError(t, err)
+	mem, err := blk.NewMemDisk("loop", size, 512)
+	require.NoError(t, err)
+	q, err := blk.NewQueue("loop", mem, blk.Null{}, lim)
+	require.NoError(t, err)
+	return q, mem
+}
+
 // faultyDisk fails every bio of the selected operation (reads, writes).
 type faultyDisk struct {
 	*blk.MemDisk

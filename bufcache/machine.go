@@ -119,15 +119,18 @@ type Config struct {
 	// iomap_file_buffered_write (v6.6+).
 	WriteIter WriteIterFunc
 	// OneGoroutine declares that one goroutine at a time drives the machine:
-	// all its CPUs, the devices it opens and every completion (workload.DD's
-	// runs and workload's scenario and workload runners do). The model's
-	// locks, flag words, reference counts and index stores then become plain
-	// memory operations (package internal/conc's confinement): the same
-	// steps, results and counted events, without the locked instructions that
-	// make a machine shared by several goroutines safe. AddDisk and Open
-	// confine each disk they add (blk.Confine), and the devices under it.
-	// Driving such a machine from two goroutines at once is a data race,
-	// which go test -race reports.
+	// every method of the machine, its CPUs and its devices (SetIsolated
+	// and the LRU invalidations included) and every completion runs on the
+	// driving goroutine (workload.DD's runs and workload's scenario and
+	// workload runners do). The folios' and buffer heads' flags and reference
+	// counts, the page-cache index's lock and stores, private_lock and the
+	// reclaim list's lock then become plain memory operations (package
+	// internal/conc's confinement): the same steps, results and counted
+	// events, without their locked instructions. (The page-cache counters,
+	// the frame numbers and the per-CPU LRU's lock stay atomic.) AddDisk and
+	// Open confine each disk they add (blk.Confine), and the devices under
+	// it, for good. Driving such a machine from two goroutines at once is a
+	// data race, which go test -race reports.
 	OneGoroutine bool
 	// Check runs the invariant checker after the operations that change the page
 	// cache's structure or dirty state (getblk's growth, set_blocksize,

@@ -238,9 +238,9 @@ func (d DD) RunContext(ctx context.Context, progress func(done, total int)) (*DD
 }
 
 // ddSlots bounds the dd runs in progress across every RunAll of the
-// process to GOMAXPROCS: RunAlls side by side (bhsim reproduce's threads)
-// share the processors without holding more simulated page caches in
-// memory than one RunAll would.
+// process to GOMAXPROCS as the process started with: RunAlls side by side
+// (bhsim reproduce's threads) share the processors without holding more
+// simulated dd page caches in memory than one RunAll would.
 var ddSlots = fanout.NewSlots(0)
 
 // RunAll runs every dd of runs, at most GOMAXPROCS at a time across all the

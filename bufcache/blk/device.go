@@ -52,23 +52,23 @@ func CheckBio(d Device, b *Bio) error {
 }
 
 // Confiner is implemented by the devices that can confine their locks and
-// counters (package conc's confinement): Queue, MemDisk and md's Array.
-// Confine declares that from now on one goroutine at a time submits to the
-// device, and every completion runs on that goroutine; a device built on
-// others confines them too, where they implement Confiner. bufcache's
-// Machine.Open calls it for a machine with Config.OneGoroutine. Confine the
-// device before it is shared, and only once all its users are confined:
-// one goroutine submitting to a confined device while another does is a data
-// race.
+// counters (package internal/conc's confinement): Queue, MemDisk and md's
+// Array. Confine declares that from now on one goroutine at a time submits
+// to the device, reads its statistics and traces, and runs every completion;
+// a device built on others confines them too, where they implement
+// Confiner. bufcache's Machine.AddDisk (and so Open) calls it for a machine
+// with Config.OneGoroutine. Confinement is for good: add a confined device
+// to no machine that several goroutines drive. A type that embeds a
+// Confiner and completes bios on another goroutine must override Confine,
+// or confining it confines the embedded device under it.
 type Confiner interface {
 	Confine()
 }
 
-// Confine confines d if it implements Confiner, and reports whether it did.
-func Confine(d Device) bool {
-	c, ok := d.(Confiner)
-	if ok {
+// Confine confines d if it implements Confiner; other devices are left as
+// they are (they keep their own synchronisation).
+func Confine(d Device) {
+	if c, ok := d.(Confiner); ok {
 		c.Confine()
 	}
-	return ok
 }

@@ -14,7 +14,8 @@ const chunkShift = 12
 // MemDisk is a sparse in-memory disk: the data oracle beneath the buffer cache.
 // Sectors never written read as zeros; memory grows only with what is written,
 // in 4 KiB chunks. Bios are completed synchronously, inside Submit. MemDisk is
-// safe for concurrent use.
+// safe for concurrent use until Confine; a confined one (a one-goroutine
+// machine's) for one goroutine at a time only.
 //
 // Its chunks are also the pages of the file behind a loop device: a chunk is
 // allocated when data is first written to it. [MemDisk.SetBackingFull]
@@ -76,6 +77,9 @@ func (d *MemDisk) Name() string { return d.name }
 
 // Confine implements Confiner: d's lock becomes confined.
 func (d *MemDisk) Confine() { d.mu.Confine() }
+
+// Confined reports whether d is confined.
+func (d *MemDisk) Confined() bool { return d.mu.Confined() }
 
 // Sectors implements Device.
 func (d *MemDisk) Sectors() uint64 { return d.sectors }

@@ -18,8 +18,9 @@ import (
 // to the queue's busy time, it is traced, and its bios complete in order on the
 // goroutine that dispatched it, before Submit, Plug.Flush or Plug.Finish
 // returns. A Queue is safe for concurrent use by several goroutines, each with
-// its own Plug; busy time is deterministic for a deterministic order of
-// dispatch.
+// its own Plug, until Confine; a confined one (a one-goroutine machine's) for
+// one goroutine at a time only. Busy time is deterministic for a
+// deterministic order of dispatch.
 //
 // # Flushes
 //
@@ -151,6 +152,9 @@ func (q *Queue) Confine() {
 	q.mu.Confine()
 	q.store.Confine()
 }
+
+// Confined reports whether q is confined.
+func (q *Queue) Confined() bool { return q.mu.Confined() }
 
 // Name implements Device.
 func (q *Queue) Name() string { return q.name }

@@ -73,9 +73,10 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, isTerminal(stderr), "reproduce", names...)
 	results := make([]*threads.Reproduction, len(ths))
 	// Every thread at once: their dd runs share GOMAXPROCS slots
-	// (workload.RunAll), so no more simulated page caches are in memory at a
-	// time than one thread alone holds, and no processor waits while one
-	// thread's last long run finishes and the next thread's could start.
+	// (workload.RunAll), so no more dd page caches are in memory at a time
+	// than one thread alone holds (alloc's writetest and lru's lookups, which
+	// are small, run beside them), and no processor waits while one thread's
+	// last long run finishes and the next thread's could start.
 	err = fanout.Run(context.Background(), len(ths), len(ths), func(_ context.Context, i int) error {
 		var err error
 		results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: prog.task(i)})

@@ -18,7 +18,9 @@ import "sync/atomic"
 // already as wanted. Confined (see the package doc), the changes are plain
 // stores.
 //
-// Bit 31 is the word's own: it marks a confined Bits, and no flag may use it.
+// Bit 31 is the word's own: it marks a confined Bits. No flag may use it,
+// and every operation ignores it in its arguments, so a mask such as ^0
+// neither confines a shared word nor unconfines a confined one.
 type Bits[T ~uint32] struct {
 	_ noCopy
 	v uint32
@@ -31,6 +33,12 @@ const confinedBit = 1 << 31
 // (see the package doc). It keeps b's bits. Call it before b is shared.
 func (b *Bits[T]) Confine() { b.v |= confinedBit }
 
+// Confined reports whether b is confined.
+func (b *Bits[T]) Confined() bool { return b.word()&confinedBit != 0 }
+
+// flags is m without the confinement bit.
+func flags[T ~uint32](m T) uint32 { return uint32(m) &^ confinedBit }
+
 // word loads the whole word, the confinement mark included.
 func (b *Bits[T]) word() uint32 { return atomic.LoadUint32(&b.v) }
 
@@ -42,10 +50,10 @@ func (b *Bits[T]) Load() T { return T(b.word() &^ confinedBit) }
 func (b *Bits[T]) Store(v T) {
 	w := b.word()
 	if w&confinedBit != 0 {
-		b.v = uint32(v) | confinedBit
+		b.v = flags(v) | confinedBit
 		return
 	}
-	atomic.StoreUint32(&b.v, uint32(v))
+	atomic.StoreUint32(&b.v, flags(v))
 }
 
 // Has reports whether every bit of m is set (true for m = 0).
@@ -56,6 +64,7 @@ func (b *Bits[T]) Any(m T) bool { return b.Load()&m != 0 }
 
 // Set sets the bits of m (set_bit).
 func (b *Bits[T]) Set(m T) {
+	m = T(flags(m))
 	w := b.word()
 	switch {
 	case T(w)&m == m:
@@ -68,6 +77,7 @@ func (b *Bits[T]) Set(m T) {
 
 // Clear clears the bits of m (clear_bit).
 func (b *Bits[T]) Clear(m T) {
+	m = T(flags(m))
 	w := b.word()
 	switch {
 	case T(w)&m == 0:
@@ -82,6 +92,7 @@ func (b *Bits[T]) Clear(m T) {
 // (test_and_set_bit). With a mask of several bits it sets them all and
 // reports whether any was set.
 func (b *Bits[T]) TestAndSet(bit T) bool {
+	bit = T(flags(bit))
 	w := b.word()
 	switch {
 	case T(w)&bit == bit:
@@ -97,6 +108,7 @@ func (b *Bits[T]) TestAndSet(bit T) bool {
 // (test_and_clear_bit). With a mask of several bits it clears them all if
 // any was set, and reports whether one was.
 func (b *Bits[T]) TestAndClear(bit T) bool {
+	bit = T(flags(bit))
 	w := b.word()
 	switch {
 	case T(w)&bit == 0:
@@ -112,6 +124,7 @@ func (b *Bits[T]) TestAndClear(bit T) bool {
 // returns the bits before. It stands for a sequence of bit operations that
 // no other goroutine could tell apart from a single one.
 func (b *Bits[T]) Change(set, clr T) (old T) {
+	set, clr = T(flags(set)), T(flags(clr))
 	for {
 		o := b.word()
 		n := o&^uint32(clr) | uint32(set)
@@ -130,6 +143,7 @@ func (b *Bits[T]) Change(set, clr T) (old T) {
 // test_and_clear_bit followed, on success, by set_bit, as one step. Nothing
 // changes when no bit of clr is set.
 func (b *Bits[T]) TestAndClearSet(clr, set T) bool {
+	set, clr = T(flags(set)), T(flags(clr))
 	for {
 		o := b.word()
 		if o&uint32(clr) == 0 {

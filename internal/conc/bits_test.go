@@ -150,3 +150,71 @@ func BenchmarkBitsSetAlreadySet(b *testing.B) {
 		bits.Set(fb)
 	}
 }
+
+// TestBit31IsIgnored: a mask with the confinement bit neither confines a
+// shared word nor unconfines a confined one, and the bit never shows.
+func TestBit31IsIgnored(t *testing.T) {
+	forModes(t, func(t *testing.T, b *Bits[flag]) {
+		confined := b.Confined()
+		b.Store(^flag(0))
+		assert.Equal(t, ^flag(0)&^confinedBit, b.Load())
+		b.Clear(^flag(0))
+		assert.Zero(t, b.Load())
+		b.Set(^flag(0))
+		b.Change(0, ^flag(0))
+		assert.Zero(t, b.Load())
+		assert.False(t, b.TestAndSet(flag(confinedBit)), "the bit is not a flag")
+		assert.False(t, b.TestAndClear(flag(confinedBit)))
+		assert.False(t, b.TestAndClearSet(flag(confinedBit), fa))
+		assert.Equal(t, confined, b.Confined(), "the mode is unchanged")
+	})
+}
+
+// FuzzConfinedSameAsShared applies one sequence of operations to a shared
+// and to a confined Bits and Int32: every result and every final value must
+// be the same. Input: two bytes per operation (operation, argument).
+func FuzzConfinedSameAsShared(f *testing.F) {
+	f.Add([]byte{0, 3, 1, 1, 2, 5, 3, 2, 4, 7, 5, 1, 6, 3, 7, 2, 8, 9, 9, 4})
+	f.Add([]byte{2, 0xff, 3, 0xff, 4, 0x80, 9, 0xfe})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var sb, cb Bits[flag]
+		var sx, cx Int32
+		cb.Confine()
+		cx.Confine()
+		for i := 0; i+1 < len(ops); i += 2 {
+			m := flag(ops[i+1]) | flag(ops[i+1])<<24 // reaches bit 31
+			d := int32(int8(ops[i+1]))
+			var a, b any
+			switch ops[i] % 10 {
+			case 0:
+				sb.Set(m)
+				cb.Set(m)
+			case 1:
+				sb.Clear(m)
+				cb.Clear(m)
+			case 2:
+				a, b = sb.TestAndSet(m), cb.TestAndSet(m)
+			case 3:
+				a, b = sb.TestAndClear(m), cb.TestAndClear(m)
+			case 4:
+				a, b = sb.Change(m, m>>1), cb.Change(m, m>>1)
+			case 5:
+				a, b = sb.TestAndClearSet(m, m<<1), cb.TestAndClearSet(m, m<<1)
+			case 6:
+				sb.Store(m)
+				cb.Store(m)
+			case 7:
+				a, b = sx.Add(d), cx.Add(d)
+			case 8:
+				a, b = sx.CompareAndSwap(d, d+1), cx.CompareAndSwap(d, d+1)
+			case 9:
+				sx.Store(d)
+				cx.Store(d)
+			}
+			require.Equal(t, a, b, "operation %d", i/2)
+			require.Equal(t, sb.Load(), cb.Load(), "operation %d", i/2)
+			require.Equal(t, sx.Load(), cx.Load(), "operation %d", i/2)
+		}
+		assert.True(t, cb.Confined() && cx.Confined() && !sb.Confined() && !sx.Confined(), "modes kept")
+	})
+}

@@ -1,16 +1,19 @@
 // Package conc holds the synchronisation of the model's shared objects: Bits,
 // a word of flag bits (folio->flags, bh->b_state); Int32, an atomic counter
-// (a reference count); SpinLock, the lock that stands for a spinlock_t on the
-// hot paths (mapping->private_lock, bh_lru_lock); and Mutex, the lock of a
-// structure whose kernel counterpart has its own locking (the xarray's
-// xa_lock, a queue's or an md array's state).
+// (a reference count); Pointer, a pointer that readers load without a lock
+// (an xarray slot, folio->mapping); SpinLock, the lock that stands for a
+// spinlock_t on the hot paths (mapping->private_lock, bh_lru_lock); and
+// Mutex, the lock of a structure whose kernel counterpart has its own
+// locking (the xarray's xa_lock, a queue's or an md array's state).
 //
 // # Confinement
 //
 // Each type has two modes. By default every operation is atomic, so that
 // goroutines driving different simulated CPUs of one machine share the
 // object safely. An owner that drives its objects from one goroutine at a
-// time calls Confine on each, once, before sharing it with anything: from
+// time confines them, once, before sharing them with anything — Bits,
+// Int32, SpinLock and Mutex with their Confine method; a Pointer, one word
+// in arrays of slots, takes its owner's mode as an argument of Store. From
 // then on the operations are plain loads and stores, with the same results,
 // and without the locked instructions (a compare-and-swap, an atomic or, a
 // locked exchange) that cost about 20 cycles each and made up a third of a
@@ -22,12 +25,13 @@
 // Confinement is a promise about goroutines, not about simulated CPUs: one
 // goroutine may drive every CPU of a machine, in turn. Breaking the promise
 // (two goroutines using a confined object at once) is a data race, which
-// go test -race reports. Reads of a confined word stay atomic loads (a plain
-// move on amd64), so the race detector sees them as what they are.
+// go test -race reports. Confinement is for good: nothing unconfines an
+// object.
 //
-// No operation allocates; each is O(1), except that a shared Bits' Change and
-// TestAndClearSet retry their compare-and-swap while other goroutines change
-// the word, and a shared SpinLock spins while it is held.
+// No operation allocates. Each is O(1), except that a shared Mutex or
+// SpinLock waits while another goroutine holds it, and a shared Bits'
+// Change and TestAndClearSet retry their compare-and-swap while other
+// goroutines change the word.
 package conc
 
 // noCopy lets go vet's copylocks check flag copies of the package's types.

@@ -16,6 +16,9 @@ type Int32 struct {
 // It keeps x's value. Call it before x is shared.
 func (x *Int32) Confine() { x.confined = true }
 
+// Confined reports whether x is confined.
+func (x *Int32) Confined() bool { return x.confined }
+
 // Load returns the value.
 func (x *Int32) Load() int32 { return atomic.LoadInt32(&x.v) }
 

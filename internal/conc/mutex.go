@@ -16,12 +16,22 @@ type Mutex struct {
 	held     bool // confined only
 }
 
-// Confine makes m confined: one goroutine at a time uses it from now on. m
-// must be unlocked; call it before m is shared.
-func (m *Mutex) Confine() { m.confined = true }
+// Confine makes m confined: one goroutine at a time uses it from now on.
+// Call it before m is shared. It panics if m is locked.
+func (m *Mutex) Confine() {
+	if !m.mu.TryLock() {
+		panic("conc: Confine of a locked Mutex")
+	}
+	m.mu.Unlock()
+	m.confined = true
+}
+
+// Confined reports whether m is confined.
+func (m *Mutex) Confined() bool { return m.confined }
 
 // Lock acquires m. (Small enough to inline, so that a confined Lock costs
-// a test and a store: the shared path's sync.Mutex is called, not inlined.)
+// a test and a store: the shared path's sync.Mutex is called, not inlined,
+// which adds a call of about a nanosecond to its 14.)
 func (m *Mutex) Lock() {
 	if m.confined {
 		m.lockConfined()

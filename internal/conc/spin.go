@@ -32,9 +32,17 @@ type SpinLock struct {
 	confined bool
 }
 
-// Confine makes l confined: one goroutine at a time uses it from now on. l
-// must be unlocked; call it before l is shared.
-func (l *SpinLock) Confine() { l.confined = true }
+// Confine makes l confined: one goroutine at a time uses it from now on.
+// Call it before l is shared. It panics if l is locked.
+func (l *SpinLock) Confine() {
+	if l.Locked() {
+		panic("conc: Confine of a locked SpinLock")
+	}
+	l.confined = true
+}
+
+// Confined reports whether l is confined.
+func (l *SpinLock) Confined() bool { return l.confined }
 
 // Lock acquires l, spinning (and yielding) until it is free.
 func (l *SpinLock) Lock() {

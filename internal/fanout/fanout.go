@@ -56,9 +56,11 @@ func Run(ctx context.Context, n, workers int, do func(ctx context.Context, i int
 // shares it, where Run's workers bound one call: several Runs side by side
 // (bhsim reproduce's threads) then keep every processor busy until the last
 // piece of each is done, and no more pieces at a time than Slots allows.
+// Use NewSlots: the zero value has no slot, and its Do never returns.
 type Slots struct{ c chan struct{} }
 
-// NewSlots returns Slots for n pieces at once (GOMAXPROCS when n ≤ 0).
+// NewSlots returns Slots for n pieces at once (GOMAXPROCS at the time of the
+// call when n ≤ 0).
 func NewSlots(n int) *Slots {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,6 +102,27 @@ func TestSlotsBoundConcurrentRuns(t *testing.T) {
 		})
 	}
 	assert.Equal(t, runtime.GOMAXPROCS(0), cap(NewSlots(0).c), "0 means GOMAXPROCS")
+
+	// All n slots are usable at once: n pieces that each wait for the others
+	// to start finish (a Slots that ran fewer at a time would time out).
+	const n = 3
+	s := NewSlots(n)
+	var started sync.WaitGroup
+	started.Add(n)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	err := Run(context.Background(), n, n, func(_ context.Context, _ int) error {
+		return s.Do(func() error {
+			started.Done()
+			select {
+			case <-all:
+				return nil
+			case <-time.After(10 * time.Second):
+				return errors.New("the slots did not run every piece at once")
+			}
+		})
+	}, nil)
+	require.NoError(t, err)
 	want := errors.New("piece failed")
 	assert.Same(t, want, NewSlots(1).Do(func() error { return want }), "Do returns do's error")
 }

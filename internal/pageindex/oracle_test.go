@@ -350,6 +350,7 @@ var constructors = []struct {
 	make func() Index[folio]
 }{
 	{"kind=xarray", func() Index[folio] { return NewXArray[folio]() }},
+	{"kind=xarray/confined", func() Index[folio] { x := NewXArray[folio](); x.Confine(); return x }},
 	{"kind=btree", func() Index[folio] { return NewBTree[folio](0) }},
 	{"kind=btree/degree=2", func() Index[folio] { return NewBTree[folio](2) }},
 }

@@ -20,9 +20,6 @@ type XArray[T any] struct {
 	head conc.Pointer[xaHead[T]]
 
 	mu conc.Mutex // serialises writers; guards everything below
-	// confined: one goroutine at a time uses the array (Confine), so the
-	// writer's pointer stores are plain.
-	confined bool
 	// loneMarks holds the marks of the lone item in the head, bit m for mark
 	// m (the kernel keeps them in xa_flags).
 	loneMarks uint8
@@ -127,7 +124,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 			return false
 		}
 		if h == nil && index == 0 {
-			x.head.Store(&xaHead[T]{lone: item}, x.confined)
+			x.head.Store(&xaHead[T]{lone: item}, x.mu.Confined())
 			x.count++
 			return true
 		}
@@ -138,7 +135,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 	for i := index; ; {
 		leaf := x.pathTo(root, height, i)
 		for off := i & chunkMask; ; off++ {
-			leaf.items[off].Store(item, x.confined)
+			leaf.items[off].Store(item, x.mu.Confined())
 			setBit(leaf, off, present)
 			if i == last || off == chunkMask {
 				break
@@ -151,7 +148,7 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 		i++
 	}
 	if h == nil || h.root != root {
-		x.head.Store(newTreeHead(root, height), x.confined)
+		x.head.Store(newTreeHead(root, height), x.mu.Confined())
 	}
 	x.count++
 	if order > 0 {
@@ -173,7 +170,7 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 	root, height := h.root, h.height
 	if root == nil {
 		root, height = x.newNode(nil, 0, 0), 1
-		root.items[0].Store(h.lone, x.confined)
+		root.items[0].Store(h.lone, x.mu.Confined())
 		root.bits[present] = 1
 		for m := range NumMarks {
 			root.bits[m] = uint64(x.loneMarks>>m) & 1
@@ -182,7 +179,7 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 	}
 	for ; height < need; height++ {
 		top := x.newNode(nil, 0, chunkShift*uint(height))
-		top.children[0].Store(root, x.confined)
+		top.children[0].Store(root, x.mu.Confined())
 		for b, word := range root.bits {
 			if word != 0 {
 				top.bits[b] = 1
@@ -204,7 +201,7 @@ func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T]
 		child := n.children[off].Load()
 		if child == nil {
 			child = x.newNode(n, off, shift-chunkShift)
-			n.children[off].Store(child, x.confined)
+			n.children[off].Store(child, x.mu.Confined())
 			n.bits[present] |= 1 << off
 		}
 		n = child
@@ -234,11 +231,11 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 	x.changeMarks(leaf, off, marks, 0)
 	x.count--
 	if leaf == nil { // the lone item
-		x.head.Store(nil, x.confined)
+		x.head.Store(nil, x.mu.Confined())
 		return true
 	}
 	if x.multi == 0 { // an order-0 entry: one slot
-		leaf.items[off].Store(nil, x.confined)
+		leaf.items[off].Store(nil, x.mu.Confined())
 		x.prune(leaf, 1<<off)
 		return true
 	}
@@ -272,7 +269,7 @@ func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
 		off := index & chunkMask
 		var cleared uint64
 		for ; off < chunkSize && leaf.items[off].Load() == item; off++ {
-			leaf.items[off].Store(nil, x.confined)
+			leaf.items[off].Store(nil, x.mu.Confined())
 			cleared |= 1 << off
 			n++
 		}
@@ -297,10 +294,10 @@ func (x *XArray[T]) prune(leaf *xaNode[T], offs uint64) {
 		x.nodes--
 		p := n.parent
 		if p == nil {
-			x.head.Store(nil, x.confined)
+			x.head.Store(nil, x.mu.Confined())
 			return
 		}
-		p.children[n.offset].Store(nil, x.confined)
+		p.children[n.offset].Store(nil, x.mu.Confined())
 		p.bits[present] &^= 1 << n.offset
 		n = p
 	}
@@ -339,7 +336,7 @@ func (x *XArray[T]) Split(index uint64, item *T, order, newOrder uint8, part fun
 		at := index + k*step
 		for j := uint64(0); j < step; j++ {
 			_, _, l, o := x.locate(at + j)
-			l.items[o].Store(p, x.confined)
+			l.items[o].Store(p, x.mu.Confined())
 		}
 		if k > 0 {
 			_, _, l, o := x.locate(at)
@@ -369,7 +366,7 @@ func (x *XArray[T]) shrink() {
 			for m := range NumMarks {
 				x.loneMarks |= uint8(root.bits[m]&1) << m
 			}
-			x.head.Store(&xaHead[T]{lone: root.items[0].Load()}, x.confined)
+			x.head.Store(&xaHead[T]{lone: root.items[0].Load()}, x.mu.Confined())
 			return
 		}
 		root = root.children[0].Load()
@@ -377,16 +374,14 @@ func (x *XArray[T]) shrink() {
 		height--
 	}
 	if root != h.root {
-		x.head.Store(newTreeHead(root, height), x.confined)
+		x.head.Store(newTreeHead(root, height), x.mu.Confined())
 	}
 }
 
 // Confine makes the writer lock confined (conc.Mutex.Confine): one goroutine
-// at a time uses x from now on. Lookups stay lock-free atomic loads.
-func (x *XArray[T]) Confine() {
-	x.mu.Confine()
-	x.confined = true
-}
+// at a time uses x from now on, and the writer's pointer stores are plain.
+// Lookups stay lock-free atomic loads.
+func (x *XArray[T]) Confine() { x.mu.Confine() }
 
 // Len returns the number of items stored. O(1).
 func (x *XArray[T]) Len() int {

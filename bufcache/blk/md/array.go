@@ -60,7 +60,7 @@ const (
 // whole chunks; the array's capacity follows the level: raid0 n×member, raid10
 // n×member/2, raid6 (n−2)×member (each rounded down to whole chunks).
 //
-// An Array is safe for concurrent use: Submit and SubmitPlugged may be called
+// Until Confine, an Array is safe for concurrent use: Submit and SubmitPlugged may be called
 // from several goroutines, each with its own plug, each driving the members it
 // needs from its own goroutine. RAID6 writes meet in the stripe cache (see
 // SubmitPlugged).
@@ -106,9 +106,11 @@ type Array struct {
 
 // Confine implements blk.Confiner: the array's locks and counters, those of
 // the requests and stripe batches it makes from now on, and its members
-// that implement blk.Confiner become confined (package conc). The stripe
-// cache keeps its lock: its condition variable needs a real one. Call it
-// before any I/O.
+// that implement blk.Confiner become confined (package internal/conc). The
+// stripe cache keeps its sync.Mutex, which its condition variable needs; a
+// confined array never waits on it (waiting for stripe_heads that only
+// another goroutine could release panics instead). Call it before any I/O.
+// From then on the array is safe for one goroutine at a time only.
 func (a *Array) Confine() {
 	a.confined = true
 	a.mu.Confine()
@@ -116,6 +118,9 @@ func (a *Array) Confine() {
 		blk.Confine(m)
 	}
 }
+
+// Confined reports whether the array is confined.
+func (a *Array) Confined() bool { return a.confined }
 
 // New assembles an array of cfg.Level over members, in member order (mdadm
 // --create /dev/md0 --raid-devices=n members...), as md_run and the

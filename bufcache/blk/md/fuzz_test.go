@@ -75,6 +75,10 @@ func FuzzArray(f *testing.F) {
 		require.NoError(t, err)
 		if in[2]&16 != 0 {
 			a.Confine()
+			require.True(t, a.Confined())
+			for _, d := range disks {
+				require.True(t, d.Confined(), "Confine confines the members")
+			}
 		}
 		size := a.Sectors() << blk.SectorShift
 		oracle := make([]byte, size)

@@ -26,7 +26,7 @@ type request struct {
 	// I/O) or stripe attachments not yet written (RAID6 writes) — plus one while
 	// the request is being issued, so that completions cannot end it early.
 	pending conc.Int32
-	mu      conc.Mutex // guards err: completions may come from any goroutine
+	mu      conc.Mutex // guards err: completions may come from any goroutine (but a confined array's)
 	err     error      // the first error
 
 	t    Stats      // this request's counters, added to the array's when it completes

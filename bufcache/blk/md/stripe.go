@@ -248,7 +248,7 @@ func (a *Array) addStripeBio(p *blk.Plug, own *stripeList, row, unit uint64, w s
 				c.mu.Unlock()
 				b.run()
 			} else {
-				c.wait.Wait()
+				a.waitForStripes()
 				c.mu.Unlock()
 			}
 		case sh.b != nil || sh.list != l && !sh.list.plugged:
@@ -256,7 +256,7 @@ func (a *Array) addStripeBio(p *blk.Plug, own *stripeList, row, unit uint64, w s
 				c.mu.Unlock()
 				own = a.release(p, l)
 			} else {
-				c.wait.Wait()
+				a.waitForStripes()
 				c.mu.Unlock()
 			}
 		case sh.list != l:
@@ -279,6 +279,16 @@ func (a *Array) addStripeBio(p *blk.Plug, own *stripeList, row, unit uint64, w s
 			return own
 		}
 	}
+}
+
+// waitForStripes waits, with the cache's mu held, until another goroutine
+// releases stripe_heads (wait_for_stripe, wait_for_overlap). A confined
+// array has no other goroutine, so it panics instead of waiting for ever.
+func (a *Array) waitForStripes() {
+	if a.confined {
+		panic("md: a confined array must wait for stripe_heads only another goroutine holds")
+	}
+	a.cache.wait.Wait()
 }
 
 // victim returns a plug's list holding stripes, or nil. c.mu is held.
