@@ -58,27 +58,35 @@ func TestConfinedLocksCheckTheirUse(t *testing.T) {
 	l.Unlock()
 }
 
-// TestSharedMutexExcludes: goroutines increment a counter under a shared
-// Mutex and a shared Int32; no increment is lost (run with -race).
-func TestSharedMutexExcludes(t *testing.T) {
-	const workers, rounds = 8, 2000
-	var m Mutex
-	var x Int32
-	n := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for range rounds {
-				m.Lock()
-				n++
-				m.Unlock()
-				x.Add(1)
+// TestMutualExclusion: goroutines, more than the processors, increment a
+// counter under a shared lock, and a shared Int32; no increment is lost. Run
+// with -race: the locks' atomics must order the critical sections for the
+// race detector too.
+func TestMutualExclusion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		l    sync.Locker
+	}{{"Mutex", new(Mutex)}, {"SpinLock", new(SpinLock)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const workers, rounds = 8, 2000
+			var x Int32
+			n := 0
+			var wg sync.WaitGroup
+			for range workers {
+				wg.Go(func() {
+					for range rounds {
+						tc.l.Lock()
+						n++
+						tc.l.Unlock()
+						x.Add(1)
+					}
+				})
 			}
+			wg.Wait()
+			assert.Equal(t, workers*rounds, n)
+			assert.Equal(t, int32(workers*rounds), x.Load())
 		})
 	}
-	wg.Wait()
-	assert.Equal(t, workers*rounds, n)
-	assert.Equal(t, int32(workers*rounds), x.Load())
 }
 
 // TestConfinedAllocatesNothing: no operation of either mode allocates.

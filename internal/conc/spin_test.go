@@ -21,27 +21,6 @@ func TestLockUnlock(t *testing.T) {
 	assert.PanicsWithValue(t, "conc: unlock of unlocked lock", l.Unlock)
 }
 
-// TestMutualExclusion: goroutines, more than the processors, increment a
-// counter under the lock; no increment is lost. Run with -race: the lock's
-// atomics must order the critical sections for the race detector too.
-func TestMutualExclusion(t *testing.T) {
-	const workers, rounds = 8, 5000
-	var l SpinLock
-	n := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for range rounds {
-				l.Lock()
-				n++
-				l.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	assert.Equal(t, workers*rounds, n)
-}
-
 // BenchmarkLockUnlock measures an uncontended acquire and release, against
 // sync.Mutex's.
 func BenchmarkLockUnlock(b *testing.B) {
