@@ -36,8 +36,9 @@ const helios4Source = "Maxim Mikityanskiy, \"[PATCH] Revert \\\"block: simplify 
 // whose kernels give the block device 4096-byte buffers, 5.10.10+revert and
 // 9011495c9466 (its policy is the revert's). With one buffer and one bio a
 // page those runs cannot tell per-bio from per-page work apart, and none of
-// them is bound by it: four of the five layouts wait on the memory bus, the
-// single disk on its media rate. The 512-byte rows (5ff9f19231a0 and
+// them is bound by it: on the four arrays the CPUs wait on a busy memory bus
+// (the profile's memory-stall share, timing.Contended), the single disk
+// runs at its media rate. The 512-byte rows (5ff9f19231a0 and
 // 5.10.10), where eight bios a page make the CPUs the bound, and all reads
 // are predictions from the profile's documented per-bio and per-page costs.
 func BlocksizeFit() timing.Fit {

@@ -88,8 +88,12 @@ func (p *Profile) binding(o *Observation) Load {
 
 // SimNSOf returns o's simulated time in nanoseconds under p.
 func (p *Profile) SimNSOf(o Observation) float64 {
-	l := p.binding(&o)
-	return p.BusyNS(&l)
+	if len(o.Loads) == 0 {
+		l := p.binding(&o)
+		return p.BusyNS(&l)
+	}
+	_, t := p.Bottleneck(o.Loads)
+	return t
 }
 
 // Simulate returns o's simulated figure under p, in the unit of Published:
@@ -213,6 +217,9 @@ func (f Fit) select_(obs []Observation) ([]bool, error) {
 	for _, q := range f.Params {
 		if q < 0 || int(q) >= NumParams {
 			return nil, fmt.Errorf("timing: calibrate: unknown parameter %d", q)
+		}
+		if q == ParamMemStall {
+			return nil, fmt.Errorf("timing: calibrate: %s is a share that shapes how the others combine, not a cost a fit can move", q)
 		}
 		if seen[q] {
 			return nil, fmt.Errorf("timing: calibrate: parameter %s given twice", q)
@@ -341,7 +348,74 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 		}
 		prev = sig.String()
 	}
+	if best.NS[ParamMemStall] > 0 {
+		return refine(best, params, obs, chosen), nil
+	}
 	return best, nil
+}
+
+// maxRefineRounds bounds refine's Gauss–Newton steps.
+const maxRefineRounds = 30
+
+// refine improves a fit whose simulated times are not linear in the costs:
+// under a memory-stall share a CPU's time depends on the memory bus's cost
+// through the bus's load (Contended), so the linear solve of fitCosts, which
+// prices each cell's binding load at an idle bus, is only a start. refine
+// takes Gauss–Newton steps on the chosen cells' relative errors, with a
+// forward-difference Jacobian, halving a step that does not lower the sum of
+// squared errors, and returns the best costs it reached (p itself when no
+// step helps).
+func refine(p *Profile, params []Param, obs []Observation, chosen []bool) *Profile {
+	var rows []int
+	for i, c := range chosen {
+		if c {
+			rows = append(rows, i)
+		}
+	}
+	residuals := func(q *Profile) []float64 {
+		r := make([]float64, len(rows))
+		for j, i := range rows {
+			r[j] = q.Simulate(obs[i])/obs[i].Published - 1
+		}
+		return r
+	}
+	cur := *p
+	curErr := cur.fitError(obs, chosen)
+	for range maxRefineRounds {
+		r := residuals(&cur)
+		a := mat.NewDense(len(rows), len(params), nil)
+		for j, q := range params {
+			h := max(1e-6*math.Abs(cur.NS[q]), 1e-9)
+			step := cur
+			step.NS[q] += h
+			for k, rk := range residuals(&step) {
+				a.Set(k, j, (rk-r[k])/h)
+			}
+		}
+		b := mat.NewVecDense(len(rows), nil)
+		for k := range r {
+			b.SetVec(k, -r[k])
+		}
+		dx, err := leastSquares(a, b)
+		if err != nil {
+			break
+		}
+		improved := false
+		for scale := 1.0; scale > 1e-3; scale /= 2 {
+			next := cur
+			for j, q := range params {
+				next.NS[q] += scale * dx[j]
+			}
+			if e := next.fitError(obs, chosen); e < curErr {
+				cur, curErr, improved = next, e, true
+				break
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	return &cur
 }
 
 // leastSquares returns the x minimising ‖a x − b‖ by a QR factorisation of a

@@ -45,6 +45,24 @@
 // counts. Reports show each resource's demand ([Profile.DescribeLoads]) so a
 // reader can see how close to the bound the others run.
 //
+// # Memory contention
+//
+// The plain bound treats the memory bus as one more resource, independent of
+// the CPUs. It is not: a CPU that copies moves its bytes at the bus's pace,
+// and kernel code that walks buffer heads and bios the data streams have
+// pushed out of the caches waits for DRAM on every miss. A profile with a
+// memory-stall share k (ParamMemStall) says so: a CPU's streams (copies,
+// clears, parity) and k of the rest of its demand wait at the memory
+// controller, and take 1 / (1 − ρ) as long when the bus is busy a share ρ of
+// the run (the M/M/1 queue's waiting time); ρ is the bus's demand over the
+// run's time, so the run's time is a fixed point, which [Profile.Contended]
+// solves in closed form. [Profile.Bottleneck] and [Profile.DescribeLoads]
+// use it; with k = 0 (the x86 and i.MX8 profiles) they are the plain bound.
+// On the Helios4 (2 × Cortex-A9, a 32-bit DDR3 bus) it is what lets one fit
+// of the bus's cost to the 4096-byte rows predict the 512-byte rows, and it
+// moves that fit near its prior; calibration then solves a nonlinear least
+// squares problem (Gauss–Newton after the linear start).
+//
 // # Calibration
 //
 // [Calibrate] fits the costs a [Fit] names to the published cells it names,

@@ -15,7 +15,24 @@ type Load struct {
 	Q       Quantities
 	FixedNS float64
 	Servers float64
+	// Kind says what the resource is: a CPU's time grows with the memory
+	// bus's load when the profile has a memory-stall share (Contended).
+	Kind LoadKind
 }
+
+// LoadKind is the kind of resource a Load is.
+type LoadKind uint8
+
+// The kinds of Load.
+const (
+	// LoadDevice is a resource whose time nothing else changes: a disk, or
+	// a stage the model prices on its own.
+	LoadDevice LoadKind = iota
+	// LoadCPU is a CPU, or CPUs sharing work (CPULoad, AllCPUs).
+	LoadCPU
+	// LoadMemory is the machine's memory bus (MemoryLoad): at most one a run.
+	LoadMemory
+)
 
 // BusyNS returns the load's demand under p divided by its servers: the time
 // the resource needs for the run. O(parameters).
@@ -30,12 +47,16 @@ func (p *Profile) BusyNS(l *Load) float64 {
 	return t
 }
 
-// Bottleneck returns the index of the busiest of loads under p and its time,
-// or (-1, 0) when loads is empty. Ties go to the first. O(loads · parameters).
+// Bottleneck returns the index of the load that sets the pace of a run
+// under p and the run's time, or (-1, 0) when loads is empty: the busiest
+// load, each CPU's time taken at the memory bus's load in that run
+// (Contended; with no memory-stall share, its demand, BusyNS). Ties go to
+// the first. O(loads · parameters).
 func (p *Profile) Bottleneck(loads []Load) (int, float64) {
+	c := p.Contended(loads)
 	best, t := -1, 0.0
 	for i := range loads {
-		if b := p.BusyNS(&loads[i]); best < 0 || b > t {
+		if b := c.BusyNS(p, &loads[i]); best < 0 || b > t {
 			best, t = i, b
 		}
 	}
@@ -47,26 +68,41 @@ func (p *Profile) Bottleneck(loads []Load) (int, float64) {
 // resources are.
 func (p *Profile) DescribeLoads(loads []Load) string {
 	b, _ := p.Bottleneck(loads)
+	c := p.Contended(loads)
 	var sb strings.Builder
 	for i := range loads {
 		mark := ""
 		if i == b {
 			mark = "  ← bottleneck"
 		}
-		fmt.Fprintf(&sb, "  %-22s %12.1f µs%s\n", loads[i].Name, p.BusyNS(&loads[i])/1e3, mark)
+		l := &loads[i]
+		fmt.Fprintf(&sb, "  %-22s %12.1f µs", l.Name, c.BusyNS(p, l)/1e3)
+		if d := p.BusyNS(l); l.Kind == LoadCPU && c.BusyNS(p, l) > d*(1+1e-9) {
+			fmt.Fprintf(&sb, " (%.1f with an idle memory bus)", d/1e3)
+		}
+		if l.Kind == LoadMemory && c.Utilisation > 0 {
+			fmt.Fprintf(&sb, " (%.0f %% busy)", 100*c.Utilisation)
+		}
+		fmt.Fprintf(&sb, "%s\n", mark)
 	}
 	return sb.String()
 }
 
 // CPULoad returns a one-server load of q (per-operation quantities) named name.
 func CPULoad(name string, q Quantities) Load {
-	return Load{Name: name, Q: q, Servers: 1}
+	return Load{Name: name, Q: q, Servers: 1, Kind: LoadCPU}
+}
+
+// MemoryLoad returns the load of the machine's memory bus: q holds the bytes
+// its passes over data moved (ParamMemByte).
+func MemoryLoad(q Quantities) Load {
+	return Load{Name: "memory", Q: q, Servers: 1, Kind: LoadMemory}
 }
 
 // AllCPUs returns the all-CPU bound of cpus: their quantities summed, shared by
 // servers CPUs.
 func AllCPUs(servers int, cpus ...Load) Load {
-	l := Load{Name: fmt.Sprintf("all %d CPUs", servers), Servers: float64(servers)}
+	l := Load{Name: fmt.Sprintf("all %d CPUs", servers), Servers: float64(servers), Kind: LoadCPU}
 	for _, c := range cpus {
 		for i, n := range c.Q {
 			l.Q[i] += n

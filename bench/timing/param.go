@@ -78,6 +78,15 @@ const (
 	// block device's readahead: mapping the page's blocks through the inode's
 	// block map (ext3 under writetest: one per page read from the disk).
 	ParamFSReadPage
+	// ParamMemStall is not a cost in nanoseconds but a share: the part of
+	// a CPU's work, other than its streams over data (copies, clears,
+	// parity), that is spent waiting for DRAM when the memory bus is idle.
+	// With a share k > 0 a CPU's time grows as the bus fills: its streams
+	// and k of the rest wait behind the bus's load (see Contended), which
+	// is how a CPU-bound stage slows down when the DMA and the other CPUs
+	// keep the memory controller busy. 0, the default of every profile
+	// that does not set it, keeps the plain bottleneck model. 0 ≤ k < 1.
+	ParamMemStall
 	// paramEnd ends the list.
 	paramEnd
 )
@@ -97,7 +106,7 @@ func Ev(e bufcache.Event) Param { return Param(e) }
 // extraParamNames names the parameters from ParamTimer on, offset by
 // ParamTimer.
 var extraParamNames = enum.New[Param]("param", "timer", "requests", "mq-bios", "md-bios", "member-bios", "md-write-bios",
-	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages")
+	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages", "memory-stall")
 
 // String returns the event's name or the extra parameter's ("timer",
 // "requests", "md-bios", ...).
@@ -106,6 +115,15 @@ func (p Param) String() string {
 		return extraParamNames.String(p - ParamTimer)
 	}
 	return bufcache.Event(p).String()
+}
+
+// Unit returns the unit of p's figure in a Profile: "ns", or "share" for
+// ParamMemStall.
+func (p Param) Unit() string {
+	if p == ParamMemStall {
+		return "share"
+	}
+	return "ns"
 }
 
 // ParseParam returns the Param whose String is s. The error lists the extra

@@ -65,7 +65,8 @@ func (l LedgerLine) Total() float64 { return l.Count * l.NS }
 func (p *Profile) Set(q Param, ns float64, source string) { p.NS[q], p.Source[q] = ns, source }
 
 // Scaled returns a new profile called name whose every cost is factor times
-// p's, each source saying so; why explains the factor. Callers then Set the
+// p's, each source saying so (the memory-stall share, not a cost, is p's);
+// why explains the factor. Callers then Set the
 // costs that differ in kind rather than in speed.
 func (p *Profile) Scaled(name, description string, factor float64, why string) *Profile {
 	s := &Profile{Name: name, Description: description}
@@ -73,6 +74,7 @@ func (p *Profile) Scaled(name, description string, factor float64, why string) *
 		s.NS[i] = p.NS[i] * factor
 		s.Source[i] = fmt.Sprintf("%s × %.3g (%s): %s", p.Name, factor, why, p.Source[i])
 	}
+	s.NS[ParamMemStall], s.Source[ParamMemStall] = p.NS[ParamMemStall], p.Source[ParamMemStall] // a share, not a cost: the callers set their own
 	return s
 }
 
@@ -84,7 +86,7 @@ func (p *Profile) Describe() string {
 		if p.NS[i] == 0 && p.Source[i] == "" {
 			continue
 		}
-		fmt.Fprintf(&sb, "  %-18s %7.2f ns  %s\n", Param(i), p.NS[i], p.Source[i])
+		fmt.Fprintf(&sb, "  %-18s %7.2f %s  %s\n", Param(i), p.NS[i], Param(i).Unit(), p.Source[i])
 	}
 	return sb.String()
 }

@@ -46,6 +46,7 @@ func Helios4() *Profile {
 	set(ParamZeroByte, 0.5, "estimate: read_zero's clear_user of dd's 1 MiB buffer, which neither the L1 nor the 1 MiB L2 keeps, at ≈ 2 GB/s of stores on the 32-bit DDR3-800 bus (3.2 GB/s peak)")
 	set(ParamSyscall, 500, "estimate: an ARMv7 svc entry and exit with the register save/restore and the Cortex-A9's branch-predictor maintenance ≈ 800 cycles")
 	set(ParamMemByte, 0.5, "estimate: the profile's DDR3-800 on a 32-bit bus peaks at 3.2 GB/s; a controller sustains about 60 % of that on the mixed read and write streams of the CPUs and the SATA DMA (bus turnarounds, row misses, refresh) ≈ 2 GB/s")
+	set(ParamMemStall, 0.45, "estimate: a 512-byte bio's life touches about 7 cache lines that the data streams have pushed out of the 1 MiB L2 — the buffer_head's two 32-byte lines when the flusher locks and submits it, seconds after dd dirtied it, and the bio's three and the buffer_head's two again at completion, tens of milliseconds and megabytes of copying later — at ≈ 130 ns a miss (DRAM load-to-use latency behind the Armada 388's controller, estimate) ≈ 0.9 µs of the ≈ 2 µs the profile gives a bio's submission and completion; taken to hold for the rest of the kernel work too")
 	set(ParamTimer, 0, "not used: no timed calls in the dd scenario")
 	return p
 }

@@ -38,7 +38,8 @@ func (p *Profile) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the form MarshalJSON writes. Errors: another schema, a
 // missing name, an unknown, repeated or missing parameter, a negative or
-// non-finite cost.
+// non-finite cost, a memory-stall share outside [0, 1). A file that lacks
+// only memory-stall (written before it existed) reads with a share of 0.
 func (p *Profile) UnmarshalJSON(b []byte) error {
 	var j profileJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -63,14 +64,14 @@ func (p *Profile) UnmarshalJSON(b []byte) error {
 		if seen[param] {
 			return fmt.Errorf("timing: profile %s: %s given twice", j.Name, c.Param)
 		}
-		if err := checkCost(c.NS); err != nil {
+		if err := checkCost(param, c.NS); err != nil {
 			return fmt.Errorf("timing: profile %s: %s: %w", j.Name, c.Param, err)
 		}
 		seen[param] = true
 		q.Set(param, c.NS, c.Source)
 	}
 	for i, ok := range seen {
-		if !ok {
+		if !ok && Param(i) != ParamMemStall { // a file from before the share existed: an idle-bus model, as it was fitted
 			return fmt.Errorf("timing: profile %s: no cost for %s (a profile file lists every parameter, as `bhsim profile show` writes it)", j.Name, Param(i))
 		}
 	}
@@ -78,8 +79,15 @@ func (p *Profile) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// checkCost refuses a cost no machine has.
-func checkCost(ns float64) error {
+// checkCost refuses a cost no machine has, and a memory-stall share
+// outside [0, 1).
+func checkCost(q Param, ns float64) error {
+	if q == ParamMemStall {
+		if !(ns >= 0 && ns < 1) {
+			return fmt.Errorf("share %v: want a fraction ≥ 0 and < 1", ns)
+		}
+		return nil
+	}
 	if !(ns >= 0) || ns > 1e15 {
 		return fmt.Errorf("cost %v ns: want a finite number of nanoseconds ≥ 0", ns)
 	}
@@ -108,9 +116,9 @@ func (p *Profile) SetCost(name string, ns float64, why string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCost(ns); err != nil {
+	if err := checkCost(param, ns); err != nil {
 		return fmt.Errorf("timing: %s: %w", name, err)
 	}
-	p.Set(param, ns, fmt.Sprintf("%s (was %.4g ns: %s)", why, p.NS[param], p.Source[param]))
+	p.Set(param, ns, fmt.Sprintf("%s (was %.4g %s: %s)", why, p.NS[param], param.Unit(), p.Source[param]))
 	return nil
 }

@@ -80,6 +80,7 @@ func X86Server() *Profile {
 	set(ParamMemByte, 0.05, "estimate: two or more channels of DDR4 sustain ≈ 20 GB/s of mixed reads and writes")
 	set(ParamFSWritePage, 12700, "estimate: ext3 (the ext4 driver on an indirect-block file system, data=ordered) writing one page of four 1 KiB blocks: a jbd2 handle started and stopped in write_begin/write_end ≈ 2000 cycles, four block allocations through the multi-block allocator (allocation context, group lock, bitmap search, journal write access to and dirtying of the bitmap and the group descriptor) ≈ 8000 cycles each, the indirect block's and the inode's dirtying ≈ 4000 cycles: ≈ 38 000 cycles")
 	set(ParamFSReadPage, 2700, "estimate: ext4_mpage_readpages mapping one page of four 1 KiB blocks through ext4_map_blocks and the indirect-block lookup (a buffer lookup of the cached indirect block per block) ≈ 2000 cycles a block ≈ 8000 cycles")
+	set(ParamMemStall, 0, "0, the plain bottleneck: two or more DDR4 channels (≈ 20 GB/s) stay far from busy at these workloads' rates, so what the CPUs wait for does not grow with the bus's load")
 	set(ParamTimer, 25, "estimate before fitting: one ktime_get() with the TSC clocksource (RDTSC ≈ 25 cycles, seqcount, scaling) plus the loop ≈ 25 ns")
 	return p
 }

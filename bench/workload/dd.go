@@ -395,7 +395,7 @@ func (r *DDResult) Loads() []timing.Load {
 	}
 	loads = append(loads, cpus...)
 	loads = append(loads, timing.AllCPUs(r.DD.CPUs, cpus...))
-	loads = append(loads, timing.Load{Name: "memory", Q: r.memoryBytes(), Servers: 1})
+	loads = append(loads, timing.MemoryLoad(r.memoryBytes()))
 	for _, d := range r.Disks {
 		l := timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1}
 		if _, priced := r.DD.Disk.(blk.Null); priced {

@@ -395,15 +395,20 @@ func (o *Operation) Text(p *timing.Profile) string {
 	for _, f := range o.Facts {
 		fmt.Fprintf(&sb, "  %s\n", f)
 	}
+	c := p.Contended(o.Loads)
 	for i := range o.Steps {
 		s := &o.Steps[i]
-		fmt.Fprintf(&sb, "\n%s: %.1f sim-ns a %s\n", s.Load.Name, o.SimNS(s, p), o.Unit)
+		wait := (c.BusyNS(p, &s.Load) - p.BusyNS(&s.Load)) / o.Per
+		fmt.Fprintf(&sb, "\n%s: %.1f sim-ns a %s\n", s.Load.Name, o.SimNS(s, p)+wait, o.Unit)
 		lines := o.Ledger(s, p)
 		if len(lines) > 0 {
 			fmt.Fprintf(&sb, "  %-18s %12s   %10s   %12s\n", "what", "count", "ns each", "ns")
 		}
 		for _, l := range lines {
 			fmt.Fprintf(&sb, "  %-18s %12.3f × %10.3f = %12.1f\n", l.Param, l.Count, l.NS, l.Total())
+		}
+		if wait > 0 {
+			fmt.Fprintf(&sb, "  %-31s %14s %12.1f\n", fmt.Sprintf("waiting on the bus, %.0f %% busy", 100*c.Utilisation), "", wait)
 		}
 		if s.Load.FixedNS != 0 {
 			fmt.Fprintf(&sb, "  %-18s %12s   %10s   %12.1f\n", "disk service", "", "", s.Load.FixedNS/o.Per)
