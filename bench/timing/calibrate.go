@@ -145,15 +145,17 @@ func (fp FittedParam) WithinPrior() bool {
 }
 
 // Calibrate fits the costs fit.Params to the observations fit.Cells names by
-// linear least squares (simulated time is linear in every cost), keeping every
-// other cost of p, and returns the fitted copy of p with the report. Each cell
+// least squares on relative errors — linear (simulated time is linear in
+// every cost at an idle memory bus), then, for a profile with a memory-stall
+// share, Gauss–Newton steps from there (a CPU's time then depends on the
+// bus's cost through its load) — keeping every other cost of p, and returns the fitted copy of p with the report. Each cell
 // of the report is labelled: fitted, fitted (shared run) when it shares its
 // Run with a fitted cell, input when the observation says so, or predicted.
 //
 // Errors: no observations; as many parameters as observations or more (the
 // project's rule: fewer parameters than cells); a fitted cell that names no
 // observation; fewer fitted observations than parameters; a repeated or
-// unknown parameter; a singular system (a parameter that no fitted
+// unknown parameter, or the memory-stall share (not a cost); a singular system (a parameter that no fitted
 // observation exercises, or two that they cannot tell apart); a fitted cost
 // that comes out negative (the model cannot explain the data with those
 // parameters). Cost: a few least-squares solves of len(fit.Cells) ×

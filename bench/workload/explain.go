@@ -244,7 +244,8 @@ func (o *Operation) Ledger(s *OpStep, p *timing.Profile) []timing.LedgerLine {
 }
 
 // SimNS returns the step's simulated nanoseconds per operation under p,
-// the sum of its ledger and its unpriced time (a disk's service).
+// the sum of its ledger and its unpriced time (a disk's service), at an idle
+// memory bus: Text adds a CPU's wait on a busy one (timing.Contended).
 func (o *Operation) SimNS(s *OpStep, p *timing.Profile) float64 { return p.BusyNS(&s.Load) / o.Per }
 
 // lookupSmallDevice is the device a lookup uses for blocks that fit it (the
