@@ -148,18 +148,21 @@ func (fp FittedParam) WithinPrior() bool {
 // least squares on relative errors — linear (simulated time is linear in
 // every cost at an idle memory bus), then, for a profile with a memory-stall
 // share, Gauss–Newton steps from there (a CPU's time then depends on the
-// bus's cost through its load) — keeping every other cost of p, and returns the fitted copy of p with the report. Each cell
-// of the report is labelled: fitted, fitted (shared run) when it shares its
-// Run with a fitted cell, input when the observation says so, or predicted.
+// bus's cost through its load) — keeping every other cost of p, and returns
+// the fitted copy of p with the report. Each cell of the report is labelled:
+// fitted, fitted (shared run) when it shares its Run with a fitted cell,
+// input when the observation says so, or predicted.
 //
 // Errors: no observations; as many parameters as observations or more (the
 // project's rule: fewer parameters than cells); a fitted cell that names no
 // observation; fewer fitted observations than parameters; a repeated or
-// unknown parameter, or the memory-stall share (not a cost); a singular system (a parameter that no fitted
-// observation exercises, or two that they cannot tell apart); a fitted cost
-// that comes out negative (the model cannot explain the data with those
-// parameters). Cost: a few least-squares solves of len(fit.Cells) ×
-// len(fit.Params).
+// unknown parameter, or the memory-stall share (not a cost); a singular
+// system (a parameter that no fitted observation exercises, or two that they
+// cannot tell apart); a fitted cost that comes out negative (the model
+// cannot explain the data with those parameters). Cost: a few least-squares
+// solves of len(fit.Cells) × len(fit.Params), and under a share up to
+// maxRefineRounds Gauss–Newton steps of len(fit.Params)+1 simulations of
+// each fitted cell.
 func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, error) {
 	chosen, err := fit.select_(obs)
 	if err != nil {
