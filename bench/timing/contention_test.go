@@ -13,7 +13,7 @@ import (
 )
 
 // streamingRun returns the loads of a synthetic streaming run: a writer CPU
-// that copies bytes and does work other kernel work, a flusher CPU that
+// that copies bytes and does other kernel work, a flusher CPU that
 // submits bios, the memory bus with busBytes, and a disk busy diskNS.
 func streamingRun(copied, bios, busBytes, diskNS float64) []Load {
 	var w, f, mem Quantities
