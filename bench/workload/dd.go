@@ -37,6 +37,10 @@ type DD struct {
 	Disk      blk.Model
 	DiskBytes uint64
 	Logical   uint32
+	// MaxSegments is each disk queue's max_segments, its host adapter's
+	// scatter-gather table (blk.AHCIMaxSegments for SATA behind AHCI); 0
+	// means the block layer's default, blk.DefMaxSegments.
+	MaxSegments uint32
 	// Members is the number of disks an array spans; Chunk its chunk size.
 	Members int
 	Chunk   uint32
@@ -111,6 +115,9 @@ func (d DD) Start() (*DDRun, error) {
 		}
 		lim := blk.DefaultLimits(logical, max(logical, 4096))
 		lim.Version = d.Kernel.Block
+		if d.MaxSegments != 0 {
+			lim.MaxSegments = d.MaxSegments
+		}
 		q, err := blk.NewQueue(name, store, d.Disk, lim)
 		if err != nil {
 			return nil, err

@@ -15,11 +15,13 @@ const WD8003FFBXBytes = 15628053168 * 512
 // partition of each disk, running kernel k. The page cache may hold 1.5 GiB
 // (2 GiB of RAM less the kernel and user space); background writeback starts
 // at 10 % of memory (dirty_background_ratio's default, 52 428 folios), where
-// the model's flusher writes the device's dirty folios back. The partitions'
+// the model's flusher writes the device's dirty folios back. The disks hang
+// off the Armada 388's AHCI ports, so their queues take 168 segments
+// (blk.AHCIMaxSegments): 84 KiB requests of 512-byte bios. The partitions'
 // 1 MiB offset is not modelled: it moves every request by the same amount.
 func Helios4DD(l Layout, k Kernel, read bool) DD {
 	return DD{Layout: l, Kernel: k, Read: read, BS: 1 << 20, Count: 2000, CPUs: 2,
-		Disk: blk.WD8003FFBX(), DiskBytes: WD8003FFBXBytes, Members: 4, Chunk: md.DefaultChunkSize,
+		Disk: blk.WD8003FFBX(), DiskBytes: WD8003FFBXBytes, MaxSegments: blk.AHCIMaxSegments, Members: 4, Chunk: md.DefaultChunkSize,
 		PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
 }
 

@@ -15,6 +15,12 @@ const (
 	DefMaxSectors = 2560
 	// DefMaxSegments is BLK_MAX_SEGMENTS, the default max_segments.
 	DefMaxSegments = 128
+	// AHCIMaxSegments is the max_segments of a disk behind an AHCI SATA
+	// controller: libata's AHCI host template sets the SCSI host's
+	// sg_tablesize to AHCI_MAX_SG (168 entries, drivers/ata/ahci.h), and the
+	// SCSI midlayer gives the queue that many segments. The Helios4's
+	// Armada 388 SATA ports are AHCI (ahci_mvebu).
+	AHCIMaxSegments = 168
 	// DefMaxSegmentSize is BLK_MAX_SEGMENT_SIZE, the default max_segment_size.
 	DefMaxSegmentSize = 65536
 	// DefPageSize is PAGE_SIZE on x86-64, arm64 with 4 KiB pages and ARMv7
