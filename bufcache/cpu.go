@@ -32,9 +32,9 @@ type CPU struct {
 	// scratch is reused by writeback to list a folio's buffers without
 	// allocating.
 	scratch []*BufferHead
-	// raScratch is reused by readahead to collect a run of folios.
+	// raScratch is reused by readahead batches to collect a run of folios.
 	raScratch []*Folio
-	// raBatch is the readahead batch of ReadaheadOnDemand (read_pages).
+	// raBatch is the readahead batch (read_pages).
 	raBatch readBatch
 	// flushBio is the empty preflush bio of blkdev_issue_flush, reused.
 	flushBio blk.Bio

@@ -20,8 +20,9 @@ type DeviceOptions struct {
 	// return buffers without data and the disk stores nothing.
 	MetadataOnly bool
 	// ReadAheadKB is the queue's read_ahead_kb, the readahead window's
-	// maximum (ra_pages; 0 means 128, VM_READAHEAD_PAGES). Only
-	// ReadaheadOnDemand uses it.
+	// maximum (ra_pages). 0 means the queue's default: twice the device's
+	// optimal I/O size and at least 128 KiB (VM_READAHEAD_PAGES), which is
+	// 128 KiB for a disk and two stripes for an md array.
 	ReadAheadKB uint32
 }
 

@@ -67,10 +67,13 @@
 //     beyond it reclaims clean, unused folios oldest first, freeing their
 //     buffers through try_to_free_buffers. Folios and buffer heads are recycled
 //     through per-CPU free lists (one per folio order).
-//   - [BlockDevice.Read] and [File.Pread] — filemap_read with readahead
-//     ([Config].Readahead): the model's fixed window, or v6.18's
-//     page_cache_sync_ra / page_cache_async_ra / page_cache_ra_order with a
-//     file_ra_state per File.
+//   - [BlockDevice.Read] and [File.Pread] — filemap_read with on-demand
+//     readahead: v6.18's page_cache_sync_ra / page_cache_async_ra /
+//     page_cache_ra_order with a file_ra_state per File, in windows of at
+//     most read_ahead_kb (by default twice the device's io_opt, at least
+//     128 KiB: two stripes on an md array). With one-page folios its
+//     windows for the threads' sequential reads are those of v5.10's
+//     ondemand_readahead.
 //   - [File] — blkdev_open/bdev_open (O_EXCL claims, set_init_blocksize at the
 //     first open), pwrite (blkdev_write_iter: [Config].WriteIter), pread,
 //     fsync and fdatasync (blkdev_fsync: file_write_and_wait_range,
@@ -99,7 +102,7 @@
 // Tosatti's 2023 patch, plus isolated CPUs from 6.6, the per-CPU bh LRU thread) and the
 // page-cache index.
 //
-// The kernels people run today differ from those in four more fields, each
+// The kernels people run today differ from those in three more fields, each
 // zero for the threads' kernels (so their numbers do not move) and set
 // together by [Linux618]:
 //
@@ -107,7 +110,6 @@
 //	Folios         v6.14: FoliosSmall, order 0 only   v6.15: FoliosLarge (min order = get_order(block), max MAX_PAGECACHE_ORDER)
 //	SetBlocksize   v6.14: RulesPageSize, ≤ PAGE_SIZE  v6.15: RulesLarge, ≤ 64 KiB (bdev_validate_blocksize)
 //	Lookup         v6.15: LookupAtomic                v6.16: LookupNonatomic (getblk under the folio lock)
-//	Readahead      the model's fixed window           v6.18: ReadaheadOnDemand (mm/readahead.c)
 //
 // Large folios need a kernel built with transparent huge pages:
 // without CONFIG_TRANSPARENT_HUGEPAGE (32-bit ARM without LPAE, for one)

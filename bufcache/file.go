@@ -171,10 +171,7 @@ func (f *File) Pread(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	if err := f.use("pread", OpenRead); err != nil {
 		return 0, err
 	}
-	if f.d.m.cfg.Readahead == ReadaheadOnDemand {
-		return f.d.readOnDemand(cpu, &f.ra, pos, dst)
-	}
-	return f.d.Read(cpu, pos, dst)
+	return f.d.readOnDemand(cpu, &f.ra, pos, dst)
 }
 
 // Fsync models fsync(2) on the block device node (blkdev_fsync):

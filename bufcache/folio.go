@@ -31,7 +31,7 @@ const (
 	// FolioError is PG_error: an I/O error hit the folio.
 	FolioError
 	// FolioReadahead is PG_readahead: the folio a read must reach to start
-	// the next asynchronous readahead window (ReadaheadOnDemand).
+	// the next asynchronous readahead window.
 	FolioReadahead
 )
 

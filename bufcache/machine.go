@@ -60,7 +60,7 @@ func (m LRUMode) String() string { return lruModeNames.String(m) }
 // the kernels the threads compare, and the number of CPUs. The zero value is a
 // one-CPU machine with 4 KiB pages running the kernel the threads' model was
 // built for (mainline up to v6.14: order-0 folios, set_blocksize up to
-// PAGE_SIZE, private_lock lookups, the fixed readahead window); Linux618
+// PAGE_SIZE, private_lock lookups); Linux618
 // selects the variants of 6.15–6.18.
 //
 // NewMachine refuses counts no kernel has (they would only exhaust memory):
@@ -109,10 +109,6 @@ type Config struct {
 	// Lookup selects the buffer lookups of getblk: LookupAtomic (up to
 	// v6.15) or LookupNonatomic (v6.16+: __find_get_block_nonatomic).
 	Lookup LookupVariant
-	// Readahead selects the readahead of a read that misses:
-	// ReadaheadFixed (the model's original window) or ReadaheadOnDemand
-	// (v6.18's mm/readahead.c).
-	Readahead ReadaheadPolicy
 	// WriteIter is the buffered write of blkdev_write_iter that File.Pwrite
 	// uses: nil is generic_perform_write through buffer heads
 	// (BlockDevice.Write, up to v6.5); package iomap's Writer gives

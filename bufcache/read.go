@@ -8,10 +8,6 @@ import (
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// RAPages is the readahead window in pages when nothing else is asked for:
-// VM_READAHEAD_PAGES, 128 KiB of 4 KiB pages (read_ahead_kb's default).
-const RAPages = 32
-
 // bioMaxPages is BIO_MAX_VECS (BIO_MAX_PAGES before 5.12): the most pages
 // mpage_readahead puts in one bio.
 const bioMaxPages = 256
@@ -20,49 +16,28 @@ const bioMaxPages = 256
 // → filemap_read, made as through one file opened with the device (a File
 // has a readahead state of its own). Reads at or past the end return 0;
 // reads crossing it are shortened. A folio that is not cached is brought in
-// by readahead, as Config.Readahead selects: with ReadaheadFixed
-// (page_cache_sync_ra's first window, every time) a window of at least
-// RAPages folios read with multi-page bios and no buffer heads — which is why
-// read throughput does not depend on the block size; with ReadaheadOnDemand
-// v6.18's synchronous and asynchronous windows of growing folios (see
-// ReadaheadOnDemand). A cached folio that is not uptodate is read under its
-// lock (filemap_update_page → filemap_read_folio): buffer by buffer if it has
-// buffers (block_read_full_folio), with one bio if not; if it left the page
-// cache while the reader waited for that lock (truncated, reclaimed), the
-// page is looked up again (AOP_TRUNCATED_PAGE). It returns the bytes read;
-// ErrIO if a read failed (after what was read before it).
+// by on-demand readahead (see readOnDemand): a synchronous window sized by
+// the read, asynchronous windows that follow a sequential reader, read
+// with multi-page bios and no buffer heads — which is why read throughput
+// does not depend on the block size. A cached folio that is not uptodate is
+// read under its lock (filemap_update_page → filemap_read_folio): buffer by
+// buffer if it has buffers (block_read_full_folio), with one bio if not; if
+// it left the page cache while the reader waited for that lock (truncated,
+// reclaimed), the page is looked up again (AOP_TRUNCATED_PAGE). It returns
+// the bytes read; ErrIO if a read failed (after what was read before it).
 func (d *BlockDevice) Read(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
-	if d.m.cfg.Readahead == ReadaheadOnDemand {
-		// Concurrent readers of one struct file share f_ra without a lock in
-		// the kernel, each working on what it read of it; the model copies
-		// the state in and out under raMu, so that they trample each other's
-		// windows the same way without a data race.
-		d.raMu.Lock()
-		ra := d.ra
-		d.raMu.Unlock()
-		n, err := d.readOnDemand(cpu, &ra, pos, dst)
-		d.raMu.Lock()
-		d.ra = ra
-		d.raMu.Unlock()
-		return n, err
-	}
-	if pos >= d.size {
-		return 0, nil
-	}
-	n := min(uint64(len(dst)), d.size-pos)
-	ps := uint64(d.m.cfg.PageSize)
-	lastIndex := (pos + n - 1) / ps
-	var done uint64
-	for done < n {
-		index := (pos + done) / ps
-		f, err := d.readPage(cpu, index, lastIndex-index+1)
-		if err != nil {
-			return done, err
-		}
-		done += d.copyOut(cpu, f, pos+done, dst[done:n])
-		f.put(cpu)
-	}
-	return done, nil
+	// Concurrent readers of one struct file share f_ra without a lock in
+	// the kernel, each working on what it read of it; the model copies the
+	// state in and out under raMu, so that they trample each other's windows
+	// the same way without a data race.
+	d.raMu.Lock()
+	ra := d.ra
+	d.raMu.Unlock()
+	n, err := d.readOnDemand(cpu, &ra, pos, dst)
+	d.raMu.Lock()
+	d.ra = ra
+	d.raMu.Unlock()
+	return n, err
 }
 
 // copyOut copies from folio f, from byte position pos of the device to the
@@ -76,38 +51,6 @@ func (d *BlockDevice) copyOut(cpu *CPU, f *Folio, pos uint64, dst []byte) uint64
 	}
 	cpu.countN(EvCopyByte, int(chunk))
 	return chunk
-}
-
-// readPage returns page index of the device uptodate, with a reference the
-// caller drops: filemap_get_pages for one page, want pages being left to
-// read from it (the readahead window's minimum). It returns ErrIO if the
-// page's read failed.
-func (d *BlockDevice) readPage(cpu *CPU, index, want uint64) (*Folio, error) {
-	for {
-		f := d.mapping.getFolio(cpu, index, fgpAccessed)
-		if f == nil {
-			d.readahead(cpu, index, want)
-			if f = d.mapping.getFolio(cpu, index, fgpAccessed); f == nil {
-				// Reclaimed before we got to it (a page cache smaller than the
-				// window): read this folio on its own, as filemap_create_folio
-				// does, so that the read always makes progress.
-				d.lockInvalidateShared()
-				f = d.mapping.getFolio(cpu, index, fgpLock|fgpCreat|fgpAccessed)
-				d.unlockInvalidateShared()
-				return d.readLocked(cpu, f)
-			}
-		}
-		if f.Has(FolioUptodate) {
-			return f, nil
-		}
-		f.lockFolio(cpu) // waits for a read in flight
-		if f.mapping.Load() != &d.mapping {
-			f.unlockFolio() // truncated or reclaimed while we waited
-			f.put(cpu)
-			continue
-		}
-		return d.readLocked(cpu, f)
-	}
 }
 
 // readLocked reads a locked folio of the page cache unless it is uptodate
@@ -162,63 +105,6 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	}
 	if all {
 		f.flags.Set(FolioUptodate)
-	}
-}
-
-// readahead models page_cache_sync_ra + read_pages with mpage_readahead for the
-// block device, as ReadaheadFixed has it: from page start, a window of
-// max(want, RAPages) pages (cut at the end of the device), create each folio
-// that is not cached, locked, and read the runs of new folios with
-// multi-page bios inside a plug. Pages already cached end a run. On a mapping
-// with a minimum folio order the folios are of that order, from start
-// aligned down to it.
-func (d *BlockDevice) readahead(cpu *CPU, start, want uint64) {
-	ps := uint64(d.m.cfg.PageSize)
-	lastPage := (d.size - 1) / ps
-	minOrder := d.mapping.minFolioOrder()
-	step := uint64(1) << minOrder
-	start &^= step - 1
-	end := min(start+max(want, RAPages)-1, lastPage)
-	d.lockInvalidateShared()
-	defer d.unlockInvalidateShared()
-	run := cpu.raScratch[:0]
-	cpu.plug.Start()
-	for index := start; index <= end; index += step {
-		f := d.mapping.lookup(cpu, index)
-		if f == nil {
-			f = d.mapping.addFolio(cpu, index, minOrder, fgpLock)
-		} else {
-			f.put(cpu)
-			f = nil
-		}
-		if f == nil || len(run) == bioMaxPages { // cached, or the bio is full
-			run = d.submitReadahead(cpu, run, true, blk.FlagRahead)
-		}
-		if f != nil {
-			run = append(run, f)
-		}
-		if end-index < step {
-			break
-		}
-	}
-	cpu.raScratch = d.submitReadahead(cpu, run, true, blk.FlagRahead)
-	_ = cpu.plug.Finish()
-}
-
-// lockInvalidateShared takes the invalidate lock shared where the fixed
-// readahead adds folios, on a mapping whose minimum folio order can change
-// (large folios); the threads' kernels' mappings skip it, so their readahead
-// costs what it did.
-func (d *BlockDevice) lockInvalidateShared() {
-	if d.mapping.large {
-		d.mapping.invalidateLock.RLock()
-	}
-}
-
-// unlockInvalidateShared undoes lockInvalidateShared.
-func (d *BlockDevice) unlockInvalidateShared() {
-	if d.mapping.large {
-		d.mapping.invalidateLock.RUnlock()
 	}
 }
 

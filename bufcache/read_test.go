@@ -30,7 +30,11 @@ func fillDisk(t testing.TB, disk *blk.MemDisk) []byte {
 
 // TestReadReadahead: reads return the disk's bytes; uncached pages come in by
 // readahead windows of multi-page bios without buffer heads, so the block size
-// changes nothing about a read (the set_init_blocksize thread's unchanged read column).
+// changes nothing about a read (the set_init_blocksize thread's unchanged read
+// column). A 1 MiB read from the start of a disk with the default 128 KiB
+// read_ahead_kb opens a window as large as the read (a read larger than
+// read_ahead_kb may have up to max_sectors), marked half way; reaching the mark
+// starts the next 1 MiB: two bios of 256 pages.
 func TestReadReadahead(t *testing.T) {
 	var perSize []Counters
 	for _, bsize := range []uint32{512, 4096} {
@@ -47,8 +51,8 @@ func TestReadReadahead(t *testing.T) {
 			assert.True(t, bytes.Equal(want[:len(got)], got))
 			ev := cpu.Events().Sub(before)
 			assert.Zero(t, ev[EvBHAlloc], "readahead builds no buffer heads")
-			assert.Equal(t, uint64(256), ev[EvReadaheadPage])
-			assert.Equal(t, uint64(1), ev[EvBioSubmit], "one window as large as the read: one 1 MiB bio")
+			assert.Equal(t, uint64(512), ev[EvReadaheadPage], "the read's window and the next")
+			assert.Equal(t, uint64(2), ev[EvBioSubmit], "a 1 MiB bio each")
 			perSize = append(perSize, ev)
 
 			n, err = d.Read(cpu, 4<<20-100, got) // crosses the end
@@ -69,7 +73,7 @@ func TestReadReadahead(t *testing.T) {
 // copies them; the read then brings each in on its own and still returns the
 // disk's bytes (it used to retry the window forever).
 func TestReadPageCacheSmallerThanWindow(t *testing.T) {
-	for _, limit := range []int{1, 8, RAPages - 1} {
+	for _, limit := range []int{1, 8, defaultReadAheadKB>>2 - 1} { // up to one page less than the 128 KiB window
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			m, d, disk := newDev(t, Config{PageCacheLimit: limit}, 1<<20, 512, DeviceOptions{})
 			want := fillDisk(t, disk)
@@ -83,9 +87,13 @@ func TestReadPageCacheSmallerThanWindow(t *testing.T) {
 	}
 }
 
-// TestReadSmallReadsUseTheWindow: 4 KiB reads of an uncached device bring in
-// RAPages pages at a time.
-func TestReadSmallReadsUseTheWindow(t *testing.T) {
+// TestReadSmallReadsRampUp: sequential 4 KiB reads of an uncached device
+// open a window of 4 pages (get_init_ra_size of one page, marked at its
+// second), and each mark reached starts the next, twice as large up to
+// read_ahead_kb's 128 KiB (get_next_ra_size) and marked at its first page:
+// after 64 reads, windows 0–3, 4–11, 12–27, 28–59, 60–91 and 92–123 — six
+// bios, 124 pages cached.
+func TestReadSmallReadsRampUp(t *testing.T) {
 	m, d, disk := newDev(t, Config{}, 1<<20, 512, DeviceOptions{})
 	cpu := m.CPU(0)
 	want := fillDisk(t, disk)
@@ -95,8 +103,8 @@ func TestReadSmallReadsUseTheWindow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want[i*4096:(i+1)*4096], buf)
 	}
-	assert.Equal(t, uint64(64/RAPages), cpu.Events()[EvBioSubmit])
-	assert.Equal(t, 64, d.NrPages())
+	assert.Equal(t, uint64(6), cpu.Events()[EvBioSubmit])
+	assert.Equal(t, 124, d.NrPages())
 }
 
 // TestReadAfterPartialWrite: a folio that has buffers from a partial write but

@@ -54,39 +54,12 @@ var lookupNames = enum.New[LookupVariant]("lookup", []string{LookupAtomic: "atom
 // String returns "atomic" or "nonatomic" ("lookup(n)" for another value).
 func (v LookupVariant) String() string { return lookupNames.String(v) }
 
-// ReadaheadPolicy selects how a read that misses the page cache reads ahead.
-type ReadaheadPolicy uint8
-
-const (
-	// ReadaheadFixed is the model's original readahead, used by the threads'
-	// kernels: one window of max(pages wanted, RAPages) order-0 folios from
-	// the missing page, read in bios of up to BIO_MAX_VECS pages, and no
-	// asynchronous readahead (page_cache_sync_ra's first window, every
-	// time).
-	ReadaheadFixed ReadaheadPolicy = iota
-	// ReadaheadOnDemand is mm/readahead.c of v6.18: per open file a
-	// file_ra_state; page_cache_sync_ra opens a window by the read's size
-	// (get_init_ra_size), a read reaching the window's PG_readahead folio
-	// starts the next one asynchronously (page_cache_async_ra, get_next_ra_size,
-	// ra->order += 2 and the window trimmed to that order's alignment), and
-	// page_cache_ra_order fills a window with folios of that order, clamped
-	// to the mapping's minimum and maximum and to the window; a small random
-	// read reads only itself (page_cache_ra_unbounded). Windows are capped by
-	// read_ahead_kb, or by max_sectors for reads larger than that.
-	ReadaheadOnDemand
-)
-
-// readaheadNames names the readahead policies for String.
-var readaheadNames = enum.New[ReadaheadPolicy]("readahead", []string{ReadaheadFixed: "fixed", ReadaheadOnDemand: "ondemand"}...)
-
-// String returns "fixed" or "ondemand" ("readahead(n)" for another value).
-func (p ReadaheadPolicy) String() string { return readaheadNames.String(p) }
-
 // Linux618 returns c with the variants of Linux 6.15–6.18 that the host
 // kernel's recordings (testdata/kernel/6.18) pin: large folios in the block
 // device's mapping (FoliosLarge), set_blocksize's v6.15 rules
-// (blocksize.RulesLarge), the v6.16 sleeping lookups (LookupNonatomic) and
-// v6.18's on-demand readahead (ReadaheadOnDemand). The set_init_blocksize
+// (blocksize.RulesLarge) and the v6.16 sleeping lookups (LookupNonatomic).
+// (Readahead, on demand with folio orders that grow where the mapping has
+// large folios, is every kernel's.) The set_init_blocksize
 // policy, the LRU and alloc variants are left as c has them (6.18's are the
 // zero values: PolicyGrow, a 16-slot LRU, AllocLinear). Block-device writes
 // of 6.18 go through iomap with a mapping_max_folio_size chunk (package
@@ -95,7 +68,6 @@ func Linux618(c Config) Config {
 	c.Folios = FoliosLarge
 	c.SetBlocksize = blocksize.RulesLarge
 	c.Lookup = LookupNonatomic
-	c.Readahead = ReadaheadOnDemand
 	return c
 }
 
@@ -120,8 +92,6 @@ func (c *Config) checkVariants() error {
 		return fmt.Errorf("bufcache: unknown folio policy %d (valid: %s)", c.Folios, folioPolicyNames.List())
 	case c.Lookup != LookupAtomic && c.Lookup != LookupNonatomic:
 		return fmt.Errorf("bufcache: unknown lookup variant %d (valid: %s)", c.Lookup, lookupNames.List())
-	case c.Readahead != ReadaheadFixed && c.Readahead != ReadaheadOnDemand:
-		return fmt.Errorf("bufcache: unknown readahead policy %d (valid: %s)", c.Readahead, readaheadNames.List())
 	case c.SetBlocksize == blocksize.RulesLarge && c.Folios != FoliosLarge:
 		return fmt.Errorf("bufcache: set_blocksize rules %v need large folios (Folios: FoliosLarge)", c.SetBlocksize)
 	}

@@ -33,14 +33,13 @@ type Kernel struct {
 	LRUSize int
 	// Alloc is the alloc_page_buffers variant (Sean Fu's thread).
 	Alloc bufcache.AllocVariant
-	// Folios, SetBlocksize, Lookup and Readahead are the page cache's
-	// variants that v6.15–v6.18 changed (bufcache.Linux618 names them:
-	// large folios, blocks up to 64 KiB, the v6.16 sleeping lookups, the
-	// on-demand readahead); the zero values are the threads' kernels'.
+	// Folios, SetBlocksize and Lookup are the page cache's variants that
+	// v6.15–v6.18 changed (bufcache.Linux618 names them: large folios,
+	// blocks up to 64 KiB, the v6.16 sleeping lookups); the zero values
+	// are the threads' kernels'.
 	Folios       bufcache.FolioPolicy
 	SetBlocksize blocksize.Rules
 	Lookup       bufcache.LookupVariant
-	Readahead    bufcache.ReadaheadPolicy
 	// Block is the block layer's version: how a plug merges and when
 	// submit_bio plugs (blk.Version618 from 6.18's rules).
 	Block blk.Version
@@ -51,7 +50,7 @@ type Kernel struct {
 // iomap.Writer; Block to the queue's Limits.)
 func (k Kernel) Configure(cfg bufcache.Config) bufcache.Config {
 	cfg.Blocksize, cfg.LRU, cfg.LRUSize, cfg.Alloc = k.Blocksize, k.LRU, k.LRUSize, k.Alloc
-	cfg.Folios, cfg.SetBlocksize, cfg.Lookup, cfg.Readahead = k.Folios, k.SetBlocksize, k.Lookup, k.Readahead
+	cfg.Folios, cfg.SetBlocksize, cfg.Lookup = k.Folios, k.SetBlocksize, k.Lookup
 	return cfg
 }
 
@@ -75,7 +74,7 @@ func linux618NoTHP() Kernel {
 func linux618() Kernel {
 	c := bufcache.Linux618(bufcache.Config{})
 	return Kernel{Name: "6.18", Write: iomap.Linux618, Block: blk.Version618,
-		Folios: c.Folios, SetBlocksize: c.SetBlocksize, Lookup: c.Lookup, Readahead: c.Readahead,
+		Folios: c.Folios, SetBlocksize: c.SetBlocksize, Lookup: c.Lookup,
 		Description: "Linux 6.18 as the host kernel's recordings pin it: large folios in the block device's mapping " +
 			"(v6.15), set_blocksize up to 64 KiB (v6.15), __find_get_block_nonatomic for sleeping lookups (v6.16), " +
 			"on-demand readahead with growing folio orders, iomap writes with the fixed chunk, the 6.18 plug"}

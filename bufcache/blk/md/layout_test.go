@@ -136,3 +136,22 @@ func TestDivmod(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimalIOSize: io_opt is a chunk on every member holding a different
+// part of a stripe — all of raid0's and raid10 f2's, half of raid10 n2's
+// when the near copies divide the members (raid10_nr_stripes: all of them
+// otherwise), RAID6's data members.
+func TestOptimalIOSize(t *testing.T) {
+	const chunk = 64 << 10
+	for _, tc := range []struct {
+		level   Level
+		members int
+		chunks  uint32
+	}{
+		{Raid0, 2, 2}, {Raid0, 4, 4}, {Raid10Far2, 4, 4}, {Raid10Near2, 4, 2},
+		{Raid10Near2, 3, 3}, {Raid6, 4, 2}, {Raid6, 6, 4},
+	} {
+		a, _ := newArray(t, tc.level, tc.members, 4<<20, chunk)
+		assert.Equal(t, tc.chunks*chunk, a.OptimalIOSize(), "%s over %d members", tc.level, tc.members)
+	}
+}
