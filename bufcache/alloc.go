@@ -98,10 +98,10 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size
 			bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 			bh.blocknr = block
 			if uptodate {
-				bh.state.Set(BHUptodate)
+				bh.setBit(cpu, BHUptodate)
 			}
 			if block < end {
-				bh.state.Set(BHMapped)
+				bh.setBit(cpu, BHMapped)
 			}
 		}
 		block++

@@ -179,8 +179,28 @@ func (bh *BufferHead) Data() []byte {
 	return bh.folio.data[bh.offset : bh.offset+bh.size : bh.offset+bh.size]
 }
 
-// SetUptodate models set_buffer_uptodate: the caller filled the whole buffer.
-func (bh *BufferHead) SetUptodate() { bh.state.Set(BHUptodate) }
+// SetUptodate models set_buffer_uptodate: the caller filled the whole
+// buffer. It counts EvBHBit on cpu if the buffer was not uptodate.
+func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setBit(cpu, BHUptodate) }
+
+// setBit models a set_buffer_*() of fs/buffer.c's BUFFER_FNS: an atomic
+// set_bit of one state bit, counted (EvBHBit) when it changes the bit — as
+// v6.x's set_buffer_uptodate does it, testing first; v5.10's wrote even a
+// bit already set, an atomic more the model does not count.
+func (bh *BufferHead) setBit(cpu *CPU, bit BHState) {
+	if !bh.state.TestAndSet(bit) {
+		cpu.count(EvBHBit)
+	}
+}
+
+// clearBit models a clear_buffer_*(): an atomic clear_bit, counted when it
+// changes the bit (callers the kernel has clear unconditionally count the
+// operation themselves).
+func (bh *BufferHead) clearBit(cpu *CPU, bit BHState) {
+	if bh.state.TestAndClear(bit) {
+		cpu.count(EvBHBit)
+	}
+}
 
 // String describes the buffer like the kernel's diagnostics do.
 func (bh *BufferHead) String() string {

@@ -55,7 +55,9 @@ const (
 	EvBHPut
 	// EvBHLock counts lock_buffer acquisitions.
 	EvBHLock
-	// EvMarkDirty counts mark_buffer_dirty calls that found the buffer clean.
+	// EvMarkDirty counts mark_buffer_dirty calls that found the buffer clean:
+	// test_set_buffer_dirty and the folio's test-and-set of PG_dirty; the
+	// folio's dirtying, once a folio, is EvFolioDirty.
 	EvMarkDirty
 	// EvBioSubmit counts bios submitted (submit_bh_wbc, submit_bio).
 	EvBioSubmit
@@ -104,6 +106,21 @@ const (
 	// iomap): one mapping round of an iomap buffered write, normally one per
 	// write(2) to a block device, whose mapping spans to the device's end.
 	EvIomapBegin
+	// EvBHBit counts atomic read-modify-writes of a buffer_head's b_state
+	// that no other event prices: set_buffer_mapped when a buffer is
+	// mapped, set_buffer_uptodate, set_buffer_new and clear_buffer_new
+	// when a write prepares and commits it, test_clear_buffer_dirty and
+	// mark_buffer_async_write in block_write_full_folio's second pass,
+	// test_set_buffer_req in submit_bh, and the bits the completions set
+	// and clear (set_buffer_uptodate, clear_buffer_async_write). The bit
+	// operations of lock_buffer/unlock_buffer are EvBHLock's, mark_buffer_dirty's
+	// EvMarkDirty's. One bit operation each, as the kernel's BUFFER_FNS
+	// helpers do them: counted when the bit changes.
+	EvBHBit
+	// EvFolioDirty counts folios made dirty (__folio_mark_dirty: the dirty
+	// tag and the dirty accounting) by mark_buffer_dirty of a buffer of a
+	// clean folio, or by writeback's redirtying of a folio it skipped.
+	EvFolioDirty
 	// NumEvents is the number of event kinds.
 	NumEvents
 )
@@ -148,6 +165,8 @@ var eventNames = enum.New[Event]("event", []string{
 	EvReadaheadPage:  "readahead-pages",
 	EvWarning:        "warnings",
 	EvIomapBegin:     "iomap-begins",
+	EvBHBit:          "bh-bitops",
+	EvFolioDirty:     "folio-dirties",
 }...).WithError(ErrUnknownEvent)
 
 // String returns the event's metric name, e.g. "index-levels", or

@@ -25,8 +25,9 @@ func submitBH(cpu *CPU, op blk.Op, flags blk.BioFlags, bh *BufferHead) {
 	if !bh.Has(BHLock|BHMapped) || bh.endIO == endNone {
 		panic(fmt.Sprintf("bufcache: submit_bh of %v", bh))
 	}
+	cpu.count(EvBHBit) // test_set_buffer_req
 	if bh.state.TestAndSet(BHReq) && op == blk.OpWrite {
-		bh.state.Clear(BHWriteEIO)
+		bh.clearBit(cpu, BHWriteEIO)
 	}
 	d := bh.bdev.Load()
 	if d == nil {
@@ -78,9 +79,9 @@ func endBioBH(b *blk.Bio) {
 // BH_Uptodate, unlock, and drop the reference taken for the I/O.
 func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.state.Set(BHUptodate)
+		bh.setBit(cpu, BHUptodate)
 	} else {
-		bh.state.Clear(BHUptodate)
+		bh.clearBit(cpu, BHUptodate)
 	}
 	UnlockBuffer(cpu, bh)
 	Brelse(cpu, bh)
@@ -91,7 +92,7 @@ func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 // records the error; then unlock and drop the I/O reference.
 func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.state.Set(BHUptodate)
+		bh.setBit(cpu, BHUptodate)
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(cpu, bh)
@@ -107,8 +108,8 @@ func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 // is found through the folio, which a truncate may have taken out of the page
 // cache (then the error has nobody left to report to).
 func markWriteIOError(cpu *CPU, bh *BufferHead) {
-	bh.state.Set(BHWriteEIO)
-	bh.state.Clear(BHUptodate)
+	bh.setBit(cpu, BHWriteEIO)
+	bh.clearBit(cpu, BHUptodate)
 	if m := bh.folio.mapping.Load(); m != nil {
 		m.dev.mappingSetError(cpu)
 	}

@@ -95,7 +95,7 @@ func TestSyncDirtyBufferErrors(t *testing.T) {
 
 	// A rewrite clears Write_EIO.
 	disk.failWrite = false
-	bh.SetUptodate()
+	bh.SetUptodate(cpu)
 	MarkBufferDirty(cpu, bh)
 	require.NoError(t, SyncDirtyBuffer(cpu, bh))
 	assert.False(t, bh.Has(BHWriteEIO))

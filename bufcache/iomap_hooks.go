@@ -33,16 +33,18 @@ func (d *BlockDevice) mapWith(cpu *CPU, mapper BlockMapper, bh *BufferHead, bloc
 }
 
 // MapBH models map_bh: bh now maps block number block of d (b_bdev,
-// b_blocknr, BH_Mapped). For a BlockMapper. O(1).
-func MapBH(bh *BufferHead, d *BlockDevice, block uint64) {
+// b_blocknr, BH_Mapped, an EvBHBit on cpu if it was not mapped). For a
+// BlockMapper. O(1).
+func MapBH(cpu *CPU, bh *BufferHead, d *BlockDevice, block uint64) {
 	bh.blocknr = block
 	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
-	bh.state.Set(BHMapped)
+	bh.setBit(cpu, BHMapped)
 }
 
 // SetNew models set_buffer_new: the mapper just allocated the block, so its
-// old contents on disk are not worth reading. For a BlockMapper.
-func (bh *BufferHead) SetNew() { bh.state.Set(BHNew) }
+// old contents on disk are not worth reading. For a BlockMapper; it counts
+// EvBHBit on cpu if the buffer was not new.
+func (bh *BufferHead) SetNew(cpu *CPU) { bh.setBit(cpu, BHNew) }
 
 // newBuffer models __block_write_begin_int's handling of a buffer the mapper
 // marked new (clean_bdev_bh_alias has nothing to do on the block device's own
@@ -51,8 +53,8 @@ func (bh *BufferHead) SetNew() { bh.state.Set(BHNew) }
 // (folio_zero_segments), since they will not be read.
 func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 	if f.Has(FolioUptodate) {
-		bh.state.Clear(BHNew)
-		bh.state.Set(BHUptodate)
+		bh.clearBit(cpu, BHNew)
+		bh.setBit(cpu, BHUptodate)
 		MarkBufferDirty(cpu, bh)
 		return
 	}
@@ -81,9 +83,9 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 				if f.data != nil {
 					clear(f.data[max(from, start):min(to, end)])
 				}
-				bh.state.Set(BHUptodate)
+				bh.setBit(cpu, BHUptodate)
 			}
-			bh.state.Clear(BHNew)
+			bh.clearBit(cpu, BHNew)
 			MarkBufferDirty(cpu, bh)
 		}
 		start = end

@@ -235,6 +235,7 @@ func (m *Mapping) setDirty(cpu *CPU, f *Folio) {
 	if f.Has(FolioDirty) {
 		return
 	}
+	cpu.count(EvFolioDirty)
 	if !m.index.UpdateMarks(f.index, f, markDirty) {
 		f.flags.Set(FolioDirty)
 		return

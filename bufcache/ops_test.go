@@ -308,7 +308,7 @@ func (r *opRig) modify(o rigOp, c opCtx) bool {
 		data[i] = o.seed ^ byte(i)
 	}
 	copy(r.want[pos+from:pos+from+n], data[from:from+n])
-	bh.SetUptodate()
+	bh.SetUptodate(r.cpu)
 	MarkBufferDirty(r.cpu, bh)
 	UnlockBuffer(r.cpu, bh)
 	return true

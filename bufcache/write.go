@@ -156,10 +156,10 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 		switch {
 		case end <= from || start >= to:
 			if uptodate {
-				bh.state.Set(BHUptodate)
+				bh.setBit(cpu, BHUptodate)
 			}
 		default:
-			bh.state.Clear(BHNew)
+			bh.clearBit(cpu, BHNew)
 			if !bh.Has(BHMapped) {
 				if mapper == nil {
 					d.getBlock(cpu, bh, block)
@@ -172,7 +172,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 				}
 			}
 			if uptodate {
-				bh.state.Set(BHUptodate)
+				bh.setBit(cpu, BHUptodate)
 			} else if !bh.Has(BHUptodate) && (start < from || end > to) && err == nil {
 				err = readBufferSync(cpu, bh)
 			}
@@ -192,7 +192,7 @@ func (d *BlockDevice) getBlock(cpu *CPU, bh *BufferHead, block uint64) {
 	cpu.count(EvGetBlock)
 	bh.blocknr = block
 	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
-	bh.state.Set(BHMapped)
+	bh.setBit(cpu, BHMapped)
 }
 
 // writeEnd models blkdev_write_end = block_write_end + unlock + put: if fewer
@@ -223,10 +223,11 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 				partial = true
 			}
 		} else {
-			bh.state.Set(BHUptodate)
+			bh.setBit(cpu, BHUptodate)
 			MarkBufferDirty(cpu, bh)
 		}
-		bh.state.Clear(BHNew)
+		bh.state.Clear(BHNew) // clear_buffer_new, whether or not it was set
+		cpu.count(EvBHBit)
 		start += bh.size
 	}
 	if !partial {
@@ -252,9 +253,13 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 	if f.Has(FolioDirty) {
 		extra |= BHDirty
 	}
-	if extra != 0 {
+	if extra != 0 { // set_buffer_dirty, set_buffer_uptodate
 		for bh := range head.ring(cpu) {
-			bh.state.Set(extra)
+			for _, bit := range [...]BHState{BHUptodate, BHDirty} {
+				if extra&bit != 0 {
+					bh.setBit(cpu, bit)
+				}
+			}
 		}
 	}
 	cpu.attachBuffers(f, head)

@@ -79,8 +79,8 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	block := first
 	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
 		if block > last {
-			bh.state.Clear(BHDirty)
-			bh.state.Set(BHUptodate)
+			bh.clearBit(cpu, BHDirty)
+			bh.setBit(cpu, BHUptodate)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
 		}
@@ -97,7 +97,9 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 			continue
 		}
 		// test_clear_buffer_dirty, then mark_buffer_async_write
+		cpu.count(EvBHBit)
 		if bh.state.TestAndClearSet(BHDirty, BHAsyncWrite) {
+			cpu.count(EvBHBit)
 			bh.endIO = endAsyncWrite
 		} else {
 			UnlockBuffer(cpu, bh)
@@ -187,14 +189,19 @@ func waitOnWriteback(cpu *CPU, f *Folio) {
 func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 	f := bh.folio
 	if ok { // set_buffer_uptodate, clear_buffer_async_write, unlock_buffer
-		if bh.state.Change(BHUptodate, BHAsyncWrite|BHLock)&BHLock == 0 {
+		old := bh.state.Change(BHUptodate, BHAsyncWrite|BHLock)
+		if old&BHLock == 0 {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
+		if old&BHUptodate == 0 {
+			cpu.count(EvBHBit)
+		}
+		cpu.count(EvBHBit) // clear_buffer_async_write
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(cpu, bh)
 		f.flags.Set(FolioError)
-		bh.state.Clear(BHAsyncWrite)
+		bh.clearBit(cpu, BHAsyncWrite)
 		UnlockBuffer(cpu, bh)
 	}
 	// The other buffers, from bh's successor: a walk that gets back to bh

@@ -171,7 +171,7 @@ var mappers = sync.Pool{New: func() any { return new(toBH) }}
 // the right block. Holes, delayed allocation and unwritten extents need a
 // file system's writeback and are not modelled; neither is a mapping other
 // than the identity, which the block device's own page cache requires.
-func (m *toBH) MapBlock(_ *bufcache.CPU, d *bufcache.BlockDevice, bh *bufcache.BufferHead, block uint64) error {
+func (m *toBH) MapBlock(cpu *bufcache.CPU, d *bufcache.BlockDevice, bh *bufcache.BufferHead, block uint64) error {
 	bits := d.Geometry().BlkBits
 	offset := block << bits
 	switch {
@@ -185,8 +185,8 @@ func (m *toBH) MapBlock(_ *bufcache.CPU, d *bufcache.BlockDevice, bh *bufcache.B
 		return fmt.Errorf("%w: block %d mapped to %d, not the identity", ErrNotModelled, block, blocknr)
 	}
 	if m.Flags&FNew != 0 || offset >= d.Size() {
-		bh.SetNew()
+		bh.SetNew(cpu)
 	}
-	bufcache.MapBH(bh, d, blocknr)
+	bufcache.MapBH(cpu, bh, d, blocknr)
 	return nil
 }

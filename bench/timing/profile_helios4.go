@@ -30,6 +30,7 @@ func Helios4() *Profile {
 	set(Ev(bufcache.EvPrivateLock), 40, "estimate: spin_lock (ldrex/strex + dmb) and spin_unlock (dmb + store) ≈ 65 cycles")
 	set(Ev(bufcache.EvFolioLock), 62, atomic+", twice (trylock_page, unlock_page)")
 	set(Ev(bufcache.EvBHLock), 62, atomic+", twice (lock_buffer, unlock_buffer)")
+	set(Ev(bufcache.EvBHBit), 25, "estimate: the mix of b_state's bit operations on ARMv7 SMP — set_bit and clear_bit, an ldrex/strex loop without barriers ≈ 30 cycles, and test_and_set_bit/test_and_clear_bit, with the dmb before and after ≈ 50 cycles — ≈ 40 cycles at 1.6 GHz")
 	set(Ev(bufcache.EvCopyByte), 0.8, "estimate: copy_from_user/copy_to_user of page-sized runs at ≈ 1.25 GB/s, bound by the 32-bit DDR3-800 bus (3.2 GB/s peak, read plus write)")
 	set(Ev(bufcache.EvBioSubmit), 800, "estimate: bio_alloc from the bio_set mempool, bio_add_page, submit_bio's checks and bio_endio with its end_io ≈ 1300 cycles (blk-mq's part is mq-bios)")
 	set(ParamMQBio, 1200, "estimate: blk_mq_submit_bio: blk_attempt_plug_merge's back merge (ll_back_merge_fn, blk_rq_merge_ok) or a request, and blk_account_io ≈ 1900 cycles")

@@ -27,6 +27,7 @@ func IMX8Board() *Profile {
 	}
 	set(Ev(bufcache.EvFolioLock), 44, atomic+", twice")
 	set(Ev(bufcache.EvBHLock), 44, atomic+", twice")
+	set(Ev(bufcache.EvBHBit), 16, "estimate: the mix of b_state's bit operations on ARMv8.0 without LSE — set_bit and clear_bit, an ldxr/stxr loop without barriers ≈ 20 cycles, and the value-returning test_and_ ones with their barriers ≈ 40 cycles — ≈ 30 cycles at 1.8 GHz")
 	set(Ev(bufcache.EvFaultInPage), 60, "estimate: fault_in_readable's __get_user of one byte of a present page with the software PAN of ARMv8.0 (uaccess_ttbr0_enable/disable: a TTBR0 switch and an isb each way) ≈ 110 cycles")
 	set(Ev(bufcache.EvCopyByte), 0.4, "estimate: copy_from_user of page-sized runs at ≈ 2.5 GB/s into LPDDR4")
 	set(ParamDiskRequest, 20e3, "assumption (the thread names no disk): an SSD's command latency behind USB 3.0 UAS ≈ 20 µs")

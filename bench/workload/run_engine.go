@@ -465,7 +465,7 @@ func (e *engine) buffers(c *cpuState, rec IO) error {
 		} else {
 			bh, err = d.Getblk(c.cpu, b, bs)
 			if err == nil {
-				bh.SetUptodate() // the whole block is about to be written
+				bh.SetUptodate(c.cpu) // the whole block is about to be written
 			}
 		}
 		if err != nil {

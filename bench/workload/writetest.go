@@ -399,7 +399,7 @@ func (r *WriteTestRun) allocTreeBlock(cpu *bufcache.CPU, block uint64) (*bufcach
 	}
 	bufcache.LockBuffer(cpu, bh)
 	clear(bh.Data())
-	bh.SetUptodate()
+	bh.SetUptodate(cpu)
 	bufcache.UnlockBuffer(cpu, bh)
 	bufcache.MarkBufferDirty(cpu, bh)
 	return bh, nil
