@@ -219,7 +219,12 @@ type writeBench struct {
 }
 
 func newWriteBench(tb testing.TB, data bool, bsize uint32) *writeBench {
-	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024})
+	return newWriteBenchBits(tb, data, bsize, BitOpsBlind)
+}
+
+// newWriteBenchBits is newWriteBench on a machine with the given BitOps.
+func newWriteBenchBits(tb testing.TB, data bool, bsize uint32, bits BitOps) *writeBench {
+	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, BitOps: bits})
 	require.NoError(tb, err)
 	disk, err := blk.NewNullDisk("null", 1<<40, 512)
 	require.NoError(tb, err)

@@ -180,26 +180,34 @@ func (bh *BufferHead) Data() []byte {
 }
 
 // SetUptodate models set_buffer_uptodate: the caller filled the whole
-// buffer. It counts EvBHBit on cpu if the buffer was not uptodate.
-func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setBit(cpu, BHUptodate) }
+// buffer. It counts EvBHBit on cpu as the machine's BitOps has it: always
+// (BitOpsBlind), or only if the buffer was not uptodate (BitOpsTested).
+func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setUptodate(cpu) }
 
-// setBit models a set_buffer_*() of fs/buffer.c's BUFFER_FNS: an atomic
-// set_bit of one state bit, counted (EvBHBit) when it changes the bit — as
-// v6.x's set_buffer_uptodate does it, testing first; v5.10's wrote even a
-// bit already set, an atomic more the model does not count.
+// setBit models a set_buffer_*() of include/linux/buffer_head.h's
+// BUFFER_FNS: an atomic set_bit of one state bit, one EvBHBit whether or
+// not the bit was set (a caller that tests first, as the kernel's does,
+// calls it only when it is not). set_buffer_uptodate is setUptodate.
 func (bh *BufferHead) setBit(cpu *CPU, bit BHState) {
-	if !bh.state.TestAndSet(bit) {
-		cpu.count(EvBHBit)
-	}
+	bh.state.Set(bit)
+	cpu.count(EvBHBit)
 }
 
-// clearBit models a clear_buffer_*(): an atomic clear_bit, counted when it
-// changes the bit (callers the kernel has clear unconditionally count the
-// operation themselves).
-func (bh *BufferHead) clearBit(cpu *CPU, bit BHState) {
-	if bh.state.TestAndClear(bit) {
-		cpu.count(EvBHBit)
+// setUptodate models set_buffer_uptodate: setBit up to v5.11; from v6.0
+// (BitOpsTested) it tests the bit first and writes only a buffer that is not
+// uptodate.
+func (bh *BufferHead) setUptodate(cpu *CPU) {
+	if cpu.m.cfg.BitOps == BitOpsTested && bh.Has(BHUptodate) {
+		return
 	}
+	bh.setBit(cpu, BHUptodate)
+}
+
+// clearBit models a clear_buffer_*(): an atomic clear_bit, one EvBHBit
+// whether or not the bit was set.
+func (bh *BufferHead) clearBit(cpu *CPU, bit BHState) {
+	bh.state.Clear(bit)
+	cpu.count(EvBHBit)
 }
 
 // String describes the buffer like the kernel's diagnostics do.

@@ -22,7 +22,8 @@ type DeviceOptions struct {
 	// ReadAheadKB is the queue's read_ahead_kb, the readahead window's
 	// maximum (ra_pages). 0 means the queue's default: twice the device's
 	// optimal I/O size and at least 128 KiB (VM_READAHEAD_PAGES), which is
-	// 128 KiB for a disk and two stripes for an md array.
+	// 128 KiB for a disk and two stripes for an md array — and, on a v6.18
+	// queue, twice max_sectors for a rotational disk (see raLimits).
 	ReadAheadKB uint32
 }
 
@@ -319,7 +320,9 @@ func (d *BlockDevice) invalidateRange(cpu *CPU, f *Folio, from, to uint64) {
 		}
 		if from <= off {
 			LockBuffer(cpu, bh)
-			bh.state.Clear(BHDirty | BHMapped | BHReq | BHNew | BHDelay | BHUnwritten)
+			bh.clearBit(cpu, BHDirty)
+			bh.state.Clear(BHMapped | BHReq | BHNew | BHDelay | BHUnwritten) // BUFFER_FLAGS_DISCARD, one cmpxchg
+			cpu.count(EvBHBit)
 			bh.bdev.Store(nil, d.m.cfg.OneGoroutine) // discard_buffer: a stale LRU entry no longer matches
 			UnlockBuffer(cpu, bh)
 		}

@@ -107,15 +107,20 @@ const (
 	// write(2) to a block device, whose mapping spans to the device's end.
 	EvIomapBegin
 	// EvBHBit counts atomic read-modify-writes of a buffer_head's b_state
-	// that no other event prices: set_buffer_mapped when a buffer is
-	// mapped, set_buffer_uptodate, set_buffer_new and clear_buffer_new
-	// when a write prepares and commits it, test_clear_buffer_dirty and
-	// mark_buffer_async_write in block_write_full_folio's second pass,
-	// test_set_buffer_req in submit_bh, and the bits the completions set
-	// and clear (set_buffer_uptodate, clear_buffer_async_write). The bit
-	// operations of lock_buffer/unlock_buffer are EvBHLock's, mark_buffer_dirty's
-	// EvMarkDirty's. One bit operation each, as the kernel's BUFFER_FNS
-	// helpers do them: counted when the bit changes.
+	// that no other event prices, one for each call of a set_buffer_* or
+	// clear_buffer_* helper (include/linux/buffer_head.h's BUFFER_FNS) or a
+	// test_set/test_clear one, as the kernel's call sites make them:
+	// set_buffer_mapped when a buffer is mapped, set_buffer_uptodate,
+	// set_buffer_new and clear_buffer_new when a write prepares and commits
+	// it, test_clear_buffer_dirty and mark_buffer_async_write in
+	// block_write_full_folio's second pass, test_set_buffer_req in
+	// submit_bh, the bits the completions set and clear, discard_buffer's
+	// two. Where a site tests a bit first (if (buffer_new(bh))) only a
+	// change counts; set_buffer_uptodate and __block_commit_write's
+	// clear_buffer_new test first from v6.0 only (Config.BitOps). The bits
+	// of lock_buffer/unlock_buffer are EvBHLock's, mark_buffer_dirty's
+	// EvMarkDirty's. Not counted: block_read_full_folio's async-read bits
+	// (the model reads such a folio's buffers one by one, synchronously).
 	EvBHBit
 	// EvFolioDirty counts folios made dirty (__folio_mark_dirty: the dirty
 	// tag and the dirty accounting) by mark_buffer_dirty of a buffer of a

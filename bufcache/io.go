@@ -27,7 +27,7 @@ func submitBH(cpu *CPU, op blk.Op, flags blk.BioFlags, bh *BufferHead) {
 	}
 	cpu.count(EvBHBit) // test_set_buffer_req
 	if bh.state.TestAndSet(BHReq) && op == blk.OpWrite {
-		bh.clearBit(cpu, BHWriteEIO)
+		bh.clearBit(cpu, BHWriteEIO) // a rewrite clears it, set or not
 	}
 	d := bh.bdev.Load()
 	if d == nil {
@@ -79,7 +79,7 @@ func endBioBH(b *blk.Bio) {
 // BH_Uptodate, unlock, and drop the reference taken for the I/O.
 func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.setBit(cpu, BHUptodate)
+		bh.setUptodate(cpu)
 	} else {
 		bh.clearBit(cpu, BHUptodate)
 	}
@@ -92,7 +92,7 @@ func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 // records the error; then unlock and drop the I/O reference.
 func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.setBit(cpu, BHUptodate)
+		bh.setUptodate(cpu)
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(cpu, bh)
@@ -151,6 +151,7 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 // without I/O. The caller holds a reference.
 func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	LockBuffer(cpu, bh)
+	cpu.count(EvBHBit) // test_clear_buffer_dirty
 	if !bh.state.TestAndClear(BHDirty) {
 		UnlockBuffer(cpu, bh)
 		return nil

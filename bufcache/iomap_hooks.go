@@ -33,8 +33,7 @@ func (d *BlockDevice) mapWith(cpu *CPU, mapper BlockMapper, bh *BufferHead, bloc
 }
 
 // MapBH models map_bh: bh now maps block number block of d (b_bdev,
-// b_blocknr, BH_Mapped, an EvBHBit on cpu if it was not mapped). For a
-// BlockMapper. O(1).
+// b_blocknr, BH_Mapped: an EvBHBit on cpu). For a BlockMapper. O(1).
 func MapBH(cpu *CPU, bh *BufferHead, d *BlockDevice, block uint64) {
 	bh.blocknr = block
 	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
@@ -43,7 +42,7 @@ func MapBH(cpu *CPU, bh *BufferHead, d *BlockDevice, block uint64) {
 
 // SetNew models set_buffer_new: the mapper just allocated the block, so its
 // old contents on disk are not worth reading. For a BlockMapper; it counts
-// EvBHBit on cpu if the buffer was not new.
+// an EvBHBit on cpu.
 func (bh *BufferHead) SetNew(cpu *CPU) { bh.setBit(cpu, BHNew) }
 
 // newBuffer models __block_write_begin_int's handling of a buffer the mapper
@@ -54,7 +53,7 @@ func (bh *BufferHead) SetNew(cpu *CPU) { bh.setBit(cpu, BHNew) }
 func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 	if f.Has(FolioUptodate) {
 		bh.clearBit(cpu, BHNew)
-		bh.setBit(cpu, BHUptodate)
+		bh.setUptodate(cpu)
 		MarkBufferDirty(cpu, bh)
 		return
 	}
@@ -83,7 +82,7 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 				if f.data != nil {
 					clear(f.data[max(from, start):min(to, end)])
 				}
-				bh.setBit(cpu, BHUptodate)
+				bh.setUptodate(cpu)
 			}
 			bh.clearBit(cpu, BHNew)
 			MarkBufferDirty(cpu, bh)

@@ -60,8 +60,8 @@ func (m LRUMode) String() string { return lruModeNames.String(m) }
 // the kernels the threads compare, and the number of CPUs. The zero value is a
 // one-CPU machine with 4 KiB pages running the kernel the threads' model was
 // built for (mainline up to v6.14: order-0 folios, set_blocksize up to
-// PAGE_SIZE, private_lock lookups); Linux618
-// selects the variants of 6.15–6.18.
+// PAGE_SIZE, private_lock lookups; and, up to v5.11, state bits written
+// without a test); Linux618 selects the variants of 6.15–6.18.
 //
 // NewMachine refuses counts no kernel has (they would only exhaust memory):
 // more than MaxCPUs CPUs or more than MaxLRUSize LRU slots per CPU.
@@ -109,6 +109,10 @@ type Config struct {
 	// Lookup selects the buffer lookups of getblk: LookupAtomic (up to
 	// v6.15) or LookupNonatomic (v6.16+: __find_get_block_nonatomic).
 	Lookup LookupVariant
+	// BitOps selects whether set_buffer_uptodate and __block_commit_write's
+	// clear_buffer_new write a bit already as wanted (BitOpsBlind, up to
+	// v5.11) or test it first (BitOpsTested, v6.0+): what EvBHBit counts.
+	BitOps BitOps
 	// WriteIter is the buffered write of blkdev_write_iter that File.Pwrite
 	// uses: nil is generic_perform_write through buffer heads
 	// (BlockDevice.Write, up to v6.5); package iomap's Writer gives

@@ -26,36 +26,45 @@ func (r *raState) init() { *r = raState{prevPos: -1} }
 const defaultReadAheadKB = 128
 
 // raLimits returns the bdi's ra_pages and io_pages in pages of pageSize.
-// ra_pages is readAheadKB if it is set (read_ahead_kb written through sysfs
-// or blockdev --setra), else the window the queue's limits give: twice the
-// device's optimal I/O size, io_opt, and at least VM_READAHEAD_PAGES (128
-// KiB) — blk_queue_io_opt in v5.9–v6.9, blk_apply_bdi_limits from v6.10. A
-// disk that reports no io_opt (a SATA disk) gets 128 KiB; an md array, whose
-// io_opt is a stripe (md.Array.OptimalIOSize), two stripes. io_pages is
-// max_sectors: the queue's if disk reports its limits, else the default
-// 1280 KiB.
+// io_pages is max_sectors: the queue's if disk reports its limits, else the
+// default 1280 KiB. ra_pages is readAheadKB if it is set (read_ahead_kb
+// written through sysfs or blockdev --setra), else the window the queue's
+// limits give: twice the device's optimal I/O size, io_opt, and at least
+// VM_READAHEAD_PAGES (128 KiB) — blk_queue_io_opt in v5.9–v6.9,
+// blk_apply_bdi_limits from v6.10. An md array's io_opt is a stripe
+// (md.Array.OptimalIOSize): two stripes. A disk reports none: 128 KiB,
+// except that from v6.17 a rotational disk without an io_opt reads ahead
+// twice its max_sectors (a v6.18 queue, blk.Version618: this machine's
+// rotational virtio disk, max_sectors_kb 4096, has read_ahead_kb 8192).
 func raLimits(disk blk.Device, readAheadKB, pageSize uint32) (raPages, ioPages uint64) {
+	maxSectors := uint64(blk.DefMaxSectors)
+	q, isQueue := disk.(interface{ Limits() blk.Limits })
+	if isQueue {
+		maxSectors = uint64(q.Limits().MaxSectors)
+	}
+	ioBytes := maxSectors << blk.SectorShift
 	if readAheadKB != 0 {
 		raPages = uint64(readAheadKB) << 10 / uint64(pageSize)
 	} else {
 		raPages = defaultReadAheadKB << 10 / uint64(pageSize)
+		r, rotational := disk.(interface{ Rotational() bool })
 		if o, ok := disk.(interface{ OptimalIOSize() uint32 }); ok {
 			raPages = max(raPages, 2*uint64(o.OptimalIOSize())/uint64(pageSize))
+		} else if isQueue && rotational && r.Rotational() && q.Limits().Version == blk.Version618 {
+			raPages = max(raPages, 2*ioBytes/uint64(pageSize))
 		}
 	}
-	maxSectors := uint64(blk.DefMaxSectors)
-	if q, ok := disk.(interface{ Limits() blk.Limits }); ok {
-		maxSectors = uint64(q.Limits().MaxSectors)
-	}
-	return max(1, raPages), max(1, maxSectors<<blk.SectorShift/uint64(pageSize))
+	return max(1, raPages), max(1, ioBytes/uint64(pageSize))
 }
 
 // readOnDemand models filemap_read with on-demand readahead (mm/readahead.c
 // as v6.18 has it; every kernel the model has reads ahead on demand, and
 // with one-page folios the windows of a sequential reader are v5.10's
 // ondemand_readahead's: get_init_ra_size, then get_next_ra_size from each
-// mark, the trim to a 4-page boundary aside) for the file whose readahead
-// state is ra: per folio, filemap_get_pages —
+// mark; v6.18 also trims an asynchronous window to end on a 4-page
+// boundary, which v5.10 does not and the model does for every kernel — no
+// window of dd's 1 MiB reads moves) for the file whose readahead state is
+// ra: per folio, filemap_get_pages —
 // a miss starts synchronous readahead (page_cache_sync_ra) and, if the
 // folio is still absent, reads one folio of the minimum order
 // (filemap_create_folio); a folio carrying PG_readahead starts the next

@@ -24,6 +24,7 @@ func TestLinux618ConfigChecks(t *testing.T) {
 	assert.Equal(t, FoliosLarge, c.Folios)
 	assert.Equal(t, blocksize.RulesLarge, c.SetBlocksize)
 	assert.Equal(t, LookupNonatomic, c.Lookup)
+	assert.Equal(t, BitOpsTested, c.BitOps)
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -33,6 +34,7 @@ func TestLinux618ConfigChecks(t *testing.T) {
 		{"unknown rules", Config{SetBlocksize: blocksize.Rules(7)}, blocksize.ErrUnknownRules},
 		{"unknown folios", Config{Folios: FolioPolicy(7)}, nil},
 		{"unknown lookup", Config{Lookup: LookupVariant(7)}, nil},
+		{"unknown bit operations", Config{BitOps: BitOps(7)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewMachine(tc.cfg)
@@ -43,6 +45,7 @@ func TestLinux618ConfigChecks(t *testing.T) {
 	}
 	assert.Equal(t, "large", FoliosLarge.String())
 	assert.Equal(t, "nonatomic", LookupNonatomic.String())
+	assert.Equal(t, "tested", BitOpsTested.String())
 	assert.Equal(t, uint8(9), maxPagecacheOrder(12), "2 MiB folios on 4 KiB pages")
 	assert.Equal(t, uint8(11), maxPagecacheOrder(16), "capped by MAX_XAS_ORDER on 64 KiB pages")
 }

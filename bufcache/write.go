@@ -155,11 +155,13 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 		end := start + size
 		switch {
 		case end <= from || start >= to:
-			if uptodate {
-				bh.setBit(cpu, BHUptodate)
+			if uptodate && !bh.Has(BHUptodate) {
+				bh.setUptodate(cpu)
 			}
 		default:
-			bh.clearBit(cpu, BHNew)
+			if bh.Has(BHNew) {
+				bh.clearBit(cpu, BHNew)
+			}
 			if !bh.Has(BHMapped) {
 				if mapper == nil {
 					d.getBlock(cpu, bh, block)
@@ -172,7 +174,9 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 				}
 			}
 			if uptodate {
-				bh.setBit(cpu, BHUptodate)
+				if !bh.Has(BHUptodate) {
+					bh.setUptodate(cpu)
+				}
 			} else if !bh.Has(BHUptodate) && (start < from || end > to) && err == nil {
 				err = readBufferSync(cpu, bh)
 			}
@@ -223,11 +227,12 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 				partial = true
 			}
 		} else {
-			bh.setBit(cpu, BHUptodate)
+			bh.setUptodate(cpu)
 			MarkBufferDirty(cpu, bh)
 		}
-		bh.state.Clear(BHNew) // clear_buffer_new, whether or not it was set
-		cpu.count(EvBHBit)
+		if bh.Has(BHNew) || cpu.m.cfg.BitOps == BitOpsBlind { // v5.11 and before clear it untested
+			bh.clearBit(cpu, BHNew)
+		}
 		start += bh.size
 	}
 	if !partial {
@@ -255,10 +260,11 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 	}
 	if extra != 0 { // set_buffer_dirty, set_buffer_uptodate
 		for bh := range head.ring(cpu) {
-			for _, bit := range [...]BHState{BHUptodate, BHDirty} {
-				if extra&bit != 0 {
-					bh.setBit(cpu, bit)
-				}
+			if extra&BHDirty != 0 {
+				bh.setBit(cpu, BHDirty)
+			}
+			if extra&BHUptodate != 0 {
+				bh.setUptodate(cpu)
 			}
 		}
 	}

@@ -80,9 +80,10 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
 		if block > last {
 			bh.clearBit(cpu, BHDirty)
-			bh.setBit(cpu, BHUptodate)
+			bh.setUptodate(cpu)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
+			bh.clearBit(cpu, BHDelay)
 		}
 		block++
 	}
@@ -193,8 +194,8 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		if old&BHLock == 0 {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
-		if old&BHUptodate == 0 {
-			cpu.count(EvBHBit)
+		if old&BHUptodate == 0 || cpu.m.cfg.BitOps == BitOpsBlind {
+			cpu.count(EvBHBit) // set_buffer_uptodate
 		}
 		cpu.count(EvBHBit) // clear_buffer_async_write
 	} else {

@@ -39,5 +39,5 @@ func Example_quickStart() {
 		ev[bufcache.EvBioSubmit], ev[bufcache.EvBHAlloc], p.SimNS(ev, 0), p.Name)
 	// Output:
 	// block size 4096, wrote 8192 bytes, disk agrees: true, block 1 cached: true
-	// bios 2, buffer heads 2, simulated 2510 ns on x86-server
+	// bios 2, buffer heads 2, simulated 2523 ns on x86-server
 }

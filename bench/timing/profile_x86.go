@@ -53,7 +53,7 @@ func X86Server() *Profile {
 	set(Ev(bufcache.EvFolioFree), 80, "provisional estimate: order-0 page back to the per-CPU lists with memcg uncharge")
 	set(Ev(bufcache.EvIndexInsert), 150, "provisional estimate: filemap_add_folio: xa_lock, xas_store, LRU add, accounting")
 	set(Ev(bufcache.EvIndexDelete), 100, "provisional estimate: filemap_remove_folio: xa_lock, xas_store, accounting")
-	set(Ev(bufcache.EvMarkDirty), 15, "estimate: mark_buffer_dirty of a clean buffer: test_set_buffer_dirty and folio_test_set_dirty, two LOCK-prefixed read-modify-writes (Agner Fog, ≈ 20 cycles each), and the folio_memcg_lock around them ≈ 45 cycles")
+	set(Ev(bufcache.EvMarkDirty), 15, "estimate: mark_buffer_dirty of a clean buffer: test_set_buffer_dirty and folio_test_set_dirty, two LOCK-prefixed read-modify-writes (Agner Fog, ≈ 20 cycles each), and the tests around them ≈ 45 cycles")
 	set(Ev(bufcache.EvFolioDirty), 45, "provisional estimate: __folio_mark_dirty of a clean folio: xa_lock_irqsave, the dirty tag, folio_account_dirtied's per-CPU counters (NR_FILE_DIRTY, NR_DIRTIED, WB_RECLAIMABLE, the task's dirtied pages) and __mark_inode_dirty's early return ≈ 135 cycles")
 	set(Ev(bufcache.EvBHBit), 6.5, srcLocked+" (set_bit, clear_bit, test_and_set_bit, test_and_clear_bit on b_state are all LOCK BTS/BTR)")
 	set(Ev(bufcache.EvBioSubmit), 150, "estimate: bio_alloc from a bio_set, bio_add_page, submit_bio's checks and the bio's end_io ≈ 450 cycles (blk-mq's part is mq-bios)")

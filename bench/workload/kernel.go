@@ -40,6 +40,9 @@ type Kernel struct {
 	Folios       bufcache.FolioPolicy
 	SetBlocksize blocksize.Rules
 	Lookup       bufcache.LookupVariant
+	// BitOps is whether fs/buffer.c tests a state bit before it writes it
+	// (bufcache.BitOpsTested, v6.0+; the zero value is v5.11 and before).
+	BitOps bufcache.BitOps
 	// Block is the block layer's version: how a plug merges and when
 	// submit_bio plugs (blk.Version618 from 6.18's rules).
 	Block blk.Version
@@ -50,7 +53,7 @@ type Kernel struct {
 // iomap.Writer; Block to the queue's Limits.)
 func (k Kernel) Configure(cfg bufcache.Config) bufcache.Config {
 	cfg.Blocksize, cfg.LRU, cfg.LRUSize, cfg.Alloc = k.Blocksize, k.LRU, k.LRUSize, k.Alloc
-	cfg.Folios, cfg.SetBlocksize, cfg.Lookup = k.Folios, k.SetBlocksize, k.Lookup
+	cfg.Folios, cfg.SetBlocksize, cfg.Lookup, cfg.BitOps = k.Folios, k.SetBlocksize, k.Lookup, k.BitOps
 	return cfg
 }
 
@@ -74,7 +77,7 @@ func linux618NoTHP() Kernel {
 func linux618() Kernel {
 	c := bufcache.Linux618(bufcache.Config{})
 	return Kernel{Name: "6.18", Write: iomap.Linux618, Block: blk.Version618,
-		Folios: c.Folios, SetBlocksize: c.SetBlocksize, Lookup: c.Lookup,
+		Folios: c.Folios, SetBlocksize: c.SetBlocksize, Lookup: c.Lookup, BitOps: c.BitOps,
 		Description: "Linux 6.18 as the host kernel's recordings pin it: large folios in the block device's mapping " +
 			"(v6.15), set_blocksize up to 64 KiB (v6.15), __find_get_block_nonatomic for sleeping lookups (v6.16), " +
 			"on-demand readahead with growing folio orders, iomap writes with the fixed chunk, the 6.18 plug"}
@@ -104,15 +107,15 @@ func Kernels() []Kernel {
 			Description: "5.10.10, still with the simplified policy. " + notModelled},
 		{Name: "5.10.10+revert", Blocksize: blocksize.PolicyGrow, Write: bufferHeadWrites,
 			Description: "5.10.10 with Maxim Mikityanskiy's revert (mainline 8dc932d3e8af, v5.11-rc6; stable 5.10.13). " + notModelled},
-		{Name: "6.6", Write: iomap.Options{},
+		{Name: "6.6", BitOps: bufcache.BitOpsTested, Write: iomap.Options{},
 			Description: "v6.6 and later until the fix: block-device writes through iomap (487c607df790) with a PAGE_SIZE << MAX_PAGECACHE_ORDER chunk (2 MiB with THP on 4 KiB pages, 5d8edfb900d5)"},
-		{Name: "6.6-revert", Write: bufferHeadWrites,
+		{Name: "6.6-revert", BitOps: bufcache.BitOpsTested, Write: bufferHeadWrites,
 			Description: "v6.6 with \"block: use iomap for writes to block devices\" reverted: generic_perform_write through buffer heads"},
-		{Name: "6.6-fix", Write: iomap.Options{Chunk: iomap.ChunkMappingMaxFolioSize},
+		{Name: "6.6-fix", BitOps: bufcache.BitOpsTested, Write: iomap.Options{Chunk: iomap.ChunkMappingMaxFolioSize},
 			Description: "v6.6 with \"iomap: fault in smaller chunks for non-large folio mappings\" (4e527d5841e2): chunk = mapping_max_folio_size, PAGE_SIZE here"},
-		{Name: "6.4", Write: bufferHeadWrites,
+		{Name: "6.4", BitOps: bufcache.BitOpsTested, Write: bufferHeadWrites,
 			Description: "v6.4, the kernel of Tosatti's test: __find_get_block searches a 16-slot per-CPU bh LRU before __find_get_block_slow"},
-		{Name: "6.4-nolru", Write: bufferHeadWrites, LRU: bufcache.LRURemoved,
+		{Name: "6.4-nolru", BitOps: bufcache.BitOpsTested, Write: bufferHeadWrites, LRU: bufcache.LRURemoved,
 			Description: "v6.4 with Marcelo Tosatti's \"fs/buffer.c: remove per-CPU buffer_head lookup cache\" (June 2023, not merged): __find_get_block is __find_get_block_slow"},
 		{Name: "4.12", Write: bufferHeadWrites, Alloc: bufcache.AllocLinear,
 			Description: "v4.12, the kernel of Sean Fu's test: alloc_page_buffers builds a linear list that its callers close into a ring"},

@@ -168,6 +168,13 @@ func (q *Queue) LogicalBlockSize() uint32 { return q.store.LogicalBlockSize() }
 // Limits returns the queue's limits.
 func (q *Queue) Limits() Limits { return q.lim }
 
+// Rotational reports /sys/block/<dev>/queue/rotational (BLK_FEAT_ROTATIONAL):
+// true for a disk timed by the HDD model, false for an SSD or Null. O(1).
+func (q *Queue) Rotational() bool {
+	_, hdd := q.model.(HDD)
+	return hdd
+}
+
 // Submit implements Device: submit_bio without a plug. The bio becomes one
 // request (or several, if it exceeds the limits) dispatched before Submit
 // returns; a bio that fails validation (CheckBio, or memory that cannot be

@@ -8,8 +8,8 @@ package md
 // (raid10_nr_stripes) and raid5_set_limits set lim.io_opt, and
 // blk_apply_bdi_limits makes the array's readahead window twice it; in v5.10
 // raid0_run, raid10_run and raid5_run call blk_queue_io_opt, which sets the
-// window the same way, and then raise ra_pages to the same two stripes
-// themselves. The block device's readahead (bufcache) reads it. O(1).
+// window the same way (since v5.9 md no longer sets ra_pages itself). The
+// block device's readahead (bufcache) reads it. O(1).
 func (a *Array) OptimalIOSize() uint32 {
 	stripes := uint32(len(a.members))
 	switch a.level {
