@@ -98,7 +98,7 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size
 			bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 			bh.blocknr = block
 			if uptodate {
-				bh.setUptodate(cpu)
+				bh.setBit(cpu, BHUptodate)
 			}
 			if block < end {
 				bh.setBit(cpu, BHMapped)

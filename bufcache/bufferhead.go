@@ -180,27 +180,18 @@ func (bh *BufferHead) Data() []byte {
 }
 
 // SetUptodate models set_buffer_uptodate: the caller filled the whole
-// buffer. It counts EvBHBit on cpu as the machine's BitOps has it: always
-// (BitOpsBlind), or only if the buffer was not uptodate (BitOpsTested).
-func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setUptodate(cpu) }
+// buffer. It counts an EvBHBit on cpu as setBit does.
+func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setBit(cpu, BHUptodate) }
 
 // setBit models a set_buffer_*() of include/linux/buffer_head.h's
-// BUFFER_FNS: an atomic set_bit of one state bit, one EvBHBit whether or
-// not the bit was set (a caller that tests first, as the kernel's does,
-// calls it only when it is not). set_buffer_uptodate is setUptodate.
+// BUFFER_FNS: an atomic set_bit of one state bit, one EvBHBit — skipped,
+// from v4.18 (every BitOps but BitOpsBlind), when the bit is already set.
 func (bh *BufferHead) setBit(cpu *CPU, bit BHState) {
-	bh.state.Set(bit)
-	cpu.count(EvBHBit)
-}
-
-// setUptodate models set_buffer_uptodate: setBit up to v5.11; from v6.0
-// (BitOpsTested) it tests the bit first and writes only a buffer that is not
-// uptodate.
-func (bh *BufferHead) setUptodate(cpu *CPU) {
-	if cpu.m.cfg.BitOps == BitOpsTested && bh.Has(BHUptodate) {
+	if cpu.m.cfg.BitOps != BitOpsBlind && bh.Has(bit) {
 		return
 	}
-	bh.setBit(cpu, BHUptodate)
+	bh.state.Set(bit)
+	cpu.count(EvBHBit)
 }
 
 // clearBit models a clear_buffer_*(): an atomic clear_bit, one EvBHBit

@@ -111,11 +111,12 @@
 //	SetBlocksize   v6.14: RulesPageSize, ≤ PAGE_SIZE  v6.15: RulesLarge, ≤ 64 KiB (bdev_validate_blocksize)
 //	Lookup         v6.15: LookupAtomic                v6.16: LookupNonatomic (getblk under the folio lock)
 //
-// One older difference counts the buffers' bit operations (EvBHBit):
-// [Config].BitOps, BitOpsBlind up to v5.11 (the 4.12 and 5.x presets),
-// BitOpsTested from v6.0 (the 6.4, 6.6 and 6.18 presets, and Linux618),
-// where set_buffer_uptodate and __block_commit_write's clear_buffer_new test
-// the bit before they write it.
+// Older differences change the buffers' bit operations (EvBHBit):
+// [Config].BitOps — BitOpsBlind up to v4.17 (the 4.12 presets), where every
+// set_buffer_* writes its bit; BitOpsTestSet for v4.18–v5.11 (the 5.x
+// presets), where set_buffer_* tests it first; BitOpsTested from v5.12 (the
+// 6.4, 6.6 and 6.18 presets, and Linux618), where __block_commit_write's
+// clear_buffer_new does too.
 //
 // Large folios need a kernel built with transparent huge pages:
 // without CONFIG_TRANSPARENT_HUGEPAGE (32-bit ARM without LPAE, for one)

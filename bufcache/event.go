@@ -116,8 +116,9 @@ const (
 	// block_write_full_folio's second pass, test_set_buffer_req in
 	// submit_bh, the bits the completions set and clear, discard_buffer's
 	// two. Where a site tests a bit first (if (buffer_new(bh))) only a
-	// change counts; set_buffer_uptodate and __block_commit_write's
-	// clear_buffer_new test first from v6.0 only (Config.BitOps). The bits
+	// change counts; set_buffer_* tests first from v4.18, and
+	// __block_commit_write's clear_buffer_new from v5.12 (Config.BitOps);
+	// clear_buffer_* itself never does. The bits
 	// of lock_buffer/unlock_buffer are EvBHLock's, mark_buffer_dirty's
 	// EvMarkDirty's. Not counted: block_read_full_folio's async-read bits
 	// (the model reads such a folio's buffers one by one, synchronously).

@@ -79,7 +79,7 @@ func endBioBH(b *blk.Bio) {
 // BH_Uptodate, unlock, and drop the reference taken for the I/O.
 func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.setUptodate(cpu)
+		bh.setBit(cpu, BHUptodate)
 	} else {
 		bh.clearBit(cpu, BHUptodate)
 	}
@@ -92,7 +92,7 @@ func endBufferReadSync(cpu *CPU, bh *BufferHead, ok bool) {
 // records the error; then unlock and drop the I/O reference.
 func endBufferWriteSync(cpu *CPU, bh *BufferHead, ok bool) {
 	if ok {
-		bh.setUptodate(cpu)
+		bh.setBit(cpu, BHUptodate)
 	} else {
 		cpu.count(EvWarning)
 		markWriteIOError(cpu, bh)

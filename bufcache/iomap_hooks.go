@@ -53,7 +53,7 @@ func (bh *BufferHead) SetNew(cpu *CPU) { bh.setBit(cpu, BHNew) }
 func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 	if f.Has(FolioUptodate) {
 		bh.clearBit(cpu, BHNew)
-		bh.setUptodate(cpu)
+		bh.setBit(cpu, BHUptodate)
 		MarkBufferDirty(cpu, bh)
 		return
 	}
@@ -82,7 +82,7 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 				if f.data != nil {
 					clear(f.data[max(from, start):min(to, end)])
 				}
-				bh.setUptodate(cpu)
+				bh.setBit(cpu, BHUptodate)
 			}
 			bh.clearBit(cpu, BHNew)
 			MarkBufferDirty(cpu, bh)

@@ -60,7 +60,7 @@ func (m LRUMode) String() string { return lruModeNames.String(m) }
 // the kernels the threads compare, and the number of CPUs. The zero value is a
 // one-CPU machine with 4 KiB pages running the kernel the threads' model was
 // built for (mainline up to v6.14: order-0 folios, set_blocksize up to
-// PAGE_SIZE, private_lock lookups; and, up to v5.11, state bits written
+// PAGE_SIZE, private_lock lookups; and, as up to v4.17, state bits written
 // without a test); Linux618 selects the variants of 6.15–6.18.
 //
 // NewMachine refuses counts no kernel has (they would only exhaust memory):
@@ -109,9 +109,10 @@ type Config struct {
 	// Lookup selects the buffer lookups of getblk: LookupAtomic (up to
 	// v6.15) or LookupNonatomic (v6.16+: __find_get_block_nonatomic).
 	Lookup LookupVariant
-	// BitOps selects whether set_buffer_uptodate and __block_commit_write's
-	// clear_buffer_new write a bit already as wanted (BitOpsBlind, up to
-	// v5.11) or test it first (BitOpsTested, v6.0+): what EvBHBit counts.
+	// BitOps selects which state-bit writes test the bit first: none
+	// (BitOpsBlind, up to v4.17), set_buffer_* (BitOpsTestSet, v4.18–v5.11),
+	// and __block_commit_write's clear_buffer_new too (BitOpsTested,
+	// v5.12+): what EvBHBit counts.
 	BitOps BitOps
 	// WriteIter is the buffered write of blkdev_write_iter that File.Pwrite
 	// uses: nil is generic_perform_write through buffer heads

@@ -91,7 +91,7 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 				if data := bh.Data(); data != nil {
 					clear(data)
 				}
-				bh.setUptodate(cpu)
+				bh.setBit(cpu, BHUptodate)
 			default:
 				if !bh.Has(BHMapped) {
 					d.getBlock(cpu, bh, block)

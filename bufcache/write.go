@@ -156,7 +156,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 		switch {
 		case end <= from || start >= to:
 			if uptodate && !bh.Has(BHUptodate) {
-				bh.setUptodate(cpu)
+				bh.setBit(cpu, BHUptodate)
 			}
 		default:
 			if bh.Has(BHNew) {
@@ -175,7 +175,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 			}
 			if uptodate {
 				if !bh.Has(BHUptodate) {
-					bh.setUptodate(cpu)
+					bh.setBit(cpu, BHUptodate)
 				}
 			} else if !bh.Has(BHUptodate) && (start < from || end > to) && err == nil {
 				err = readBufferSync(cpu, bh)
@@ -227,10 +227,10 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 				partial = true
 			}
 		} else {
-			bh.setUptodate(cpu)
+			bh.setBit(cpu, BHUptodate)
 			MarkBufferDirty(cpu, bh)
 		}
-		if bh.Has(BHNew) || cpu.m.cfg.BitOps == BitOpsBlind { // v5.11 and before clear it untested
+		if bh.Has(BHNew) || cpu.m.cfg.BitOps != BitOpsTested { // v5.11 and before clear it untested
 			bh.clearBit(cpu, BHNew)
 		}
 		start += bh.size
@@ -264,7 +264,7 @@ func (d *BlockDevice) createEmptyBuffers(cpu *CPU, f *Folio, size uint32, state 
 				bh.setBit(cpu, BHDirty)
 			}
 			if extra&BHUptodate != 0 {
-				bh.setUptodate(cpu)
+				bh.setBit(cpu, BHUptodate)
 			}
 		}
 	}

@@ -240,14 +240,15 @@ func TestPageCacheLimitReclaims(t *testing.T) {
 // (every page a new folio, reclaim freeing an old one: the setup of
 // BenchmarkBufferedWrite). The metadata-only mode takes the same steps. A
 // change that makes the path faster must leave these numbers exactly so.
-// The bit operations a buffer, up to v5.11 (BitOpsBlind): set_buffer_mapped
+// The bit operations a buffer, up to v4.17 (BitOpsBlind): set_buffer_mapped
 // (blkdev_get_block), set_buffer_uptodate and clear_buffer_new
 // (__block_commit_write), test_clear_buffer_dirty and
 // mark_buffer_async_write (writeback), test_set_buffer_req (submit_bh),
 // set_buffer_uptodate and clear_buffer_async_write (the completion): eight.
-// From v6.0 (BitOpsTested) the commit's clear_buffer_new of a buffer that is
-// not new and the completion's set_buffer_uptodate of one that is uptodate
-// write nothing: six. One folio dirtied a page.
+// From v4.18 (BitOpsTestSet) the completion's set_buffer_uptodate of a
+// buffer already uptodate writes nothing: seven; from v5.12 (BitOpsTested)
+// neither does the commit's clear_buffer_new of a buffer that is not new:
+// six. One folio dirtied a page.
 func TestBufferedWriteEventsPerPage(t *testing.T) {
 	const common4K = "bh-allocs=1 bh-frees=1 ring-links=2 ring-walks=7 index-lookups=1 index-levels=1.984375 " +
 		"index-inserts=1 index-deletes=1 private-locks=2 folio-gets=3 folio-puts=4 folio-allocs=1 folio-frees=1 " +
@@ -264,6 +265,8 @@ func TestBufferedWriteEventsPerPage(t *testing.T) {
 	}{
 		{4096, BitOpsBlind, common4K + " bh-bitops=8 folio-dirties=1"},
 		{512, BitOpsBlind, common512 + " bh-bitops=64 folio-dirties=1"},
+		{4096, BitOpsTestSet, common4K + " bh-bitops=7 folio-dirties=1"},
+		{512, BitOpsTestSet, common512 + " bh-bitops=56 folio-dirties=1"},
 		{4096, BitOpsTested, common4K + " bh-bitops=6 folio-dirties=1"},
 		{512, BitOpsTested, common512 + " bh-bitops=48 folio-dirties=1"},
 	} {

@@ -80,7 +80,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped
 		if block > last {
 			bh.clearBit(cpu, BHDirty)
-			bh.setUptodate(cpu)
+			bh.setBit(cpu, BHUptodate)
 		} else if bh.Has(BHDirty) && !bh.Has(BHMapped) {
 			d.getBlock(cpu, bh, block)
 			bh.clearBit(cpu, BHDelay)
@@ -195,7 +195,7 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
 		if old&BHUptodate == 0 || cpu.m.cfg.BitOps == BitOpsBlind {
-			cpu.count(EvBHBit) // set_buffer_uptodate
+			cpu.count(EvBHBit) // set_buffer_uptodate, as setBit counts it
 		}
 		cpu.count(EvBHBit) // clear_buffer_async_write
 	} else {

@@ -40,8 +40,10 @@ type Kernel struct {
 	Folios       bufcache.FolioPolicy
 	SetBlocksize blocksize.Rules
 	Lookup       bufcache.LookupVariant
-	// BitOps is whether fs/buffer.c tests a state bit before it writes it
-	// (bufcache.BitOpsTested, v6.0+; the zero value is v5.11 and before).
+	// BitOps is which of fs/buffer.c's state-bit writes test the bit
+	// first: none (the zero value, up to v4.17), set_buffer_*
+	// (bufcache.BitOpsTestSet, v4.18–v5.11), and the commit's
+	// clear_buffer_new too (bufcache.BitOpsTested, v5.12+).
 	BitOps bufcache.BitOps
 	// Block is the block layer's version: how a plug merges and when
 	// submit_bio plugs (blk.Version618 from 6.18's rules).
@@ -99,13 +101,13 @@ var bufferHeadWrites = iomap.Options{Path: iomap.PathBufferHead}
 // without transparent huge pages.
 func Kernels() []Kernel {
 	return []Kernel{
-		{Name: "9011495c9466", Blocksize: blocksize.PolicyGrow, Write: bufferHeadWrites,
+		{Name: "9011495c9466", Blocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "the parent of the faulty commit (v5.9 merge window): set_init_blocksize grows the block size. " + notModelled},
-		{Name: "5ff9f19231a0", Blocksize: blocksize.PolicyLogical, Write: bufferHeadWrites,
+		{Name: "5ff9f19231a0", Blocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "\"block: simplify set_init_blocksize\" (Christoph Hellwig, v5.9): block size = logical block size. " + notModelled},
-		{Name: "5.10.10", Blocksize: blocksize.PolicyLogical, Write: bufferHeadWrites,
+		{Name: "5.10.10", Blocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "5.10.10, still with the simplified policy. " + notModelled},
-		{Name: "5.10.10+revert", Blocksize: blocksize.PolicyGrow, Write: bufferHeadWrites,
+		{Name: "5.10.10+revert", Blocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "5.10.10 with Maxim Mikityanskiy's revert (mainline 8dc932d3e8af, v5.11-rc6; stable 5.10.13). " + notModelled},
 		{Name: "6.6", BitOps: bufcache.BitOpsTested, Write: iomap.Options{},
 			Description: "v6.6 and later until the fix: block-device writes through iomap (487c607df790) with a PAGE_SIZE << MAX_PAGECACHE_ORDER chunk (2 MiB with THP on 4 KiB pages, 5d8edfb900d5)"},

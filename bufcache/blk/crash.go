@@ -119,6 +119,10 @@ func (m *powerModel) Service(prevEnd uint64, havePrev bool, op Op, sector, secto
 // Streams implements StreamModel with the inner model's stream count.
 func (m *powerModel) Streams() int { return streamsOf(m.inner) }
 
+// Rotational reports whether the recorded queue's own model is a rotating
+// disk's.
+func (m *powerModel) Rotational() bool { return rotational(m.inner) }
+
 // Validate checks the inner model, if it can be checked.
 func (m *powerModel) Validate() error {
 	if v, ok := m.inner.(interface{ Validate() error }); ok {

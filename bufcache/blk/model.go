@@ -57,6 +57,9 @@ type HDD struct {
 // Streams implements StreamModel.
 func (h HDD) Streams() int { return h.SeqStreams }
 
+// Rotational reports true: a Queue timed by an HDD is rotational.
+func (HDD) Rotational() bool { return true }
+
 // WD8003FFBX returns the HDD model of the Helios4 thread's disk, a WD Red Pro
 // 8 TB at 7200 rpm with a 256 MB cache. SeqMBps is the datasheet's maximum
 // sustained transfer rate for that model, 235 MB/s (WD Red Pro product

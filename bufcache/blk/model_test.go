@@ -129,3 +129,31 @@ func TestQueueBusyTimeDeterministic(t *testing.T) {
 	assert.Len(t, a.Trace(), 24)
 	assert.Positive(t, a.BusyNS())
 }
+
+// TestQueueRotational: a queue is rotational (queue/rotational 1) when its
+// model is an HDD, also behind a power-cut recording; SSD and Null queues
+// are not.
+func TestQueueRotational(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model Model
+		want  bool
+	}{
+		{"hdd", WD8003FFBX(), true},
+		{"ssd", SSD{MBps: 500, LatencyNS: 20e3}, false},
+		{"null", Null{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, err := NewMemDisk("sda", 1<<20, 512)
+			require.NoError(t, err)
+			q, err := NewQueue("sda", store, tc.model, DefaultLimits(512, 4096))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, q.Rotational())
+			store2, err := NewMemDisk("sdb", 1<<20, 512)
+			require.NoError(t, err)
+			pq, err := NewPowerLog().NewQueue("sdb", store2, tc.model, DefaultLimits(512, 4096))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, pq.Rotational(), "behind a PowerLog")
+		})
+	}
+}

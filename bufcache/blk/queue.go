@@ -169,10 +169,15 @@ func (q *Queue) LogicalBlockSize() uint32 { return q.store.LogicalBlockSize() }
 func (q *Queue) Limits() Limits { return q.lim }
 
 // Rotational reports /sys/block/<dev>/queue/rotational (BLK_FEAT_ROTATIONAL):
-// true for a disk timed by the HDD model, false for an SSD or Null. O(1).
-func (q *Queue) Rotational() bool {
-	_, hdd := q.model.(HDD)
-	return hdd
+// whether the queue's model says it is a rotating disk (HDD does; SSD and
+// Null do not). O(1).
+func (q *Queue) Rotational() bool { return rotational(q.model) }
+
+// rotational reports whether m is a rotating disk's model: it has a
+// Rotational() bool method that says so.
+func rotational(m Model) bool {
+	r, ok := m.(interface{ Rotational() bool })
+	return ok && r.Rotational()
 }
 
 // Submit implements Device: submit_bio without a plug. The bio becomes one
