@@ -174,6 +174,13 @@ func (d *BlockDevice) LogicalBlockSize() uint32 { return d.logical }
 // BlockSize returns block_size(bdev) = 1 << i_blkbits.
 func (d *BlockDevice) BlockSize() uint32 { return 1 << d.blkbits.Load() }
 
+// ReadAheadKB returns the device's readahead window's maximum in KiB
+// (read_ahead_kb: DeviceOptions.ReadAheadKB, or the queue's default — 128
+// KiB on a disk, two stripes on an md array). O(1).
+func (d *BlockDevice) ReadAheadKB() uint32 {
+	return uint32(d.raPages * uint64(d.m.cfg.PageSize) >> 10)
+}
+
 // Geometry returns the page/block arithmetic for the current i_blkbits.
 func (d *BlockDevice) Geometry() blocksize.Geometry {
 	return blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(d.blkbits.Load())}

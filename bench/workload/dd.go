@@ -197,7 +197,7 @@ func (r *DDRun) Close() (*DDResult, error) {
 			return nil, err
 		}
 	}
-	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize()}
+	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize(), ReadAheadKB: r.dev.ReadAheadKB()}
 	for i := range r.cpus {
 		res.CPU = append(res.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
 	}
@@ -280,9 +280,11 @@ type DDResult struct {
 	Bytes     uint64
 	Blocks    uint64
 	BlockSize uint32
-	CPU       []bufcache.Counters
-	MD        md.Stats
-	Disks     []DiskResult
+	// ReadAheadKB is the device's read_ahead_kb (bufcache.BlockDevice.ReadAheadKB).
+	ReadAheadKB uint32
+	CPU         []bufcache.Counters
+	MD          md.Stats
+	Disks       []DiskResult
 }
 
 // DiskResult is one disk's counters for a run.
@@ -338,6 +340,15 @@ func (r *DDResult) FoliosPerMiB() float64 {
 		folios += ev[bufcache.EvFolioAlloc]
 	}
 	return float64(folios) / (float64(r.Bytes) / (1 << 20))
+}
+
+// diskBytes returns the bytes every disk's DMA moved, read and written.
+func (r *DDResult) diskBytes() uint64 {
+	var n uint64
+	for _, d := range r.Disks {
+		n += (d.Stats.Read.Sectors + d.Stats.Write.Sectors) << blk.SectorShift
+	}
+	return n
 }
 
 // Pages returns the PAGE_SIZE pages the run moved.
@@ -431,11 +442,7 @@ func (r *DDResult) memoryBytes() timing.Quantities {
 	for _, ev := range r.CPU {
 		copied += float64(ev[bufcache.EvCopyByte])
 	}
-	var dma float64
-	for _, d := range r.Disks {
-		dma += float64((d.Stats.Read.Sectors + d.Stats.Write.Sectors) << blk.SectorShift)
-	}
-	n := 2*copied + dma
+	n := 2*copied + float64(r.diskBytes())
 	if !r.DD.Read {
 		n += float64(r.Bytes) // /dev/zero
 	}

@@ -23,9 +23,10 @@ type OpArgs struct {
 	// looks up block 1): below 2^18 on a 1 GiB device, beyond it on a
 	// 32 TiB metadata-only one, so that a large block shows a taller index.
 	Block uint64
-	// BlockSize is write-page's block size: 512, 1024, 2048 or 4096.
+	// BlockSize is write-page's and read-page's block size: 512, 1024,
+	// 2048 or 4096.
 	BlockSize uint32
-	// Layout is write-page's device.
+	// Layout is write-page's and read-page's device.
 	Layout Layout
 	// BS is iomap-write-page's dd bs in bytes.
 	BS uint64
@@ -79,6 +80,17 @@ var (
 			a.Block = n
 			return nil
 		}}
+	argBlockSize = Arg{Name: "bsize", Default: "512", Usage: "the device's block `size`: 512, 1024, 2048 or 4096",
+		set: func(a *OpArgs, v string) error {
+			c, err := ParseBlockSizeChoice(v)
+			if err != nil || c.Size == 0 {
+				return fmt.Errorf("workload: invalid block size %q (valid: 512, 1024, 2048, 4096)", v)
+			}
+			a.BlockSize = c.Size
+			return nil
+		}}
+	argLayout = Arg{Name: "layout", Default: "direct", Usage: "the `device`: " + layoutNames.List(),
+		set: func(a *OpArgs, v string) (err error) { a.Layout, err = ParseLayout(v); return err }}
 	argCount = Arg{Name: "count", Default: "auto", Usage: "dd's count= (auto: the thread's, 2000 MiB on the Helios4, 4 GiB on Xu Yang's board)",
 		set: func(a *OpArgs, v string) error {
 			if v == "auto" {
@@ -104,20 +116,9 @@ func ExplainOps() []ExplainOp {
 		lookup("find-get-block-miss", "one __find_get_block(bdev, block, 512) on 4 KiB blocks, as Tosatti's module called it: LRU miss, slow path, install"),
 		lookup("find-get-block-slow", "one __find_get_block_slow(bdev, block): the page-cache index and the buffer ring"),
 		{Name: "write-page", Summary: "one 4 KiB page of dd bs=1M written through buffer heads and written back, at a given block size",
-			Profile: "helios4", build: buildWritePage, Args: []Arg{
-				{Name: "bsize", Default: "512", Usage: "the device's block `size`: 512, 1024, 2048 or 4096",
-					set: func(a *OpArgs, v string) error {
-						c, err := ParseBlockSizeChoice(v)
-						if err != nil || c.Size == 0 {
-							return fmt.Errorf("workload: invalid block size %q (valid: 512, 1024, 2048, 4096)", v)
-						}
-						a.BlockSize = c.Size
-						return nil
-					}},
-				{Name: "layout", Default: "direct", Usage: "the `device`: " + layoutNames.List(),
-					set: func(a *OpArgs, v string) (err error) { a.Layout, err = ParseLayout(v); return err }},
-				argCount,
-			}},
+			Profile: "helios4", build: buildHelios4Page(false), Args: []Arg{argBlockSize, argLayout, argCount}},
+		{Name: "read-page", Summary: "one 4 KiB page of dd bs=1M read through the page cache: on-demand readahead in the device's window, no buffer heads",
+			Profile: "helios4", build: buildHelios4Page(true), Args: []Arg{argBlockSize, argLayout, argCount}},
 		{Name: "iomap-write-page", Summary: "one 4 KiB page written by dd to a block device at a given bs and kernel (Xu Yang's board)",
 			Profile: "xu-yang-board", build: buildIomapWritePage, Args: []Arg{
 				{Name: "bs", Default: "4500K", Usage: "dd's bs= `size` (K, M, G suffixes; at most " + FormatDDSize(MaxBS) + ")",
@@ -303,15 +304,23 @@ func countOr(count, thread uint64) uint64 {
 	return count
 }
 
-// buildWritePage explains a page of the Helios4 dd at a fixed block size,
-// through the buffer-head write path of 5.10.
-func buildWritePage(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
-	choice := BlockSizeChoice{Size: args.BlockSize}
-	d := choice.apply(Helios4DD(args.Layout, MustKernel("5.10.10"), false))
-	d.Count = countOr(args.Count, d.Count)
-	title := fmt.Sprintf("one 4 KiB page of dd if=/dev/zero of=%s bs=1M count=%d on a Helios4 at block size %d, through buffer heads, written back by the flusher and dd's close",
-		devName(d.Layout), d.Count, args.BlockSize)
-	return buildDDOp(ctx, op, d, title, progress)
+// buildHelios4Page returns the build of write-page (read false) or
+// read-page: one page of the Helios4 dd of 5.10.10 at a fixed block size,
+// written through buffer heads and written back by the flusher and dd's
+// close, or brought in by readahead, which builds no buffers (so the block
+// size changes nothing: the table's read column).
+func buildHelios4Page(read bool) func(context.Context, ExplainOp, OpArgs, func(done, total int)) (Explanation, error) {
+	return func(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
+		choice := BlockSizeChoice{Size: args.BlockSize}
+		d := choice.apply(Helios4DD(args.Layout, MustKernel("5.10.10"), read))
+		d.Count = countOr(args.Count, d.Count)
+		dd, how := fmt.Sprintf("if=/dev/zero of=%s", devName(d.Layout)), "through buffer heads, written back by the flusher and dd's close"
+		if read {
+			dd, how = fmt.Sprintf("if=%s of=/dev/null", devName(d.Layout)), "brought in by readahead"
+		}
+		title := fmt.Sprintf("one 4 KiB page of dd %s bs=1M count=%d on a Helios4 at block size %d, %s", dd, d.Count, args.BlockSize, how)
+		return buildDDOp(ctx, op, d, title, progress)
+	}
 }
 
 // buildIomapWritePage explains a page of Xu Yang's dd.
@@ -351,26 +360,39 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress f
 		return nil, err
 	}
 	o := &Operation{ExplainOp: op, Title: title, Unit: "page", Per: r.Pages(), Bytes: float64(r.Bytes), Loads: r.Loads()}
-	var bios, writeIters, faultins uint64
+	var bios, writeIters, faultins, readahead uint64
 	for _, ev := range r.CPU {
 		bios += ev[bufcache.EvBioSubmit]
 		writeIters += ev[bufcache.EvWriteIter]
 		faultins += ev[bufcache.EvFaultInPage]
+		readahead += ev[bufcache.EvReadaheadPage]
 	}
-	path := "generic_perform_write through buffer heads"
-	if d.Kernel.Write.Path != iomap.PathBufferHead {
+	verb, kind, path := "written", "write", "generic_perform_write through buffer heads"
+	switch {
+	case d.Read:
+		verb, kind, path = "read", "read", fmt.Sprintf("filemap_read with on-demand readahead, read_ahead_kb %d", r.ReadAheadKB)
+	case d.Kernel.Write.Path != iomap.PathBufferHead:
 		chunk, err := d.Kernel.Write.ChunkSize(4096)
 		if err != nil {
 			return nil, err
 		}
 		path = fmt.Sprintf("iomap_write_iter with %s chunks", FormatDDSize(chunk))
 	}
+	buffers := fmt.Sprintf("so %d buffer_head(s) a page", 4096/r.BlockSize)
+	if d.Read {
+		buffers = "which a read does not use: readahead builds no buffer_heads"
+	}
 	o.Facts = []string{
-		fmt.Sprintf("%s written in %.0f pages; device block size %d, so %d buffer_head(s) a page; write path: %s",
-			FormatDDSize(r.Bytes), r.Pages(), r.BlockSize, 4096/r.BlockSize, path),
+		fmt.Sprintf("%s %s in %.0f pages; device block size %d, %s; %s path: %s",
+			FormatDDSize(r.Bytes), verb, r.Pages(), r.BlockSize, buffers, kind, path),
 		fmt.Sprintf("a page costs %.2f bios, %.2f write iterations and %.1f user pages pre-faulted; the disks served %.4f requests a page (%.1f a MiB)",
 			float64(bios)/r.Pages(), float64(writeIters)/r.Pages(), float64(faultins)/r.Pages(),
 			float64(r.Requests())/r.Pages(), float64(r.Requests())/(float64(r.Bytes)/(1<<20))),
+	}
+	if d.Read {
+		o.Facts[1] = fmt.Sprintf("a page costs %.4f bios and %.2f pages read ahead; the disks served %.4f requests a page (%.1f a MiB), %.0f KiB each",
+			float64(bios)/r.Pages(), float64(readahead)/r.Pages(), float64(r.Requests())/r.Pages(),
+			float64(r.Requests())/(float64(r.Bytes)/(1<<20)), float64(r.diskBytes())/float64(max(r.Requests(), 1))/1024)
 	}
 	for i, l := range o.Loads {
 		if l.Servers > 1 || (l.Q == timing.Quantities{} && l.FixedNS == 0) {

@@ -182,6 +182,48 @@ func TestExplainWritePage(t *testing.T) {
 	}
 }
 
+// TestExplainReadPage: a read of 8 MiB builds no buffer heads and copies
+// each byte once, whatever the block size (the table's unchanged read
+// column); its facts name the readahead window md gives each array (two
+// stripes of 512 KiB chunks) and a disk's 128 KiB, and its requests are
+// the arrays' 512 KiB chunks.
+func TestExplainReadPage(t *testing.T) {
+	p := timing.Helios4()
+	perSize := map[string]bufcache.Counters{}
+	for _, tc := range []struct {
+		values   map[string]string
+		window   string
+		chunkReq bool
+	}{
+		{map[string]string{"bsize": "512"}, "read_ahead_kb 128", false},
+		{map[string]string{"bsize": "4096"}, "read_ahead_kb 128", false},
+		{map[string]string{"layout": "raid0"}, "read_ahead_kb 4096", true},
+		{map[string]string{"layout": "raid10f2"}, "read_ahead_kb 4096", true},
+		{map[string]string{"layout": "raid10n2"}, "read_ahead_kb 2048", true},
+		{map[string]string{"layout": "raid6"}, "read_ahead_kb 2048", true},
+	} {
+		t.Run(fmt.Sprint(tc.values), func(t *testing.T) {
+			tc.values["count"] = "8"
+			o := explain(t, "read-page", tc.values)
+			assert.Equal(t, 8.0*256, o.Per, "8 MiB of 4 KiB pages")
+			assert.Zero(t, stepEvents(o, bufcache.EvBHAlloc), "readahead builds no buffer heads")
+			assert.InDelta(t, 4096, stepEvents(o, bufcache.EvCopyByte), 1e-9)
+			assert.GreaterOrEqual(t, stepEvents(o, bufcache.EvReadaheadPage), 1.0, "every page read dd copies came in by readahead")
+			text := o.Text(p)
+			assert.Contains(t, text, tc.window)
+			assert.Contains(t, text, "readahead builds no buffer_heads")
+			if tc.chunkReq {
+				assert.Contains(t, text, "512 KiB each", "md splits readahead at its chunks")
+			}
+			checkLedger(t, o, p)
+			if _, ok := tc.values["layout"]; !ok {
+				perSize[tc.values["bsize"]] = o.Steps[0].Events
+			}
+		})
+	}
+	assert.Equal(t, perSize["512"], perSize["4096"], "the block size changes nothing a read does")
+}
+
 func TestExplainIomapWritePage(t *testing.T) {
 	p := timing.IMX8Board()
 	faultins := map[string]float64{}

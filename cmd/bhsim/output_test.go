@@ -142,6 +142,7 @@ func TestExplainDefaults(t *testing.T) {
 	}{
 		{[]string{"explain", "find-get-block-miss"}, []string{"costs: fitted (profile x86-server)", "LRU hits 0, slots compared 16"}},
 		{[]string{"explain", "write-page", "--count", "8"}, []string{"costs: fitted (profile helios4)", "device block size 512, so 8 buffer_head(s) a page"}},
+		{[]string{"explain", "read-page", "--layout", "raid0", "--count", "8"}, []string{"costs: fitted (profile helios4)", "read_ahead_kb 4096", "readahead builds no buffer_heads"}},
 		{[]string{"explain", "iomap-write-page", "--count", "2", "--costs", "built-in"}, []string{"costs: built-in (profile xu-yang-board)", "kernel 6.6"}},
 		{[]string{"explain", "crash-loss", "--count", "8"}, []string{"crash-loss: dd", "after dd's close"}},
 	} {
