@@ -187,7 +187,7 @@ func (bh *BufferHead) SetUptodate(cpu *CPU) { bh.setBit(cpu, BHUptodate) }
 // BUFFER_FNS: an atomic set_bit of one state bit, one EvBHBit — skipped,
 // from v4.18 (every BitOps but BitOpsBlind), when the bit is already set.
 func (bh *BufferHead) setBit(cpu *CPU, bit BHState) {
-	if cpu.m.cfg.BitOps != BitOpsBlind && bh.Has(bit) {
+	if !cpu.m.cfg.BitOps.setWrites(bh.Has(bit)) {
 		return
 	}
 	bh.state.Set(bit)

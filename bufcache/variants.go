@@ -81,6 +81,16 @@ var bitOpsNames = enum.New[BitOps]("bitops", []string{BitOpsBlind: "blind", BitO
 // value).
 func (b BitOps) String() string { return bitOpsNames.String(b) }
 
+// setWrites reports whether a set_buffer_* of a bit that was (wasSet) or
+// was not already set does its atomic: always up to v4.17, only on a change
+// from v4.18.
+func (b BitOps) setWrites(wasSet bool) bool { return !wasSet || b == BitOpsBlind }
+
+// commitClearsNew reports whether __block_commit_write's clear_buffer_new
+// does its atomic on a buffer that is (isNew) or is not new: always up to
+// v5.11, only on a new one from v5.12.
+func (b BitOps) commitClearsNew(isNew bool) bool { return isNew || b != BitOpsTested }
+
 // Linux618 returns c with the variants of Linux 6.15–6.18 that the host
 // kernel's recordings (testdata/kernel/6.18) pin: large folios in the block
 // device's mapping (FoliosLarge), set_blocksize's v6.15 rules

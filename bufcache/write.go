@@ -230,7 +230,7 @@ func (d *BlockDevice) commitWrite(cpu *CPU, f *Folio, from, to uint32) {
 			bh.setBit(cpu, BHUptodate)
 			MarkBufferDirty(cpu, bh)
 		}
-		if bh.Has(BHNew) || cpu.m.cfg.BitOps != BitOpsTested { // v5.11 and before clear it untested
+		if cpu.m.cfg.BitOps.commitClearsNew(bh.Has(BHNew)) {
 			bh.clearBit(cpu, BHNew)
 		}
 		start += bh.size

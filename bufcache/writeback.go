@@ -194,8 +194,8 @@ func endBufferAsyncWrite(cpu *CPU, bh *BufferHead, ok bool) {
 		if old&BHLock == 0 {
 			cpu.count(EvWarning) // UnlockBuffer's check
 		}
-		if old&BHUptodate == 0 || cpu.m.cfg.BitOps == BitOpsBlind {
-			cpu.count(EvBHBit) // set_buffer_uptodate, as setBit counts it
+		if cpu.m.cfg.BitOps.setWrites(old&BHUptodate != 0) {
+			cpu.count(EvBHBit) // set_buffer_uptodate
 		}
 		cpu.count(EvBHBit) // clear_buffer_async_write
 	} else {

@@ -382,17 +382,18 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress f
 	if d.Read {
 		buffers = "which a read does not use: readahead builds no buffer_heads"
 	}
+	perMiB := float64(r.Requests()) / (float64(r.Bytes) / (1 << 20))
+	work := fmt.Sprintf("a page costs %.2f bios, %.2f write iterations and %.1f user pages pre-faulted; the disks served %.4f requests a page (%.1f a MiB)",
+		float64(bios)/r.Pages(), float64(writeIters)/r.Pages(), float64(faultins)/r.Pages(), float64(r.Requests())/r.Pages(), perMiB)
+	if d.Read {
+		work = fmt.Sprintf("a page costs %.4f bios and %.2f pages read ahead; the disks served %.4f requests a page (%.1f a MiB), %.0f KiB each",
+			float64(bios)/r.Pages(), float64(readahead)/r.Pages(), float64(r.Requests())/r.Pages(),
+			perMiB, float64(r.diskBytes())/float64(max(r.Requests(), 1))/1024)
+	}
 	o.Facts = []string{
 		fmt.Sprintf("%s %s in %.0f pages; device block size %d, %s; %s path: %s",
 			FormatDDSize(r.Bytes), verb, r.Pages(), r.BlockSize, buffers, kind, path),
-		fmt.Sprintf("a page costs %.2f bios, %.2f write iterations and %.1f user pages pre-faulted; the disks served %.4f requests a page (%.1f a MiB)",
-			float64(bios)/r.Pages(), float64(writeIters)/r.Pages(), float64(faultins)/r.Pages(),
-			float64(r.Requests())/r.Pages(), float64(r.Requests())/(float64(r.Bytes)/(1<<20))),
-	}
-	if d.Read {
-		o.Facts[1] = fmt.Sprintf("a page costs %.4f bios and %.2f pages read ahead; the disks served %.4f requests a page (%.1f a MiB), %.0f KiB each",
-			float64(bios)/r.Pages(), float64(readahead)/r.Pages(), float64(r.Requests())/r.Pages(),
-			float64(r.Requests())/(float64(r.Bytes)/(1<<20)), float64(r.diskBytes())/float64(max(r.Requests(), 1))/1024)
+		work,
 	}
 	for i, l := range o.Loads {
 		if l.Servers > 1 || (l.Q == timing.Quantities{} && l.FixedNS == 0) {
