@@ -88,6 +88,12 @@ func TestBadInput(t *testing.T) {
 		{"NewMachine: flusher CPU out of range", false, func(*badRig) error {
 			return newMachine(Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 2})
 		}, errAnyBadInput},
+		{"NewMachine: kswapd CPU out of range", false, func(*badRig) error {
+			return newMachine(Config{CPUs: 2, Kswapd: true, KswapdCPU: 2})
+		}, errAnyBadInput},
+		{"NewMachine: kswapd on the flusher's CPU", false, func(*badRig) error {
+			return newMachine(Config{CPUs: 3, SeparateFlusher: true, FlusherCPU: 1, Kswapd: true, KswapdCPU: 1})
+		}, errAnyBadInput},
 		{"NewMachine: more than MaxCPUs CPUs", false, func(*badRig) error { return newMachine(Config{CPUs: MaxCPUs + 1}) }, errAnyBadInput},
 		{"NewMachine: 2^62 CPUs", false, func(*badRig) error { return newMachine(Config{CPUs: 1 << 62}) }, errAnyBadInput},
 		{"NewMachine: more than MaxLRUSize slots", false, func(*badRig) error { return newMachine(Config{LRUSize: MaxLRUSize + 1}) }, errAnyBadInput},

@@ -91,6 +91,14 @@ type Config struct {
 	// may drive FlusherCPU for anything else.
 	SeparateFlusher bool
 	FlusherCPU      int
+	// Kswapd makes reclaim run on CPU KswapdCPU (the node's kswapd thread,
+	// which the allocator wakes below the low watermark) instead of the
+	// allocating CPU (direct reclaim). The model's kswapd always keeps up: the
+	// allocation that finds the page cache at PageCacheLimit drives that CPU
+	// for the pass and then goes on, one allocating goroutine at a time; no
+	// goroutine may drive KswapdCPU for anything else.
+	Kswapd    bool
+	KswapdCPU int
 	// PageCacheLimit is the number of pages the page cache may hold (0: no
 	// limit); creating a folio beyond it first reclaims clean, unused folios,
 	// oldest first (2 GiB on the Helios4 is 524288 pages of 4 KiB).
@@ -155,8 +163,10 @@ type Machine struct {
 	pfns    atomic.Uint64 // page frame numbers handed out
 	// flusherMu lets one writer at a time drive the flusher's CPU.
 	flusherMu sync.Mutex
-	cached    atomic.Int64 // folios in all page caches
-	folios    folioLRU     // reclaim order
+	// kswapdMu lets one allocating goroutine at a time drive kswapd's CPU.
+	kswapdMu sync.Mutex
+	cached   atomic.Int64 // folios in all page caches
+	folios   folioLRU     // reclaim order
 }
 
 // allocPFN returns the first page frame number of a new folio of the given
@@ -230,6 +240,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 	}
 	if cfg.SeparateFlusher && (cfg.FlusherCPU < 0 || cfg.FlusherCPU >= cfg.CPUs) {
 		return nil, fmt.Errorf("bufcache: flusher CPU %d of %d", cfg.FlusherCPU, cfg.CPUs)
+	}
+	if cfg.Kswapd && (cfg.KswapdCPU < 0 || cfg.KswapdCPU >= cfg.CPUs || cfg.SeparateFlusher && cfg.KswapdCPU == cfg.FlusherCPU) {
+		return nil, fmt.Errorf("bufcache: kswapd CPU %d of %d (flusher %d)", cfg.KswapdCPU, cfg.CPUs, cfg.FlusherCPU)
 	}
 	if cfg.PageCacheLimit < 0 {
 		return nil, fmt.Errorf("bufcache: page cache limit %d", cfg.PageCacheLimit)

@@ -172,7 +172,7 @@ func (m *Mapping) createFolio(cpu *CPU, index uint64, flags fgp, order uint8) *F
 func (m *Mapping) addFolio(cpu *CPU, index uint64, order uint8, flags fgp) *Folio {
 	mc := m.dev.m
 	if limit := mc.cfg.PageCacheLimit; limit > 0 && int(mc.cached.Load()) >= limit {
-		mc.reclaim(cpu, reclaimBatch)
+		mc.reclaimFor(cpu)
 	}
 	f := cpu.allocFolio(!m.dev.metaOnly, order)
 	f.index = index

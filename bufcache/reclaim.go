@@ -77,14 +77,27 @@ func (l *folioLRU) len() int {
 	return l.n
 }
 
-// reclaim models direct reclaim of the page cache (shrink_folio_list on the
+// reclaimFor reclaims a batch for an allocation on cpu that found the page
+// cache full: on kswapd's CPU with Config.Kswapd, else on cpu (direct
+// reclaim).
+func (m *Machine) reclaimFor(cpu *CPU) {
+	if !m.cfg.Kswapd {
+		m.reclaim(cpu, reclaimBatch)
+		return
+	}
+	m.kswapdMu.Lock()
+	m.reclaim(m.cpus[m.cfg.KswapdCPU], reclaimBatch)
+	m.kswapdMu.Unlock()
+}
+
+// reclaim models reclaim of the page cache (shrink_folio_list on the
 // inactive list, simplified): walk the folios oldest first, give referenced
 // ones a second chance, skip locked, dirty, under-writeback or otherwise
 // referenced ones, and free the rest — their buffers through
 // try_to_free_buffers, then the folio. If the pass freed fewer than wanted,
 // start writeback of the devices whose dirty folios it met (the kernel wakes
-// the flusher) and make one more pass. It runs on cpu, the allocating CPU, and
-// returns the folios freed.
+// the flusher) and make one more pass. It runs on cpu — the allocating CPU,
+// or kswapd's (reclaimFor) — and returns the folios freed.
 //
 // A pass holds the list's lock throughout: one acquisition per pass instead of
 // two per folio (the kernel, too, isolates a batch under one lru_lock hold).

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
@@ -233,6 +234,48 @@ func TestPageCacheLimitReclaims(t *testing.T) {
 		Brelse(cpu, bh)
 	}
 	assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
+}
+
+// TestKswapdReclaims: with Config.Kswapd the reclaim a full page cache
+// needs is done on kswapd's CPU — the allocating CPU frees nothing — the
+// cache stays as bounded as with direct reclaim, and every folio created is
+// freed once, by kswapd while the write goes or by the last close's kill_bdev.
+func TestKswapdReclaims(t *testing.T) {
+	const size = 4 << 20
+	for _, kswapd := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kswapd=%v", kswapd), func(t *testing.T) {
+			cfg := Config{CPUs: 2, PageCacheLimit: 64, DirtyLimit: 16, Blocksize: blocksize.PolicyLogical, Kswapd: kswapd, KswapdCPU: 1}
+			m, err := NewMachine(cfg)
+			require.NoError(t, err)
+			disk, err := blk.NewMemDisk("sda", size, 512)
+			require.NoError(t, err)
+			d, err := m.AddDisk(disk, DeviceOptions{MetadataOnly: true}) // nobody holds it open
+			require.NoError(t, err)
+			cpu, other := m.CPU(0), m.CPU(1)
+			f, err := d.Open(cpu, OWrOnly)
+			require.NoError(t, err)
+			n, err := d.Write(cpu, 0, userIter(t, make([]byte, size)))
+			require.NoError(t, err)
+			require.Equal(t, uint64(size), n)
+			assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
+			writer, kswapd0 := cpu.Events(), other.Events()
+			reclaimer, idle := writer, kswapd0
+			if kswapd {
+				reclaimer, idle = kswapd0, writer
+			}
+			assert.Greater(t, reclaimer[EvFolioFree], uint64(800), "the reclaiming CPU freed the folios")
+			assert.Greater(t, reclaimer[EvBHFree], uint64(800*8), "and their 8 buffer heads each")
+			assert.Zero(t, idle[EvFolioFree], "the other CPU freed none")
+			assert.Zero(t, idle[EvIndexDelete])
+
+			require.NoError(t, f.Close(cpu)) // the last close: sync and kill_bdev
+			assert.Zero(t, d.NrFolios(), "kill_bdev dropped the page cache")
+			all := m.Events()
+			assert.Equal(t, all[EvIndexInsert], all[EvIndexDelete], "every folio left the cache once")
+			assert.Equal(t, uint64(size/4096), all[EvIndexInsert])
+			assert.Greater(t, cpu.Events()[EvIndexDelete], writer[EvIndexDelete], "the close truncated on the closing CPU")
+		})
+	}
 }
 
 // TestBufferedWriteEventsPerPage pins the simulated clock of the write path:

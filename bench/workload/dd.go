@@ -18,10 +18,13 @@ import (
 // DD is a dd run against a block device node: `dd if=/dev/zero of=DEV bs=BS
 // count=COUNT` (a write) or `dd if=DEV of=/dev/null bs=BS count=COUNT` (a
 // read), on a simulated machine and storage stack. The writer runs on CPU 0;
-// background writeback (the flusher) on CPU 1. dd's close of the device is the
-// last close, which syncs it (blkdev_close → blkdev_put → sync_blockdev), and
-// coreutils dd closes its files before printing the rate, so the write figure
-// includes writing everything to the disks.
+// background writeback (the flusher) on CPU 1; reclaim in kswapd, a thread
+// of its own that shares the CPUs (bufcache.Config.Kswapd). dd's close of the
+// device is the last close, which syncs it and drops its page cache
+// (blkdev_close → blkdev_put → sync_blockdev and kill_bdev, v5.10;
+// blkdev_flush_mapping in v6.x), and coreutils dd closes its files before
+// printing the rate, so the figure includes writing everything to the disks
+// and freeing every page the run left cached.
 type DD struct {
 	Layout Layout
 	// Kernel is the kernel the machine runs: its set_init_blocksize policy,
@@ -59,6 +62,7 @@ type DDRun struct {
 	dd     DD
 	m      *bufcache.Machine
 	dev    *bufcache.BlockDevice
+	file   *bufcache.File
 	disks  []*blk.Queue
 	array  *md.Array
 	user   *bufcache.UserBuf
@@ -95,8 +99,11 @@ func (d DD) Start() (*DDRun, error) {
 	case d.Count > math.MaxInt64/d.BS:
 		return nil, fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
 	}
-	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs, DirtyLimit: d.DirtyLimit,
-		SeparateFlusher: true, FlusherCPU: 1, PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}))
+	// One CPU context more than the machine's CPUs: kswapd's, a thread
+	// that runs on them (Loads counts it in the all-CPU bound only).
+	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs + 1, DirtyLimit: d.DirtyLimit,
+		SeparateFlusher: true, FlusherCPU: 1, Kswapd: true, KswapdCPU: d.CPUs,
+		PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}))
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +139,14 @@ func (d DD) Start() (*DDRun, error) {
 		}
 		disk = r.array
 	}
-	if r.dev, err = m.Open(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
+	if r.dev, err = m.AddDisk(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
+		return nil, err
+	}
+	mode := bufcache.OWrOnly
+	if d.Read {
+		mode = bufcache.ORdOnly
+	}
+	if r.file, err = r.dev.Open(m.CPU(0), mode); err != nil {
 		return nil, err
 	}
 	if d.BS*d.Count > r.dev.Size() {
@@ -154,7 +168,7 @@ func (d DD) Start() (*DDRun, error) {
 		}
 		r.user = bufcache.NewUserBuf(buf, 0, m.PageSize())
 	}
-	for i := range d.CPUs {
+	for i := range m.NumCPU() {
 		r.cpus = append(r.cpus, m.CPU(i).Events())
 	}
 	return r, nil
@@ -188,14 +202,17 @@ func (r *DDRun) Block() error {
 }
 
 // Close ends the run as dd's close does (the last close syncs a written
-// device) and returns what each resource did. Errors: a write error reported
-// by the sync.
+// device, then truncates its page cache) and returns what each resource did.
+// Errors: a write error reported by the sync.
 func (r *DDRun) Close() (*DDResult, error) {
 	cpu := r.m.CPU(0)
 	if !r.dd.Read {
 		if err := r.dev.SyncBlockdev(cpu); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.file.Close(cpu); err != nil {
+		return nil, err
 	}
 	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize(), ReadAheadKB: r.dev.ReadAheadKB()}
 	for i := range r.cpus {
@@ -282,9 +299,11 @@ type DDResult struct {
 	BlockSize uint32
 	// ReadAheadKB is the device's read_ahead_kb (bufcache.BlockDevice.ReadAheadKB).
 	ReadAheadKB uint32
-	CPU         []bufcache.Counters
-	MD          md.Stats
-	Disks       []DiskResult
+	// CPU holds each CPU context's events: dd's (0), the flusher's (1), the
+	// other CPUs', and last, at index DD.CPUs, kswapd's.
+	CPU   []bufcache.Counters
+	MD    md.Stats
+	Disks []DiskResult
 }
 
 // DiskResult is one disk's counters for a run.
@@ -356,7 +375,8 @@ func (r *DDResult) Pages() float64 { return float64(r.Bytes) / 4096 }
 
 // Loads returns the demand of every resource of the run (see timing.Load): each CPU
 // with its events (dd's also with its system calls and, for a write, the
-// bytes it read from /dev/zero); md's per-bio work, the bios' passes through
+// bytes it read from /dev/zero), kswapd ("kswapd0", a thread counted in the
+// all-CPU bound, not a CPU of its own) with its reclaim; md's per-bio work, the bios' passes through
 // the disks' blk-mq queues and the requests, charged to the CPUs that
 // submitted bios in proportion to their submissions, except a RAID6 write's
 // stripe handling, member bios and requests, which are raid5d's (the
@@ -392,6 +412,8 @@ func (r *DDResult) Loads() []timing.Load {
 			name += " (dd)"
 		case 1:
 			name += " (flusher)"
+		case r.DD.CPUs:
+			name = "kswapd0"
 		}
 		l := timing.CPULoad(name, timing.PerOp(ev, 1, 0))
 		if i == 0 {

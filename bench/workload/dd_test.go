@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -231,5 +232,37 @@ func TestDDMemoryBytes(t *testing.T) {
 		}
 		assert.InEpsilon(t, tc.want, (mem.Q[timing.ParamMemByte]-ahead)/float64(r.Bytes), 0.01, "%s read=%v", tc.layout, tc.read)
 		assert.Equal(t, uint64(8), r.Blocks)
+	}
+}
+
+// TestDDFreesEveryPageOnce: the Helios4's block-device page cache holds
+// 640 MiB of low memory, so a dd of 800 MiB has kswapd reclaim what passes
+// the limit while dd goes and dd's last close (kill_bdev) drop the rest:
+// every folio leaves the cache once, the flusher frees none, and dd's CPU
+// frees only what the close truncates — about the cache's worth, the
+// reclaim batch's slack aside.
+func TestDDFreesEveryPageOnce(t *testing.T) {
+	const count = 800 // MiB
+	for _, read := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read=%v", read), func(t *testing.T) {
+			dd := Helios4DD(LayoutDirect, MustKernel("5.10.10"), read)
+			dd.Count = count
+			r, err := dd.Run()
+			require.NoError(t, err)
+			require.Len(t, r.CPU, dd.CPUs+1, "dd's, the flusher's and kswapd's")
+			ddCPU, flusher, kswapd := r.CPU[0], r.CPU[1], r.CPU[dd.CPUs]
+			var inserts, deletes uint64
+			for _, ev := range r.CPU {
+				inserts += ev[bufcache.EvIndexInsert]
+				deletes += ev[bufcache.EvIndexDelete]
+			}
+			pages := uint64(count << 20 >> 12)
+			require.GreaterOrEqual(t, inserts, pages)
+			assert.Equal(t, inserts, deletes, "every folio left the page cache once")
+			assert.Zero(t, flusher[bufcache.EvIndexDelete], "the flusher reclaims nothing")
+			cache := uint64(dd.PageCacheLimit)
+			assert.InDelta(t, float64(inserts-cache), float64(kswapd[bufcache.EvIndexDelete]), 64, "kswapd reclaimed what passed the limit")
+			assert.InDelta(t, float64(cache), float64(ddCPU[bufcache.EvIndexDelete]), 64, "the close truncated the rest")
+		})
 	}
 }

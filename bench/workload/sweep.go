@@ -115,7 +115,7 @@ func DDMachines() []DDMachine {
 	xu.Members, xu.Chunk = 4, md.DefaultChunkSize
 	return []DDMachine{
 		{Name: "helios4", Profile: "helios4", Base: Helios4DD(LayoutDirect, MustKernel("5.10.10"), false),
-			Description: "Helios4 (the set_init_blocksize thread): 2 × Cortex-A9, 1.5 GiB of page cache, 4 × WD8003FFBX"},
+			Description: "Helios4 (the set_init_blocksize thread): 2 × Cortex-A9, 640 MiB of page cache (low memory), 4 × WD8003FFBX"},
 		{Name: "xu-yang", Profile: "xu-yang-board", Base: xu,
 			Description: "Xu Yang's board (the iomap thread): 4 × Cortex-A53 (assumed), 1.5 GiB of page cache, SSDs timed by the profile (disk-requests, disk-bytes)"},
 	}
