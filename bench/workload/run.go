@@ -176,8 +176,8 @@ var ErrRunOptions = errors.New("workload: invalid run options")
 // its requests. The result is deterministic: the same workload and options
 // give the same Result on every machine, whatever the goroutine
 // scheduling. See docs/traces.md for the timing model: CPU time from
-// events, one FCFS disk, async writeback on the flusher's CPU, each CPU
-// keeping up to QueueDepth operations in flight.
+// events, one FCFS disk, async writeback on the flusher's CPU, reclaim in
+// kswapd, each CPU keeping up to QueueDepth operations in flight.
 //
 // Errors: invalid options (ErrRunOptions), a reader's error (a
 // *TraceError naming the record's line), a record past the device's end,

@@ -91,6 +91,9 @@ type engine struct {
 	cpus    []cpuState
 	flusher *bufcache.CPU
 	flStart bufcache.Counters
+	// kswapd is kswapd's CPU context: a thread that shares the CPUs.
+	kswapd  *bufcache.CPU
+	ksStart bufcache.Counters
 	flFree  float64
 	flBusy  float64
 	flReqs  float64
@@ -136,7 +139,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
 	}
-	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs), wbLimit: uint64(spec.dirtyLimit)}
+	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs), kswapd: mr.m.CPU(o.CPUs + 1), wbLimit: uint64(spec.dirtyLimit)}
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
 	e.cpus = make([]cpuState, o.CPUs)
@@ -149,7 +152,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		c.start = c.cpu.Events()
 		c.inflight = make([]float64, 0, o.QueueDepth)
 	}
-	e.flStart = e.flusher.Events()
+	e.flStart, e.ksStart = e.flusher.Events(), e.kswapd.Events()
 	if o.Step != nil {
 		e.step = newStepper(e, *o.Step)
 		e.meter.keepBios = true
@@ -483,8 +486,9 @@ func (e *engine) buffers(c *cpuState, rec IO) error {
 }
 
 // loads are the run's resources for the bottleneck bound: each stream CPU
-// with its events and the requests it submitted, the flusher, all CPUs
-// together, and the disk with its busy time.
+// with its events and the requests it submitted, the flusher, kswapd (a
+// thread on those CPUs, not one of its own), all CPUs together, and the disk
+// with its busy time.
 func (e *engine) loads() []timing.Load {
 	var cpus []timing.Load
 	for i := range e.cpus {
@@ -496,7 +500,9 @@ func (e *engine) loads() []timing.Load {
 	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.flusher.Events().Sub(e.flStart), 1, 0))
 	fl.Q[timing.ParamRequest] = e.flReqs
 	cpus = append(cpus, fl)
-	loads := append(cpus, timing.AllCPUs(len(cpus), cpus...))
+	servers := len(cpus)
+	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))
+	loads := append(cpus, timing.AllCPUs(servers, cpus...))
 	return append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.diskBsy, Servers: 1})
 }
 

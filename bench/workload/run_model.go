@@ -129,8 +129,9 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	// confined.
 	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
 		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
-	if spec.flusher {
-		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+1, true, spec.cpus
+	if spec.flusher { // and kswapd: the two kernel threads, after the streams' CPUs
+		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+2, true, spec.cpus
+		cfg.Kswapd, cfg.KswapdCPU = true, spec.cpus+1
 	}
 	m, err := bufcache.NewMachine(k.Configure(cfg))
 	if err != nil {

@@ -199,7 +199,7 @@ func (r *RunResult) Header() string {
 		seed = fmt.Sprint(*r.Seed)
 	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
-		"model: kernel %s, %s + flusher, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
+		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
 		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
 		FormatDDSize(r.DeviceBytes), r.BlockSize, FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)

@@ -318,3 +318,29 @@ func TestStepQuizHidesAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKswapdReclaims: a write stream four times the page cache has
+// kswapd, not the stream's CPU, do the reclaim: its resource is busy, the
+// stream's CPU time is what it is with the cache large enough to hold
+// everything, and the all-CPU bound shares the three loads between the two
+// CPUs.
+func TestRunKswapdReclaims(t *testing.T) {
+	w := genWorkload(t, "sequential:dev=256M,n=1024,size=64K,reads=0,seed=1")
+	busy := func(r *RunResult) map[string]float64 {
+		m := map[string]float64{}
+		for _, res := range r.Resources {
+			m[res.Name] = res.BusyNS
+		}
+		return m
+	}
+	small, err := Run(context.Background(), w, RunOptions{MemoryBytes: 16 << 20})
+	require.NoError(t, err)
+	large, err := Run(context.Background(), w, RunOptions{MemoryBytes: 2 << 30})
+	require.NoError(t, err)
+	s, l := busy(small), busy(large)
+	require.Contains(t, s, "kswapd0")
+	assert.Zero(t, l["kswapd0"], "nothing to reclaim in 2 GiB")
+	assert.Greater(t, s["kswapd0"], 0.1*s["cpu0"], "kswapd reclaimed the 52 MiB that passed a 12 MiB cache")
+	assert.InEpsilon(t, l["cpu0"], s["cpu0"], 0.05, "the stream's CPU did no reclaim")
+	assert.InEpsilon(t, (s["cpu0"]+s["cpu1 (flusher)"]+s["kswapd0"])/2, s["all 2 CPUs"], 1e-9)
+}
