@@ -11,7 +11,7 @@ import (
 )
 
 // ddFixedCount is the dd count= of DDWrite's simulated figures: 256 MiB,
-// past the Helios4's background-writeback threshold (205 MiB), so the
+// four times the Helios4's background-writeback threshold (64 MiB), so the
 // flusher's steady state is part of them.
 const ddFixedCount = 256
 

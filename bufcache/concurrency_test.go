@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -136,12 +137,23 @@ func TestMarkDirtyDuringSync(t *testing.T) {
 // pages) through a page cache too small for all of them, so that every CPU's
 // writes reclaim, and write back, the others' folios; each reads its pages back
 // now and then. Run under -race. At the end the disk holds what every owner
-// last wrote.
+// last wrote. With Kswapd, the CPUs take turns driving kswapd's CPU for
+// every reclaim pass instead.
 func TestConcurrentBufferedWrites(t *testing.T) {
+	for _, kswapd := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kswapd=%v", kswapd), func(t *testing.T) { concurrentBufferedWrites(t, kswapd) })
+	}
+}
+
+func concurrentBufferedWrites(t *testing.T, kswapd bool) {
 	const cpus, pagesPerCPU, rounds = 4, 32, 300
 	seed := uint64(20261130)
 	t.Logf("seed %d", seed)
-	m, d, disk := newDev(t, Config{CPUs: cpus, PageCacheLimit: 48, DirtyLimit: 16}, cpus*pagesPerCPU*4096, 512, DeviceOptions{})
+	cfg := Config{CPUs: cpus, PageCacheLimit: 48, DirtyLimit: 16}
+	if kswapd {
+		cfg.CPUs, cfg.Kswapd, cfg.KswapdCPU = cpus+1, true, cpus
+	}
+	m, d, disk := newDev(t, cfg, cpus*pagesPerCPU*4096, 512, DeviceOptions{})
 	require.NoError(t, d.SetBlocksize(m.CPU(0), 1024)) // partly written blocks are read first
 	want := make([]byte, cpus*pagesPerCPU*4096)        // each CPU writes only its own pages of it
 	var wg sync.WaitGroup
@@ -188,6 +200,9 @@ func TestConcurrentBufferedWrites(t *testing.T) {
 	require.Equal(t, want, got)
 	require.NoError(t, m.Check())
 	assert.NotZero(t, m.Events()[EvFolioFree], "the small page cache was reclaimed")
+	if kswapd {
+		assert.NotZero(t, m.CPU(cpus).Events()[EvIndexDelete], "by kswapd")
+	}
 }
 
 // TestSyncWritesWhatWasDirtiedBefore: one CPU rewrites every block of a device,

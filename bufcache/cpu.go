@@ -149,6 +149,28 @@ func (c *CPU) freeFolio(f *Folio) {
 	}
 }
 
+// handOver moves what c's free lists hold to dst's, as far as dst's bounds
+// allow: the frames and buffer heads kswapd's pass freed (counted on c) are
+// reused by the CPU that allocates next, as the kernel's kswapd frees to
+// the per-CPU lists of the CPU it runs on, one of the allocators'. Nothing
+// is counted: it is the model's reuse of Go memory, not kernel work. The
+// caller drives both CPUs. O(objects moved).
+func (c *CPU) handOver(dst *CPU) {
+	for order := range c.folioFree {
+		src, to := &c.folioFree[order], &dst.folioFree[order]
+		for len(*src) > 0 && len(*to) < folioCacheMax>>order {
+			to.Put(src.Get())
+		}
+		clear(*src) // what dst has no room for is the collector's
+		*src = (*src)[:0]
+	}
+	for len(c.bhFree) > 0 && len(dst.bhFree) < bhCacheMax {
+		dst.bhFree.Put(c.bhFree.Get())
+	}
+	clear(c.bhFree)
+	c.bhFree = c.bhFree[:0]
+}
+
 // freeBH models free_buffer_head: bh is zeroed and kept for reuse.
 func (c *CPU) freeBH(bh *BufferHead) {
 	c.count(EvBHFree)

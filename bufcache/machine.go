@@ -96,12 +96,16 @@ type Config struct {
 	// allocating CPU (direct reclaim). The model's kswapd always keeps up: the
 	// allocation that finds the page cache at PageCacheLimit drives that CPU
 	// for the pass and then goes on, one allocating goroutine at a time; no
-	// goroutine may drive KswapdCPU for anything else.
+	// goroutine may drive KswapdCPU for anything else. KswapdCPU must be one
+	// of the CPUs and not the flusher's; without a PageCacheLimit nothing is
+	// reclaimed and Kswapd changes nothing. The folios and buffer heads a
+	// pass frees are reused by the allocating CPU.
 	Kswapd    bool
 	KswapdCPU int
 	// PageCacheLimit is the number of pages the page cache may hold (0: no
 	// limit); creating a folio beyond it first reclaims clean, unused folios,
-	// oldest first (2 GiB on the Helios4 is 524288 pages of 4 KiB).
+	// oldest first (on a 32-bit machine a block device's page cache lives in
+	// low memory: about 640 MiB, 163 840 pages of 4 KiB, on the Helios4).
 	PageCacheLimit int
 	// ContiguousPages gives consecutively created folios consecutive page frame
 	// numbers, so that the block layer can coalesce them into one segment; by
@@ -212,7 +216,9 @@ const (
 // unknown variant (blocksize.ErrUnknownRules for SetBlocksize), the v6.15
 // set_blocksize rules without large folios, a CPU count outside
 // [0, MaxCPUs] or an LRU size outside [0, MaxLRUSize] (0 selects the
-// default of each).
+// default of each), a negative dirty or page-cache limit, a FlusherCPU
+// (with SeparateFlusher) or KswapdCPU (with Kswapd) outside [0, CPUs), and
+// a KswapdCPU that is the flusher's.
 func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.CPUs < 0 || cfg.CPUs > MaxCPUs {
 		return nil, fmt.Errorf("bufcache: %d CPUs (valid: 0, meaning 1, to %d)", cfg.CPUs, MaxCPUs)

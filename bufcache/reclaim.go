@@ -86,7 +86,9 @@ func (m *Machine) reclaimFor(cpu *CPU) {
 		return
 	}
 	m.kswapdMu.Lock()
-	m.reclaim(m.cpus[m.cfg.KswapdCPU], reclaimBatch)
+	k := m.cpus[m.cfg.KswapdCPU]
+	m.reclaim(k, reclaimBatch)
+	k.handOver(cpu)
 	m.kswapdMu.Unlock()
 }
 

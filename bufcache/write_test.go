@@ -259,14 +259,19 @@ func TestKswapdReclaims(t *testing.T) {
 			require.Equal(t, uint64(size), n)
 			assert.LessOrEqual(t, d.NrPages(), 64+reclaimBatch)
 			writer, kswapd0 := cpu.Events(), other.Events()
-			reclaimer, idle := writer, kswapd0
+			reclaimer := writer
 			if kswapd {
-				reclaimer, idle = kswapd0, writer
+				reclaimer = kswapd0
 			}
 			assert.Greater(t, reclaimer[EvFolioFree], uint64(800), "the reclaiming CPU freed the folios")
 			assert.Greater(t, reclaimer[EvBHFree], uint64(800*8), "and their 8 buffer heads each")
-			assert.Zero(t, idle[EvFolioFree], "the other CPU freed none")
-			assert.Zero(t, idle[EvIndexDelete])
+			if kswapd {
+				assert.Zero(t, writer[EvFolioFree], "the writer freed none")
+				assert.Zero(t, writer[EvIndexDelete])
+			}
+			// The frames kswapd freed were handed to the writer's CPU and
+			// reused: far fewer frames exist than the 1024 pages written.
+			assert.Less(t, m.pfns.Load(), uint64(64+4*reclaimBatch), "frames reused")
 
 			require.NoError(t, f.Close(cpu)) // the last close: sync and kill_bdev
 			assert.Zero(t, d.NrFolios(), "kill_bdev dropped the page cache")

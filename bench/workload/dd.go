@@ -186,7 +186,7 @@ func (r *DDRun) Block() error {
 	var n uint64
 	var err error
 	if r.dd.Read {
-		n, err = r.dev.Read(cpu, r.pos, r.dst)
+		n, err = r.file.Pread(cpu, r.pos, r.dst)
 	} else {
 		var it *bufcache.IovIter
 		if it, err = r.user.Iter(0, r.dd.BS); err == nil {
@@ -203,7 +203,8 @@ func (r *DDRun) Block() error {
 
 // Close ends the run as dd's close does (the last close syncs a written
 // device, then truncates its page cache) and returns what each resource did.
-// Errors: a write error reported by the sync.
+// Errors: a write error reported by the sync (the model's report: a real
+// close(2) of a block device returns 0 whatever its sync found).
 func (r *DDRun) Close() (*DDResult, error) {
 	cpu := r.m.CPU(0)
 	if !r.dd.Read {
