@@ -98,7 +98,8 @@ func (m *Machine) reclaimFor(cpu *CPU) {
 // referenced ones, and free the rest — their buffers through
 // try_to_free_buffers, then the folio. If the pass freed fewer than wanted,
 // start writeback of the devices whose dirty folios it met (the kernel wakes
-// the flusher) and make one more pass. It runs on cpu — the allocating CPU,
+// the flusher; reclaimWriteback, which never waits for a folio lock) and
+// make one more pass. It runs on cpu — the allocating CPU,
 // or kswapd's (reclaimFor) — and returns the folios freed.
 //
 // A pass holds the list's lock throughout: one acquisition per pass instead of
@@ -145,7 +146,7 @@ func (m *Machine) reclaim(cpu *CPU, want int) int {
 		}
 		l.mu.Unlock()
 		for _, d := range dirty {
-			d.writepages(cpu, wbSyncNone)
+			d.reclaimWriteback(cpu)
 		}
 	}
 	return freed

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -337,5 +338,44 @@ func TestBufferedWriteEventsPerPage(t *testing.T) {
 				assert.Equal(t, tc.want, strings.Join(perPage, " "))
 			})
 		}
+	}
+}
+
+// TestReclaimSkipsALockedFolio: a writer that holds a dirty folio locked
+// (write_begin's lock, as a get_block that allocates holds it) and creates a
+// folio in a full page cache of dirty folios makes reclaim write back the
+// others without waiting for the lock it holds itself, as the kernel's
+// reclaim only ever trylocks — directly and through kswapd.
+func TestReclaimSkipsALockedFolio(t *testing.T) {
+	for _, kswapd := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kswapd=%v", kswapd), func(t *testing.T) {
+			const limit = 8
+			m, d, _ := newDev(t, Config{CPUs: 2, PageCacheLimit: limit, Kswapd: kswapd, KswapdCPU: 1, Blocksize: blocksize.PolicyLogical}, 1<<20, 512, DeviceOptions{})
+			cpu := m.CPU(0)
+			n, err := d.Write(cpu, 0, userIter(t, make([]byte, limit*4096)))
+			require.NoError(t, err)
+			require.Equal(t, uint64(limit*4096), n)
+			require.Equal(t, limit, d.NrDirty(), "a full cache of dirty folios (no dirty limit)")
+			f := d.GetWriteFolio(cpu, 0, 4096) // dirty, now locked by us
+			require.NotNil(t, f)
+			require.NoError(t, d.BlockWriteBegin(cpu, f, 0, 4096, nil))
+			done := make(chan error, 1)
+			go func() { // the allocation, on our behalf: we hold f meanwhile
+				bh, err := d.Bread(cpu, 1000, 512)
+				if err == nil {
+					Brelse(cpu, bh)
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("reclaim waited for the folio lock its allocating caller holds")
+			}
+			assert.True(t, f.Has(FolioDirty), "the locked folio was skipped")
+			assert.Equal(t, uint64(4096), d.WriteEnd(cpu, f, 0, 4096, 4096))
+			require.NoError(t, m.Check())
+		})
 	}
 }

@@ -27,7 +27,19 @@ const (
 // dirty; one cleared for I/O by another writer and not yet under writeback
 // still carries its dirty tag (setWriteback swaps the two tags in one step).
 // The plug is finished at the end, which dispatches the merged requests.
-func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
+func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) { d.writeDirty(cpu, mode, true) }
+
+// reclaimWriteback is the writeback a reclaim pass starts when it met dirty
+// folios of d: background writeback, as the flusher the kernel's reclaim
+// wakes (wakeup_flusher_threads) would do it. The model runs it in the
+// allocating goroutine, which may hold a folio lock of its own (write_begin's,
+// while a get_block allocates), so it skips a folio it cannot lock at once
+// instead of waiting for it, as shrink_folio_list's folio_trylock does.
+func (d *BlockDevice) reclaimWriteback(cpu *CPU) { d.writeDirty(cpu, wbSyncNone, false) }
+
+// writeDirty is writepages; with wait false a folio locked by someone else
+// is skipped, not waited for.
+func (d *BlockDevice) writeDirty(cpu *CPU, mode syncMode, wait bool) {
 	m := &d.mapping
 	cpu.plug.Start()
 	for start := uint64(0); ; {
@@ -36,7 +48,15 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
 			if !f.tryGet(cpu) {
 				continue // being freed
 			}
-			f.lockFolio(cpu)
+			switch {
+			case wait:
+				f.lockFolio(cpu)
+			case f.tryLockFolio():
+				cpu.count(EvFolioLock)
+			default:
+				f.put(cpu) // busy: its holder writes it, or a later pass does
+				continue
+			}
 			if f.mapping.Load() == m {
 				if f.Has(FolioWriteback) && mode == wbSyncAll {
 					waitOnWriteback(cpu, f)
