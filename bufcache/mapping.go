@@ -55,6 +55,10 @@ type Mapping struct {
 	// set_blocksize (v6.15+) exclusively while it changes the minimum folio
 	// order, so that no folio of the old order is added after its truncation.
 	invalidateLock sync.RWMutex
+	// wbIndex is mapping->writeback_index: where the next range-cyclic
+	// (background) writeback starts, the index after the last folio the
+	// previous one wrote.
+	wbIndex atomic.Uint64
 }
 
 // pages returns mapping->nrpages.

@@ -192,6 +192,35 @@ func TestAsyncWriteErrorReportedOnce(t *testing.T) {
 	Brelse(cpu, bh)
 }
 
+// TestBackgroundWritebackLeavesTheThreshold: background writeback writes
+// range-cyclic chunks (writeback_chunk_size: the hard limit's eighth plus
+// MIN_WRITEBACK_PAGES, rounded down to whole ones) while the device is over
+// the threshold, so a long write leaves between a chunk below the threshold
+// and the threshold dirty — the newest pages, each written once — instead of
+// writing everything back each time.
+func TestBackgroundWritebackLeavesTheThreshold(t *testing.T) {
+	for _, tc := range []struct{ limit, chunk, pages int }{
+		{4096, 2048, 16384},  // 16 MiB threshold: 1024 + 1024
+		{16384, 5120, 40000}, // the Helios4's 64 MiB: 4096 + 1024
+		{8, 1024, 4096},      // a chunk larger than the threshold writes all
+	} {
+		t.Run(fmt.Sprintf("limit=%d", tc.limit), func(t *testing.T) {
+			require.Equal(t, tc.chunk, backgroundChunk(tc.limit))
+			m, d, _ := newDev(t, Config{DirtyLimit: tc.limit, CPUs: 2, SeparateFlusher: true, FlusherCPU: 1},
+				uint64(tc.pages)*4096, 4096, DeviceOptions{MetadataOnly: true})
+			_, err := d.Write(m.CPU(0), 0, userIter(t, make([]byte, tc.pages*4096)))
+			require.NoError(t, err)
+			dirty := d.NrDirty()
+			assert.LessOrEqual(t, dirty, tc.limit)
+			assert.Greater(t, dirty, tc.limit-tc.chunk, "at most a chunk below the threshold")
+			first, _, ok := d.mapping.index.NextMarked(0, pageindex.MarkDirty)
+			require.True(t, ok)
+			assert.Equal(t, uint64(tc.pages-dirty), first, "the dirty pages are the newest")
+			assert.Equal(t, uint64(tc.pages-dirty), m.CPU(1).Events()[EvWritepage], "each older page written once")
+		})
+	}
+}
+
 func TestDirtyLimitStartsWriteback(t *testing.T) {
 	m, d, disk := newDev(t, Config{DirtyLimit: 8, CPUs: 2, SeparateFlusher: true, FlusherCPU: 1}, 1<<20, 512, DeviceOptions{})
 	_, err := d.Write(m.CPU(0), 0, userIter(t, make([]byte, 64<<10)))

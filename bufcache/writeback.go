@@ -27,7 +27,9 @@ const (
 // dirty; one cleared for I/O by another writer and not yet under writeback
 // still carries its dirty tag (setWriteback swaps the two tags in one step).
 // The plug is finished at the end, which dispatches the merged requests.
-func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) { d.writeDirty(cpu, mode, true) }
+func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) {
+	d.writeDirty(cpu, wbControl{mode: mode, wait: true})
+}
 
 // reclaimWriteback is the writeback a reclaim pass starts when it met dirty
 // folios of d: background writeback, as the flusher the kernel's reclaim
@@ -35,21 +37,45 @@ func (d *BlockDevice) writepages(cpu *CPU, mode syncMode) { d.writeDirty(cpu, mo
 // allocating goroutine, which may hold a folio lock of its own (write_begin's,
 // while a get_block allocates), so it skips a folio it cannot lock at once
 // instead of waiting for it, as shrink_folio_list's folio_trylock does.
-func (d *BlockDevice) reclaimWriteback(cpu *CPU) { d.writeDirty(cpu, wbSyncNone, false) }
+func (d *BlockDevice) reclaimWriteback(cpu *CPU) { d.writeDirty(cpu, wbControl{mode: wbSyncNone}) }
 
-// writeDirty is writepages; with wait false a folio locked by someone else
-// is skipped, not waited for.
-func (d *BlockDevice) writeDirty(cpu *CPU, mode syncMode, wait bool) {
+// wbControl is what of writeback_control writeDirty looks at.
+type wbControl struct {
+	mode syncMode
+	// wait makes writeDirty wait for a folio's lock; without it a folio
+	// locked by someone else is skipped.
+	wait bool
+	// nrToWrite is nr_to_write: stop once that many pages were written (0:
+	// no limit).
+	nrToWrite int
+	// cyclic is range_cyclic: start at the mapping's writeback_index and
+	// leave there the index after the last folio written if nr_to_write ran
+	// out, or 0 if the pass reached the end (write_cache_pages since v4.20
+	// does not wrap around within a call; the next one starts at 0).
+	cyclic bool
+}
+
+// writeDirty is writepages under wbc; it returns the pages it wrote.
+func (d *BlockDevice) writeDirty(cpu *CPU, wbc wbControl) int {
 	m := &d.mapping
+	first := uint64(0)
+	if wbc.cyclic {
+		first = m.wbIndex.Load()
+	}
+	written, done := 0, false
+	next := uint64(0) // writeback_index for a cyclic pass that stops early
 	cpu.plug.Start()
-	for start := uint64(0); ; {
+	for start := first; !done; {
 		batch := m.index.FindMarked(start, pageindex.MarkDirty)
 		for _, f := range batch.Items[:batch.N] {
+			if done {
+				break
+			}
 			if !f.tryGet(cpu) {
 				continue // being freed
 			}
 			switch {
-			case wait:
+			case wbc.wait:
 				f.lockFolio(cpu)
 			case f.tryLockFolio():
 				cpu.count(EvFolioLock)
@@ -58,11 +84,14 @@ func (d *BlockDevice) writeDirty(cpu *CPU, mode syncMode, wait bool) {
 				continue
 			}
 			if f.mapping.Load() == m {
-				if f.Has(FolioWriteback) && mode == wbSyncAll {
+				if f.Has(FolioWriteback) && wbc.mode == wbSyncAll {
 					waitOnWriteback(cpu, f)
 				}
 				if !f.Has(FolioWriteback) && f.flags.TestAndClear(FolioDirty) { // folio_clear_dirty_for_io
-					d.writeFolio(cpu, f, mode) // unlocks f
+					written += int(f.NrPages())
+					next = f.index + f.NrPages()
+					done = wbc.nrToWrite > 0 && written >= wbc.nrToWrite
+					d.writeFolio(cpu, f, wbc.mode) // unlocks f
 				} else {
 					f.unlockFolio()
 				}
@@ -77,6 +106,13 @@ func (d *BlockDevice) writeDirty(cpu *CPU, mode syncMode, wait bool) {
 		start = batch.Next
 	}
 	cpu.plug.Finish()
+	if wbc.cyclic {
+		if !done {
+			next = 0 // it reached the end: the next pass starts over
+		}
+		m.wbIndex.Store(next)
+	}
+	return written
 }
 
 // writeFolio models __block_write_full_folio (__block_write_full_page in 5.10)
@@ -284,21 +320,47 @@ func (d *BlockDevice) writeAndWait(cpu *CPU, mode syncMode) {
 	d.debugCheck()
 }
 
+// minWritebackPages is MIN_WRITEBACK_PAGES: 4 MiB of 4 KiB pages, the least
+// a background writeback pass writes of an inode before it looks again.
+const minWritebackPages = 1024
+
+// backgroundChunk is writeback_chunk_size for background writeback with
+// Config.DirtyLimit as the background threshold: the hard limit's
+// (dirty_ratio's default, twice dirty_background_ratio's) DIRTY_SCOPE-th
+// part, rounded down to whole MIN_WRITEBACK_PAGES after one is added. (The
+// kernel also caps it at half the device's measured write bandwidth a
+// second, which for a disk of a few hundred MB/s is larger.)
+func backgroundChunk(limit int) int {
+	const dirtyScope = 8
+	return (2*limit/dirtyScope + minWritebackPages) / minWritebackPages * minWritebackPages
+}
+
 // balanceDirtyPages is a simplified balance_dirty_pages_ratelimited: when the
-// device holds more dirty folios than Config.DirtyLimit, the writer starts
-// background writeback of the device itself (the kernel wakes the flusher and
-// throttles the writer; here the work is done on Config.Flusher's CPU by the
-// writer's goroutine, so that its events are the flusher's).
+// device holds more dirty folios than Config.DirtyLimit (the background
+// threshold), the writer starts background writeback of the device (the
+// kernel wakes the flusher and throttles the writer; here the work is done on
+// Config.Flusher's CPU by the writer's goroutine, so that its events are the
+// flusher's). Background writeback is wb_writeback's for_background loop: a
+// range-cyclic pass of backgroundChunk pages at a time while the device is
+// over the threshold (wb_over_bg_thresh), so that it leaves about the
+// threshold dirty, not nothing. The model has no clock: a writer faster than
+// the flusher, which the kernel throttles at a setpoint above the threshold,
+// leaves only the threshold dirty here.
 func (d *BlockDevice) balanceDirtyPages(cpu *CPU) {
 	limit := d.m.cfg.DirtyLimit
-	if limit <= 0 || d.mapping.index.CountMarked(pageindex.MarkDirty) <= limit {
+	if limit <= 0 || d.NrDirty() <= limit {
 		return
 	}
-	if !d.m.cfg.SeparateFlusher {
-		d.writepages(cpu, wbSyncNone)
-		return
+	wb := cpu
+	if d.m.cfg.SeparateFlusher {
+		d.m.flusherMu.Lock() // one writer at a time drives the flusher's CPU
+		defer d.m.flusherMu.Unlock()
+		wb = d.m.cpus[d.m.cfg.FlusherCPU]
 	}
-	d.m.flusherMu.Lock() // one writer at a time drives the flusher's CPU
-	d.writepages(d.m.cpus[d.m.cfg.FlusherCPU], wbSyncNone)
-	d.m.flusherMu.Unlock()
+	wbc := wbControl{mode: wbSyncNone, wait: true, nrToWrite: backgroundChunk(limit), cyclic: true}
+	for d.NrDirty() > limit {
+		if d.writeDirty(wb, wbc) == 0 {
+			return // what is dirty is busy
+		}
+	}
 }
