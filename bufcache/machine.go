@@ -81,9 +81,11 @@ type Config struct {
 	// LRUSize is the number of LRU slots per CPU, BH_LRU_SIZE (0 means
 	// lru.DefaultSize, 16; 8 models kernels before v3.18).
 	LRUSize int
-	// DirtyLimit is the number of dirty folios a device may hold before a
-	// writer starts writeback (a simplified balance_dirty_pages); 0 means no
-	// limit: data stays dirty until SyncBlockdev.
+	// DirtyLimit is the background threshold: the number of dirty folios a
+	// device may hold before a writer starts background writeback (a
+	// simplified balance_dirty_pages), which writes range-cyclic chunks of
+	// writeback_chunk_size pages until the device is back at or under it; 0
+	// means no limit: data stays dirty until SyncBlockdev.
 	DirtyLimit int
 	// SeparateFlusher makes background writeback run on CPU FlusherCPU (the
 	// kernel's flusher thread) instead of the writer's CPU. A writer's goroutine
