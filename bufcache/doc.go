@@ -57,7 +57,8 @@
 //     first); copy; write_end (mark_buffer_dirty per buffer); a simplified
 //     balance_dirty_pages ([Config].DirtyLimit).
 //   - Writeback ([BlockDevice.SyncBlockdev], the dirty limit, reclaim):
-//     writepages over dirty folios in index order inside the CPU's block plug;
+//     writepages over dirty folios in index order inside the CPU's block plug
+//     (background writeback: range-cyclic chunks while over the threshold);
 //     block_write_full_folio submits one bio per dirty buffer (REQ_SYNC for
 //     data integrity); the last end_buffer_async_write of a folio ends its
 //     writeback; a write error is recorded as mapping_set_error does: in
@@ -65,7 +66,8 @@
 //     errseq_t, reported to every open File once.
 //   - Memory: [Config].PageCacheLimit bounds the page cache; creating a folio
 //     beyond it reclaims clean, unused folios oldest first, freeing their
-//     buffers through try_to_free_buffers. Folios and buffer heads are recycled
+//     buffers through try_to_free_buffers — on the allocating CPU, or on
+//     kswapd's with [Config].Kswapd. Folios and buffer heads are recycled
 //     through per-CPU free lists (one per folio order).
 //   - [BlockDevice.Read] and [File.Pread] — filemap_read with on-demand
 //     readahead: v6.18's page_cache_sync_ra / page_cache_async_ra /
