@@ -354,22 +354,15 @@ func TestGetblkBusyForeignRing(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.Write(cpu, 4096, it) // dirties that ring
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
+	requireReturns(t, 5*time.Second, "getblk(1, 4096) loops", func() error {
 		bh, err := d.Getblk(m.CPU(0), 1, 4096)
 		if err == nil {
 			assert.Equal(t, uint32(4096), bh.Size())
 			assert.Equal(t, byte(0x5a), bh.Data()[0])
 			Brelse(m.CPU(0), bh)
 		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("getblk(1, 4096) loops")
-	}
+		return err
+	})
 	got := make([]byte, 1)
 	_, err = disk.ReadAt(got, 4096)
 	require.NoError(t, err)

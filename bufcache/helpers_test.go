@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -71,4 +72,19 @@ func ring(bh *BufferHead) []*BufferHead {
 		}
 	}
 	return out
+}
+
+// requireReturns runs fn in a goroutine and fails t with hang unless it
+// returns, with no error, within limit: for a model bug that would wait
+// forever (a lock its own caller holds, a loop that never ends).
+func requireReturns(t *testing.T, limit time.Duration, hang string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(limit):
+		t.Fatal(hang)
+	}
 }

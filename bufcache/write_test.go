@@ -388,20 +388,14 @@ func TestReclaimSkipsALockedFolio(t *testing.T) {
 			f := d.GetWriteFolio(cpu, 0, 4096) // dirty, now locked by us
 			require.NotNil(t, f)
 			require.NoError(t, d.BlockWriteBegin(cpu, f, 0, 4096, nil))
-			done := make(chan error, 1)
-			go func() { // the allocation, on our behalf: we hold f meanwhile
+			// The allocation, on our behalf: we hold f meanwhile.
+			requireReturns(t, 10*time.Second, "reclaim waited for the folio lock its allocating caller holds", func() error {
 				bh, err := d.Bread(cpu, 1000, 512)
 				if err == nil {
 					Brelse(cpu, bh)
 				}
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("reclaim waited for the folio lock its allocating caller holds")
-			}
+				return err
+			})
 			assert.True(t, f.Has(FolioDirty), "the locked folio was skipped")
 			assert.Equal(t, uint64(4096), d.WriteEnd(cpu, f, 0, 4096, 4096))
 			require.NoError(t, m.Check())
