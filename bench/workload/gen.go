@@ -512,8 +512,8 @@ func ParseGenerator(spec string) (Generator, error) {
 		}
 		seen[k] = true
 		size := func() (uint64, error) {
-			n, ok := traceSize(v)
-			if !ok || n == 0 {
+			n, ok := genSize(v)
+			if !ok {
 				return 0, bad("%q is not a positive byte count (4096, 4K, 1G)", v)
 			}
 			return n, nil
@@ -600,8 +600,8 @@ func ParseGenerator(spec string) (Generator, error) {
 		if g.Size.Kind != SizeUniform {
 			return g, &GenError{Key: "sizestep", Field: "Size.Step", Msg: "applies to a size range MIN-MAX only"}
 		}
-		n, ok := traceSize(stepText)
-		if !ok || n == 0 {
+		n, ok := genSize(stepText)
+		if !ok {
 			return g, &GenError{Key: "sizestep", Field: "Size.Step", Msg: fmt.Sprintf("%q is not a positive byte count", stepText)}
 		}
 		g.Size.Step = n
@@ -609,15 +609,20 @@ func ParseGenerator(spec string) (Generator, error) {
 	return g, nil
 }
 
+// genSize parses a spec's byte count: positive and at most 2^63, the most
+// ParseDDSize takes, so that what Generator.String prints with FormatDDSize
+// parses again (a plain 10^19 would print as 9765625000000000K).
+func genSize(s string) (uint64, bool) {
+	n, ok := traceSize(s)
+	return n, ok && n > 0 && n <= 1<<63
+}
+
 // parseGenSize reads a size= value: SIZE, MIN-MAX or SIZE/WEIGHT:…
 func parseGenSize(v string) (SizeDist, error) {
 	bad := func(msg string, args ...any) (SizeDist, error) {
 		return SizeDist{}, &GenError{Key: "size", Field: "Size", Msg: fmt.Sprintf(msg, args...)}
 	}
-	one := func(s string) (uint64, bool) {
-		n, ok := traceSize(strings.TrimSpace(s))
-		return n, ok && n > 0
-	}
+	one := func(s string) (uint64, bool) { return genSize(strings.TrimSpace(s)) }
 	if !strings.ContainsAny(v, ":/") {
 		if lo, hi, ok := strings.Cut(v, "-"); ok {
 			a, ok1 := one(lo)
