@@ -93,7 +93,8 @@ type Array struct {
 
 	cache stripeCache // raid6: the stripe_heads writes attach to
 
-	deg degradedState // which members are faulty
+	deg     degradedState // which members are faulty
+	mirrors []mirror      // raid10 near-2: per member, for read balancing
 
 	mu    conc.Mutex // guards free and stats
 	free  freelist.List[request]
@@ -114,6 +115,9 @@ type Array struct {
 func (a *Array) Confine() {
 	a.confined = true
 	a.mu.Confine()
+	for i := range a.mirrors {
+		a.mirrors[i].pending.Confine()
+	}
 	for _, m := range a.members {
 		blk.Confine(m)
 	}
@@ -205,6 +209,9 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 	}
 	a.sectors = chunks << a.chunkShift >> blk.SectorShift
 	a.deg.init(len(members))
+	if a.balanced() {
+		a.mirrors = make([]mirror, len(members))
+	}
 	if a.level == Raid6 {
 		a.cache.init(cache, a.chunkShift-pageShift)
 	}

@@ -130,10 +130,12 @@ func (a *Array) dataLost(op blk.Op, sector uint64) error {
 		blk.ErrIO, ErrDataLost, op, sector, a.name, a.Failed())
 }
 
-// otherCopy returns where raid10 keeps the second copy of what member dev
-// holds at member sector sector in the first copy, the one reads use (the
-// inverse of chunkCopies): near-2 pairs slot s of the striping with slot s^1,
-// far-2 puts the copy in the second half of the next member.
+// otherCopy returns where raid10 keeps the other copy of what member dev
+// holds at member sector sector (the inverse of chunkCopies): near-2 pairs
+// slot s of the striping with slot s^1, either way; far-2 puts the copy of a
+// first-half sector in the second half of the next member. A far-2 read that
+// fails is always of the first copy: readCopy sends reads to the second only
+// when the first's member is faulty, and then the second is the last copy.
 func (a *Array) otherCopy(dev int, sector uint64) location {
 	n := uint64(len(a.members))
 	if a.level == Raid10Far2 {
@@ -173,7 +175,7 @@ type reconJob struct {
 	span   uint32   // bytes covered per member: whole units
 	pages  []byte   // with data: span bytes per member, in member order
 	lost   []int    // the members not read (faulty when the reads were sent)
-	lo, hi int      // the job's reads: r.bios.bios[lo:hi]
+	lo, hi int      // the job's reads: r.bios.bio(lo) to r.bios.bio(hi-1)
 	retry  bool     // one of its reads failed: read again without that member
 }
 
@@ -221,8 +223,8 @@ func (r *request) recover() bool {
 // rebuilds whose reads were in the pass that just ended.
 func (r *request) absorb(mb *blk.Bio, jobs []*reconJob) {
 	a := r.a
-	i := slices.Index(r.bios.bios[:r.bios.n], mb)
-	dev := r.devs[i]
+	h := memberOf(mb)
+	i, dev := h.index, h.dev
 	real := mb.Err != errSkipped
 	if real {
 		r.t.MemberErrors++
@@ -248,10 +250,8 @@ func (r *request) absorb(mb *blk.Bio, jobs []*reconJob) {
 	default: // raid10: md_error kept the other copy's member working
 		r.t.DegradedReads++
 		o := a.otherCopy(dev, mb.Sector)
-		r.devs[i], mb.Sector, mb.Err = o.dev, o.sector, nil
-		r.t.MemberBios++
-		r.pending.Add(1)
-		blk.SubmitBio(nil, a.members[o.dev], mb)
+		h.dev, mb.Sector, mb.Err = o.dev, o.sector, nil
+		r.send(nil, mb)
 	}
 }
 
@@ -277,18 +277,15 @@ func (r *request) startRecon(j *reconJob) {
 		if slices.Contains(lost, d) {
 			continue
 		}
-		mb := r.bios.next(blk.OpRead, j.first, endMember, r)
+		mb := r.bios.next(blk.OpRead, d, j.first, endMember, r)
 		mb.AddVec(j.page(d), j.span) // at most a page in a new bio: cannot pass 4 GiB
-		r.devs = append(r.devs, d)
 	}
 	j.hi = r.bios.n
 	r.jobs = append(r.jobs, j)
 	// Sent only now: a completion inside SubmitBio may note a failure, which
 	// the next pass matches against [lo, hi).
 	for i := j.lo; i < j.hi; i++ {
-		r.t.MemberBios++
-		r.pending.Add(1)
-		blk.SubmitBio(nil, a.members[r.devs[i]], r.bios.bios[i])
+		r.send(nil, r.bios.bio(i))
 	}
 }
 
@@ -442,7 +439,7 @@ func (b *batch) absorbFaults() {
 	for _, f := range faults {
 		dev := f.dev
 		if f.mb != nil {
-			dev = b.devs[slices.Index(b.bios.bios[:b.bios.n], f.mb)]
+			dev = memberOf(f.mb).dev
 			b.t.MemberErrors++
 		}
 		a.mdError(dev)

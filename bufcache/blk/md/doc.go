@@ -24,7 +24,8 @@
 // raid0 and raid10 write member bios go through that plug, so they merge in the
 // member queues as in the kernel, where the personality runs in the submitting
 // task; raid6 writes wait in the plug in the stripe cache and are handled when
-// it is flushed (below). Reads go to the members directly.
+// it is flushed (below). Member reads go through the plug too, as the kernel
+// submits them in the reading task (readahead holds a plug around its bios).
 //
 // # Chunks and layouts
 //
@@ -61,12 +62,18 @@
 //	row 1'  7    4    5    6
 //
 // Writes go to both copies in either layout, so raid10 writes twice the bytes.
-// Reads need one copy. This model reads the first copy (raid10's read_balance,
-// which spreads reads over idle mirrors, is not modelled). In f2 the first copy
-// is exactly a raid0 over all n members: a long sequential read streams from
-// every spindle at the members' fastest (outer) zone, which is why RAID10 f2 is
-// said to read like RAID0. The first copies of n2 use only the even members
-// (m0, m2 above), so n2 needs read balancing to reach the same. On the Helios4
+// Reads need one copy, which raid10's read_balance (v5.10, rotating members)
+// picks per chunk-sized piece. In f2 it is always the lowest address, the first
+// copy, and the first copy is exactly a raid0 over all n members: a long
+// sequential read streams from every spindle at the members' fastest (outer)
+// zone, which is why RAID10 f2 is said to read like RAID0. In n2 it is the
+// first copy whose member has none of the array's I/O in flight, or, when both
+// are busy, the one whose head (where its last I/O ended) is nearer. A
+// readahead window that covers a pair's chunk twice, submitted under one plug,
+// so sends the second piece to the other mirror: each member of a pair reads
+// every other chunk of the stream, and the skipped chunk passes under its
+// head. (Without balancing the first copies of n2 use only the even members,
+// m0 and m2 above.) On the Helios4
 // all RAID reads sit at 310–400 MB/s, far below four disks' 1 GB/s, so the SoC,
 // not the layout, bounds them there.
 //

@@ -36,7 +36,6 @@ type batch struct {
 	pending conc.Int32 // member bios in flight, plus one while a round is issued
 	mu      conc.Mutex // guards the stripes' err and step changes by advance, and failed
 	bios    memberBios
-	devs    []int       // the member of each of bios, in order
 	units   [][]byte    // one stripe's data units, for genSyndrome
 	ends    []stripeEnd // the attachments to complete when the batch is done
 	t       Stats       // counters, added to the array's when the batch is done
@@ -95,7 +94,7 @@ func (b *batch) run() {
 // endStripeMember is the EndIO of a stripe's member bio: it notes a failure
 // for advance and, for the last bio of a round, carries the batch on.
 func endStripeMember(mb *blk.Bio) {
-	sh := mb.Private.(*stripeHead)
+	sh := memberOf(mb).owner.(*stripeHead)
 	b := sh.b
 	if mb.Err != nil {
 		b.noteFault(stripeFault{sh: sh, mb: mb, op: mb.Op})
@@ -270,8 +269,7 @@ func (b *batch) unitIO(sh *stripeHead, op blk.Op, dev int) {
 		}
 		return
 	}
-	mb := b.bios.next(op, a.rowSector(sh.row)+sh.unit<<(pageShift-blk.SectorShift), endStripeMember, sh)
-	b.devs = append(b.devs, dev)
+	mb := b.bios.next(op, dev, a.rowSector(sh.row)+sh.unit<<(pageShift-blk.SectorShift), endStripeMember, sh)
 	mb.AddVec(sh.page(dev), pageSize) // one page in a new bio: cannot pass 4 GiB
 	b.t.MemberBios++
 	if op == blk.OpRead {
@@ -308,7 +306,6 @@ func (b *batch) finish() {
 	clear(b.plans)
 	b.ends, b.stripes, b.plans = b.ends[:0], b.stripes[:0], b.plans[:0]
 	b.bios.reset()
-	b.devs = b.devs[:0]
 	c.mu.Lock()
 	c.batches.Put(b)
 	c.mu.Unlock()

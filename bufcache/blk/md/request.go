@@ -31,7 +31,6 @@ type request struct {
 
 	t    Stats      // this request's counters, added to the array's when it completes
 	bios memberBios // mapped I/O: the member bios
-	devs []int      // the member of each of bios, in order
 
 	// Degraded operation (recover): member bios that failed or met a faulty
 	// member, guarded by mu, and the raid6 rebuilds whose reads are in flight.
@@ -39,31 +38,51 @@ type request struct {
 	jobs   []*reconJob
 }
 
+// memberBio is one member bio with what its issuer keeps beside it, as
+// raid10's r10bio keeps devs[slot].devnum beside devs[slot].bio: the member
+// it goes to, the issuer's own state (the request or stripe_head whose
+// completion it counts towards) and its place in the set. The bio's Private
+// points back here.
+type memberBio struct {
+	bio   blk.Bio
+	dev   int
+	owner any
+	index int // in its memberBios
+}
+
+// memberOf returns the memberBio that holds mb, a bio made by memberBios.next.
+func memberOf(mb *blk.Bio) *memberBio { return mb.Private.(*memberBio) }
+
 // memberBios is a reusable set of member bios: the ones a request or a stripe
 // batch has issued since it was last reset.
 type memberBios struct {
-	bios []*blk.Bio
+	bios []*memberBio
 	n    int // bios[:n] are in use
 }
 
-// next returns a free member bio for op at member sector sector that completes
-// into endIO, with Private set to private. It allocates only when every bio
-// made so far is in use.
-func (m *memberBios) next(op blk.Op, sector uint64, endIO func(*blk.Bio), private any) *blk.Bio {
+// next returns a free member bio for op at sector sector of member dev that
+// completes into endIO, with owner as its issuer's state (memberOf(mb).owner).
+// It allocates only when every bio made so far is in use.
+func (m *memberBios) next(op blk.Op, dev int, sector uint64, endIO func(*blk.Bio), owner any) *blk.Bio {
 	if m.n == len(m.bios) {
-		m.bios = append(m.bios, new(blk.Bio))
+		m.bios = append(m.bios, &memberBio{index: m.n})
 	}
-	mb := m.bios[m.n]
+	h := m.bios[m.n]
 	m.n++
-	mb.Reset(op, sector)
-	mb.EndIO, mb.Private = endIO, private
-	return mb
+	h.bio.Reset(op, sector)
+	h.bio.EndIO, h.bio.Private = endIO, h
+	h.dev, h.owner = dev, owner
+	return &h.bio
 }
+
+// bio returns the i-th bio in use (i < n).
+func (m *memberBios) bio(i int) *blk.Bio { return &m.bios[i].bio }
 
 // reset frees every member bio, dropping its references to memory and owner.
 func (m *memberBios) reset() {
-	for _, mb := range m.bios[:m.n] {
-		mb.Reset(blk.OpRead, 0)
+	for _, h := range m.bios[:m.n] {
+		h.bio.Reset(blk.OpRead, 0)
+		h.owner = nil
 	}
 	m.n = 0
 }
@@ -89,7 +108,7 @@ func (a *Array) put(r *request) {
 	r.bios.reset()
 	t := r.t
 	r.parent, r.plug, r.err, r.t = nil, nil, nil, Stats{}
-	r.devs, r.failed, r.jobs = r.devs[:0], nil, nil
+	r.failed, r.jobs = nil, nil
 	a.mu.Lock()
 	a.stats.add(&t)
 	a.free.Put(r)
@@ -127,26 +146,35 @@ func (r *request) mapBio() {
 // endMember is the EndIO of a mapped member bio: a failure is noted for
 // recover.
 func endMember(mb *blk.Bio) {
-	r := mb.Private.(*request)
+	h := memberOf(mb)
+	r := h.owner.(*request)
+	r.a.mirrorDone(h)
 	if mb.Err != nil {
 		r.addFailed(mb)
 	}
 	r.done(nil)
 }
 
-// submit sends mapped member bio mb to member dev, through r.plug. To a
+// submit sends mapped member bio mb to its member, through r.plug. To a
 // faulty member nothing is sent: a write skips it (the other copy is
 // written), a read is noted for recover, which serves it another way.
-func (r *request) submit(dev int, mb *blk.Bio) {
-	r.devs = append(r.devs, dev)
-	if r.a.faulty(dev) {
+func (r *request) submit(mb *blk.Bio) {
+	if r.a.faulty(memberOf(mb).dev) {
 		if mb.Op == blk.OpRead {
 			mb.Err = errSkipped
 			r.addFailed(mb)
 		}
 		return
 	}
+	r.send(r.plug, mb)
+}
+
+// send submits member bio mb to its member through plug p (nil for none),
+// counting it in the request's and the member's in-flight I/O.
+func (r *request) send(p *blk.Plug, mb *blk.Bio) {
+	h := memberOf(mb)
 	r.t.MemberBios++
 	r.pending.Add(1)
-	blk.SubmitBio(r.plug, r.a.members[dev], mb)
+	r.a.mirrorStart(h.dev)
+	blk.SubmitBio(p, r.a.members[h.dev], mb)
 }

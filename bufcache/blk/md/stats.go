@@ -61,7 +61,9 @@ type Stats struct {
 	MemberErrors uint64
 	// DegradedReads counts member reads that their member could not serve
 	// (it failed them, or it was faulty) and that were served instead by the
-	// other copy (raid10) or rebuilt from the other members (raid6).
+	// other copy (raid10) or rebuilt from the other members (raid6). A raid10
+	// read that read_balance sends to the other copy because the member it
+	// would have picked with every member working is faulty counts too.
 	DegradedReads uint64
 }
 

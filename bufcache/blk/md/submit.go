@@ -15,7 +15,8 @@ import (
 //     (raid0_make_request, raid10_make_request, raid5's chunk_aligned_read): a bio
 //     crossing chunk boundaries is split (Stats.Splits), and each piece becomes one
 //     member bio per copy written (raid10: both copies) or one member bio read
-//     from the first copy. Member bios alias the parent's memory.
+//     from the copy raid10's read_balance picks (see the package doc). Member
+//     bios alias the parent's memory.
 //   - RAID6 writes go through the stripe cache (raid5_make_request): the bio is
 //     attached to the stripe_head of every PAGE_SIZE unit it touches
 //     (Stats.StripeAttach), and with no plug to wait in, those stripes are
@@ -67,9 +68,10 @@ func (a *Array) Submit(b *blk.Bio) { a.submit(nil, b) }
 //     so bios of that plug may complete on this goroutine; one another
 //     unplugged Submit is still attaching to, or one being handled, is waited
 //     for.
-//   - Reads bypass the stripe cache (chunk_aligned_read) and go to the members
-//     directly: they see what completed writes stored, not writes still
-//     waiting in a plug.
+//   - Reads bypass the stripe cache (chunk_aligned_read) and, like raid0 and
+//     raid10 reads, go to the members through p, as the kernel submits them
+//     in the reading task: they are dispatched when p is flushed, after the
+//     stripes waiting in p have been handled, so they see those writes.
 //
 // Completion, errors and cost are as for Submit, except that a plugged RAID6
 // write completes when its stripes are handled: at the flush of p, on the
@@ -102,16 +104,14 @@ func (a *Array) submit(p *blk.Plug, b *blk.Bio) {
 		a.writeStripes(p, r)
 		return
 	}
-	if b.Op == blk.OpWrite {
-		r.plug = p
-	}
+	r.plug = p
 	r.mapBio()
 }
 
 // issueMapped sends the parent to the members chunk by chunk: each piece inside
-// one chunk goes to every copy on a write and to the first copy on a read
-// (raid10's read_balance is not modelled yet). Every piece after the first is a
-// bio_split, whose remainder passes through the personality again.
+// one chunk goes to every copy on a write, and on a read to the copy
+// read_balance picks (readCopy). Every piece after the first is a bio_split,
+// whose remainder passes through the personality again.
 func (r *request) issueMapped() {
 	a, p := r.a, r.parent
 	vecs := p.Vecs()
@@ -119,14 +119,18 @@ func (r *request) issueMapped() {
 	for off := r.start; off < r.end; {
 		within := off & (chunk - 1)
 		n := min(r.end-off, chunk-within)
-		copies, nc := a.chunkCopies(off >> a.chunkShift)
+		c := off >> a.chunkShift
 		if p.Op == blk.OpRead {
-			nc = 1
-		}
-		for _, l := range copies[:nc] {
-			mb := r.bios.next(p.Op, l.sector+within>>blk.SectorShift, endMember, r)
-			addVecs(mb, vecs, uint32(off-r.start), uint32(n))
-			r.submit(l.dev, mb)
+			l, degraded := a.readCopy(c, within)
+			if degraded {
+				r.t.DegradedReads++
+			}
+			r.issuePiece(l, within, vecs, uint32(off-r.start), uint32(n))
+		} else {
+			copies, nc := a.chunkCopies(c)
+			for _, l := range copies[:nc] {
+				r.issuePiece(l, within, vecs, uint32(off-r.start), uint32(n))
+			}
 		}
 		if off != r.start {
 			r.t.Splits++
@@ -136,4 +140,12 @@ func (r *request) issueMapped() {
 		}
 		off += n
 	}
+}
+
+// issuePiece sends the n bytes of the parent's vectors vecs from byte from to
+// copy l of their chunk, within bytes into it.
+func (r *request) issuePiece(l location, within uint64, vecs []blk.Vec, from, n uint32) {
+	mb := r.bios.next(r.parent.Op, l.dev, l.sector+within>>blk.SectorShift, endMember, r)
+	addVecs(mb, vecs, from, n)
+	r.submit(mb)
 }
