@@ -1,7 +1,8 @@
 // Package conc holds the synchronisation of the model's shared objects: Bits,
 // a word of flag bits (folio->flags, bh->b_state); Int32, an atomic counter
-// (a reference count); Pointer, a pointer that readers load without a lock
-// (an xarray slot, folio->mapping); SpinLock, the lock that stands for a
+// (a reference count); Uint64, a value one goroutine stores and others load
+// (an md mirror's head position); Pointer, a pointer that readers load
+// without a lock (an xarray slot, folio->mapping); SpinLock, the lock that stands for a
 // spinlock_t on the hot paths (mapping->private_lock, bh_lru_lock); and
 // Mutex, the lock of a structure whose kernel counterpart has its own
 // locking (the xarray's xa_lock, a queue's or an md array's state).
@@ -12,8 +13,8 @@
 // goroutines driving different simulated CPUs of one machine share the
 // object safely. An owner that drives its objects from one goroutine at a
 // time confines them, once, before sharing them with anything — Bits,
-// Int32, SpinLock and Mutex with their Confine method; a Pointer, one word
-// in arrays of slots, takes its owner's mode as an argument of Store. From
+// Int32, Uint64, SpinLock and Mutex with their Confine method; a Pointer,
+// one word in arrays of slots, takes its owner's mode as an argument of Store. From
 // then on the operations are plain loads and stores, with the same results,
 // and without the locked instructions (a compare-and-swap, an atomic or, a
 // locked exchange) that cost about 20 cycles each and made up a third of a

@@ -117,6 +117,7 @@ func (a *Array) Confine() {
 	a.mu.Confine()
 	for i := range a.mirrors {
 		a.mirrors[i].pending.Confine()
+		a.mirrors[i].head.Confine()
 	}
 	for _, m := range a.members {
 		blk.Confine(m)

@@ -1,8 +1,6 @@
 package md
 
 import (
-	"sync/atomic"
-
 	"github.com/bhsim/bhsim/internal/conc"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -15,7 +13,7 @@ import (
 // update_head_pos when a read or a write of an r10bio completes).
 type mirror struct {
 	pending conc.Int32
-	head    atomic.Uint64
+	head    conc.Uint64
 }
 
 // balanced reports whether the array balances reads between copies by what
