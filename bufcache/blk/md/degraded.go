@@ -251,7 +251,7 @@ func (r *request) absorb(mb *blk.Bio, jobs []*reconJob) {
 		r.t.DegradedReads++
 		o := a.otherCopy(dev, mb.Sector)
 		h.dev, mb.Sector, mb.Err = o.dev, o.sector, nil
-		r.send(nil, mb)
+		r.send(nil, o.dev, mb)
 	}
 }
 
@@ -285,7 +285,7 @@ func (r *request) startRecon(j *reconJob) {
 	// Sent only now: a completion inside SubmitBio may note a failure, which
 	// the next pass matches against [lo, hi).
 	for i := j.lo; i < j.hi; i++ {
-		r.send(nil, r.bios.bio(i))
+		r.send(nil, r.bios.bios[i].dev, r.bios.bio(i))
 	}
 }
 

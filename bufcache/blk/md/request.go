@@ -155,26 +155,26 @@ func endMember(mb *blk.Bio) {
 	r.done(nil)
 }
 
-// submit sends mapped member bio mb to its member, through r.plug. To a
+// submit sends mapped member bio mb to its member dev, through r.plug. To a
 // faulty member nothing is sent: a write skips it (the other copy is
 // written), a read is noted for recover, which serves it another way.
-func (r *request) submit(mb *blk.Bio) {
-	if r.a.faulty(memberOf(mb).dev) {
+func (r *request) submit(dev int, mb *blk.Bio) {
+	if r.a.faulty(dev) {
 		if mb.Op == blk.OpRead {
 			mb.Err = errSkipped
 			r.addFailed(mb)
 		}
 		return
 	}
-	r.send(r.plug, mb)
+	r.send(r.plug, dev, mb)
 }
 
-// send submits member bio mb to its member through plug p (nil for none),
-// counting it in the request's and the member's in-flight I/O.
-func (r *request) send(p *blk.Plug, mb *blk.Bio) {
-	h := memberOf(mb)
+// send submits member bio mb to its member dev (memberOf(mb).dev) through
+// plug p (nil for none), counting it in the request's and the member's
+// in-flight I/O.
+func (r *request) send(p *blk.Plug, dev int, mb *blk.Bio) {
 	r.t.MemberBios++
 	r.pending.Add(1)
-	r.a.mirrorStart(h.dev)
-	blk.SubmitBio(p, r.a.members[h.dev], mb)
+	r.a.mirrorStart(dev)
+	blk.SubmitBio(p, r.a.members[dev], mb)
 }

@@ -147,5 +147,5 @@ func (r *request) issueMapped() {
 func (r *request) issuePiece(l location, within uint64, vecs []blk.Vec, from, n uint32) {
 	mb := r.bios.next(r.parent.Op, l.dev, l.sector+within>>blk.SectorShift, endMember, r)
 	addVecs(mb, vecs, from, n)
-	r.submit(mb)
+	r.submit(l.dev, mb)
 }
