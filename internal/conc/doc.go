@@ -1,7 +1,7 @@
 // Package conc holds the synchronisation of the model's shared objects: Bits,
 // a word of flag bits (folio->flags, bh->b_state); Int32, an atomic counter
-// (a reference count); Uint64, a value one goroutine stores and others load
-// (an md mirror's head position); Pointer, a pointer that readers load
+// (a reference count); Uint64, a value stored and loaded whole by any
+// goroutine (an md mirror's head position); Pointer, a pointer that readers load
 // without a lock (an xarray slot, folio->mapping); SpinLock, the lock that stands for a
 // spinlock_t on the hot paths (mapping->private_lock, bh_lru_lock); and
 // Mutex, the lock of a structure whose kernel counterpart has its own

@@ -32,28 +32,6 @@ func TestInt32(t *testing.T) {
 	}
 }
 
-// TestUint64 runs the same sequence on a shared and a confined value,
-// including 64-bit values a 32-bit store would tear: the results must be the
-// same.
-func TestUint64(t *testing.T) {
-	for _, confined := range []bool{false, true} {
-		t.Run(fmt.Sprint("confined=", confined), func(t *testing.T) {
-			var x Uint64
-			require.Zero(t, x.Load())
-			x.Store(1 << 40)
-			if confined {
-				x.Confine()
-			}
-			require.Equal(t, confined, x.Confined())
-			assert.Equal(t, uint64(1<<40), x.Load(), "Confine keeps the value")
-			x.Store(^uint64(0))
-			assert.Equal(t, ^uint64(0), x.Load())
-			x.Store(7)
-			assert.Equal(t, uint64(7), x.Load())
-		})
-	}
-}
-
 // TestConfinedLocksCheckTheirUse: a confined lock taken twice, or released
 // while free, panics (on one goroutine the first would never return).
 func TestConfinedLocksCheckTheirUse(t *testing.T) {

@@ -2,15 +2,17 @@ package conc
 
 import "sync/atomic"
 
-// Uint64 is a 64-bit value that one goroutine stores and others load,
-// shared (atomic) by default, or confined (see the package doc): a position
-// such as an md mirror's head_position, which completions move and
-// submitters read. The zero value is a shared 0. A Uint64 must not be copied
-// after first use.
+// Uint64 is a 64-bit value stored and loaded whole, shared (atomic) by
+// default, or confined (see the package doc): a position such as an md
+// mirror's head_position, which any goroutine completing an I/O may store
+// and submitters load. It has no read-modify-write: two goroutines storing
+// at once leave one of the two values. The zero value is a shared 0. A
+// Uint64 must not be copied after first use.
 type Uint64 struct {
-	_        noCopy
+	_        [0]atomic.Int64 // 64-bit alignment for v, which 32-bit platforms' atomics need
 	v        uint64
 	confined bool
+	_        noCopy
 }
 
 // Confine makes x confined: one goroutine at a time uses it from now on.

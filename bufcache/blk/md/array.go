@@ -94,7 +94,7 @@ type Array struct {
 	cache stripeCache // raid6: the stripe_heads writes attach to
 
 	deg     degradedState // which members are faulty
-	mirrors []mirror      // raid10 near-2: per member, for read balancing
+	mirrors []mirror      // raid10: per member, for read balancing (nil where it needs none)
 
 	mu    conc.Mutex // guards free and stats
 	free  freelist.List[request]
@@ -210,9 +210,7 @@ func New(cfg Config, members []blk.Device) (*Array, error) {
 	}
 	a.sectors = chunks << a.chunkShift >> blk.SectorShift
 	a.deg.init(len(members))
-	if a.balanced() {
-		a.mirrors = make([]mirror, len(members))
-	}
+	a.initMirrors(members)
 	if a.level == Raid6 {
 		a.cache.init(cache, a.chunkShift-pageShift)
 	}

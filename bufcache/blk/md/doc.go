@@ -62,20 +62,23 @@
 //	row 1'  7    4    5    6
 //
 // Writes go to both copies in either layout, so raid10 writes twice the bytes.
-// Reads need one copy, which raid10's read_balance (v5.10, rotating members)
-// picks per chunk-sized piece. In f2 it is always the lowest address, the first
-// copy, and the first copy is exactly a raid0 over all n members: a long
-// sequential read streams from every spindle at the members' fastest (outer)
-// zone, which is why RAID10 f2 is said to read like RAID0. In n2 it is the
-// first copy whose member has none of the array's I/O in flight, or, when both
-// are busy, the one whose head (where its last I/O ended) is nearer. A
-// readahead window that covers a pair's chunk twice, submitted under one plug,
-// so sends the second piece to the other mirror: each member of a pair reads
-// every other chunk of the stream, and the skipped chunk passes under its
-// head. (Without balancing the first copies of n2 use only the even members,
-// m0 and m2 above.) On the Helios4
-// all RAID reads sit at 310–400 MB/s, far below four disks' 1 GB/s, so the SoC,
-// not the layout, bounds them there.
+// Reads need one copy, which raid10's read_balance (v5.10) picks for each
+// chunk-sized piece. On rotating members,
+// f2 reads the lowest address, the first copy, and the first copy is exactly
+// a raid0 over all n members: a long sequential read streams from every
+// spindle at the members' fastest (outer) zone, which is why RAID10 f2 is
+// said to read like RAID0. n2 reads from an idle mirror, or from a busy one
+// whose head is nearer: in the kernel a readahead window's reads are on the
+// disks for milliseconds, so the next window finds its pairs' first mirrors
+// busy and a sequential read alternates between the two members of a pair,
+// the chunks one skips passing under its head. The model's member queues
+// complete a request when they dispatch it, so only reads that wait in one
+// plug together see each other in flight, and a dd's readahead reads n2 from
+// the first copies (docs/known-differences.md). On non-rotational members
+// both layouts read from the copy with the fewest I/Os in flight. (Without
+// balancing the first copies of n2 use only the even members, m0 and m2
+// above.) On the Helios4 all RAID reads sit at 310–400 MB/s, far below four
+// disks' 1 GB/s, so the SoC, not the layout, bounds them there.
 //
 // # RAID6 parity and the stripe cache
 //
