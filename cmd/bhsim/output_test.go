@@ -15,6 +15,7 @@ import (
 
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/internal/race"
 )
 
 // strictDecode decodes JSON into v refusing unknown fields: the documented
@@ -202,6 +203,29 @@ func TestReproducePlot(t *testing.T) {
 	status, _, errs = bhsim("reproduce", "--plot", file, "lru")
 	assert.Equal(t, 1, status)
 	assert.Contains(t, errs, "bhsim reproduce:")
+}
+
+// TestCommittedFiguresAreCurrent: the charts the README shows
+// (bench/figures/*.svg) are what `reproduce --plot` draws now, so a change
+// that moves a figure re-renders them.
+func TestCommittedFiguresAreCurrent(t *testing.T) {
+	if testing.Short() || race.Enabled {
+		t.Skip("runs every thread: not under -short or -race")
+	}
+	dir := t.TempDir()
+	status, _, errs := bhsim("reproduce", "--plot", dir)
+	require.Equal(t, 0, status, errs)
+	committed, err := filepath.Glob("../../bench/figures/*.svg")
+	require.NoError(t, err)
+	require.NotEmpty(t, committed)
+	for _, path := range committed {
+		want, err := os.ReadFile(path)
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, filepath.Base(path)))
+		require.NoError(t, err, "reproduce --plot draws %s", filepath.Base(path))
+		assert.True(t, bytes.Equal(want, got),
+			"%s is stale: go run ./cmd/bhsim reproduce --plot bench/figures", path)
+	}
 }
 
 // TestWriteFigure draws every kind of panel: bars, lines with published
