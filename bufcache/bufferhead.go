@@ -69,6 +69,7 @@ const (
 	endReadSync
 	endWriteSync
 	endAsyncWrite
+	endAsyncRead
 )
 
 // BufferHead models struct buffer_head: the state of one block-sized piece of a

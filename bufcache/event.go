@@ -120,8 +120,7 @@ const (
 	// __block_commit_write's clear_buffer_new from v5.12 (Config.BitOps);
 	// clear_buffer_* itself never does. The bits
 	// of lock_buffer/unlock_buffer are EvBHLock's, mark_buffer_dirty's
-	// EvMarkDirty's. Not counted: block_read_full_folio's async-read bits
-	// (the model reads such a folio's buffers one by one, synchronously).
+	// EvMarkDirty's.
 	EvBHBit
 	// EvFolioDirty counts folios made dirty (__folio_mark_dirty: the dirty
 	// tag and the dirty accounting) by mark_buffer_dirty of a buffer of a

@@ -70,6 +70,8 @@ func endBioBH(b *blk.Bio) {
 		endBufferWriteSync(cpu, bh, ok)
 	case endAsyncWrite:
 		endBufferAsyncWrite(cpu, bh, ok)
+	case endAsyncRead:
+		endBufferAsyncRead(cpu, bh, ok)
 	default:
 		panic(fmt.Sprintf("bufcache: bio completion for %v without b_end_io", bh))
 	}

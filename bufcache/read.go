@@ -20,8 +20,9 @@ const bioMaxPages = 256
 // the read, asynchronous windows that follow a sequential reader, read
 // with multi-page bios and no buffer heads — which is why read throughput
 // does not depend on the block size. A cached folio that is not uptodate is
-// read under its lock (filemap_update_page → filemap_read_folio): buffer by
-// buffer if it has buffers (block_read_full_folio), with one bio if not; if
+// read under its lock (filemap_update_page → filemap_read_folio): one bio a
+// buffer that is not uptodate if it has buffers (block_read_full_folio's
+// async reads), one bio for the folio if not; if
 // it left the page cache while the reader waited for that lock (truncated,
 // reclaimed), the page is looked up again (AOP_TRUNCATED_PAGE). It returns
 // the bytes read; ErrIO if a read failed (after what was read before it).
@@ -69,10 +70,20 @@ func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
 	return f, nil
 }
 
-// readFolio brings a locked folio uptodate: block_read_full_folio for a folio
-// with buffers (each buffer that is not uptodate is mapped and read; here
-// synchronously, buffer by buffer, where the kernel issues them together and
-// the last end_buffer_async_read unlocks the folio), mpage for one without.
+// readFolio brings a locked folio uptodate and returns it locked:
+// block_read_full_folio for a folio with buffers, mpage for one without.
+// block_read_full_folio maps each buffer that is not uptodate, zeroes one
+// past the end of the device (and makes it uptodate), locks the others and
+// marks them for an async read (mark_buffer_async_read), then submits them,
+// one bio each; the last completion (endBufferAsyncRead) ends the read and
+// unlocks the folio, uptodate if every buffer is. v5.10 marks every buffer
+// before submitting the first; v6.x submits each after marking the next;
+// both keep a buffer marked until the submissions are done, so no completion
+// ends the read early, and the model, whose completions may run inside a
+// submission, marks them all first. A folio whose buffers need no read is
+// uptodate at once. Where the folio was unlocked by a completion, it is
+// locked again for the caller (folio_lock after the read, as the mpage path
+// does).
 func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	head := f.private
 	if head == nil {
@@ -83,29 +94,72 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(head.size))}
 	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
 	block := g.FirstBlock(f.index)                          // folio_pos / b_size
-	all := true
+	async := cpu.scratch[:0]
 	for bh := range head.ring(cpu) {
-		if !bh.Has(BHUptodate) {
-			switch {
-			case block >= last: // past the end: zeroes
-				if data := bh.Data(); data != nil {
-					clear(data)
-				}
-				bh.setBit(cpu, BHUptodate)
-			default:
-				if !bh.Has(BHMapped) {
-					d.getBlock(cpu, bh, block)
-				}
-				if readBufferSync(cpu, bh) != nil {
-					all = false
-				}
+		switch {
+		case bh.Has(BHUptodate):
+		case block >= last: // past the end: zeroes
+			if data := bh.Data(); data != nil {
+				clear(data)
 			}
+			bh.setBit(cpu, BHUptodate)
+		default:
+			if !bh.Has(BHMapped) {
+				d.getBlock(cpu, bh, block)
+			}
+			LockBuffer(cpu, bh)
+			if bh.Has(BHUptodate) { // read by someone else meanwhile
+				UnlockBuffer(cpu, bh)
+				break
+			}
+			bh.endIO = endAsyncRead // mark_buffer_async_read
+			bh.setBit(cpu, BHAsyncRead)
+			async = append(async, bh)
 		}
 		block++
 	}
-	if all {
+	if len(async) == 0 {
+		f.flags.Set(FolioUptodate) // folio_end_read(folio, true), less the unlock
+		cpu.scratch = async
+		return
+	}
+	for _, bh := range async {
+		submitBH(cpu, blk.OpRead, 0, bh)
+	}
+	clear(async)
+	cpu.scratch = async[:0]
+	f.lockFolio(cpu) // the last completion unlocked it
+}
+
+// endBufferAsyncRead models end_buffer_async_read: the buffer is uptodate, or
+// not (a failed read, "async page read"); its async-read bit is cleared and
+// it is unlocked; if no other buffer of the folio is still under an async
+// read, the read ends (folio_end_read): the folio becomes uptodate if every
+// buffer is, and is unlocked. As for end_buffer_async_write, the folio's
+// buffers complete on the CPU that submitted them, so the ring scan needs no
+// b_uptodate_lock here.
+func endBufferAsyncRead(cpu *CPU, bh *BufferHead, ok bool) {
+	f := bh.folio
+	if ok {
+		bh.setBit(cpu, BHUptodate)
+	} else {
+		cpu.count(EvWarning)
+		bh.clearBit(cpu, BHUptodate)
+	}
+	bh.clearBit(cpu, BHAsyncRead)
+	UnlockBuffer(cpu, bh)
+	uptodate := true
+	busy := bh.thisPage.find(nil, func(b *BufferHead) bool {
+		uptodate = uptodate && b.Has(BHUptodate)
+		return b == bh || b.Has(BHAsyncRead)
+	}) != bh
+	if busy {
+		return
+	}
+	if uptodate {
 		f.flags.Set(FolioUptodate)
 	}
+	f.unlockFolio()
 }
 
 // raBio is one mpage bio and the folios it fills.

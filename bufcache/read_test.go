@@ -133,3 +133,78 @@ func TestReadFailure(t *testing.T) {
 	assert.Zero(t, n)
 	assert.ErrorIs(t, err, ErrIO)
 }
+
+// TestReadFullFolio checks block_read_full_folio on a folio whose buffers
+// exist (512-byte blocks, page 5 of the disk): read(2) reads exactly the
+// buffers that are not uptodate, one bio each; every buffer ends unlocked and
+// out of its async read; the folio is uptodate only if every buffer is, and
+// the bytes are the disk's, or ErrIO. The async-read bits are counted.
+func TestReadFullFolio(t *testing.T) {
+	const page, bs = 5, 512
+	tests := []struct {
+		name      string
+		bread     []uint64 // blocks of the page read by Bread first
+		bad       int      // a block of the page whose read fails, or -1
+		wantBios  uint64   // read bios of the read(2)
+		wantBits  uint64   // EvBHBit of the read(2)
+		uptodate  bool     // the folio after the read(2)
+		wantError bool
+	}{
+		// getblk mapped every buffer of the folio. Each one read costs
+		// mark_buffer_async_read, test_set_buffer_req, and at its
+		// completion set_buffer_uptodate (clear_buffer_uptodate if it
+		// failed) and clear_buffer_async_read: 4.
+		{"a middle buffer read before: the other seven", []uint64{3}, -1, 7, 7 * 4, true, false},
+		{"the ring's head read before: the other seven", []uint64{0}, -1, 7, 7 * 4, true, false},
+		{"every buffer read before: no I/O", []uint64{0, 1, 2, 3, 4, 5, 6, 7}, -1, 0, 0, true, false},
+		{"one read fails: the folio is not uptodate", []uint64{0}, 6, 7, 7 * 4, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const size = 64 << 10
+			old := randomBytes(11, size)
+			s := newFaultStack(t, size, bs, true, 1, old)
+			cpu := s.m.CPU(0)
+			first := uint64(page * 4096 / bs)
+			for _, b := range tc.bread {
+				bh, err := s.d.Bread(cpu, first+b, bs)
+				require.NoError(t, err)
+				Brelse(cpu, bh)
+			}
+			f := s.d.PeekFolio(page * 4096)
+			require.NotNil(t, f)
+			require.False(t, f.Has(FolioUptodate), "Bread leaves the folio as it was")
+			if tc.bad >= 0 {
+				sector := (first + uint64(tc.bad)) * bs >> blk.SectorShift
+				require.NoError(t, s.fd.FailSectors(blk.OpRead, sector, sector+1))
+			}
+			reads, ev := s.fd.Stats().Reads, cpu.Events()
+			got := make([]byte, 4096)
+			_, err := s.d.Read(cpu, page*4096, got)
+			if tc.wantError {
+				assert.ErrorIs(t, err, ErrIO)
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, old[page*4096:(page+1)*4096], got)
+			}
+			assert.Equal(t, tc.wantBios, s.fd.Stats().Reads-reads, "read bios")
+			assert.Equal(t, tc.wantBits, cpu.Events().Sub(ev)[EvBHBit], "bh bit operations")
+			assert.Equal(t, tc.uptodate, f.Has(FolioUptodate))
+			assert.False(t, f.Has(FolioLocked), "the folio is unlocked")
+			for i, bh := range ring(f.private) {
+				assert.False(t, bh.Has(BHLock|BHAsyncRead), "buffer %d: %s", i, bh.State())
+				assert.Equal(t, i != tc.bad, bh.Has(BHUptodate), "buffer %d uptodate", i)
+			}
+			require.NoError(t, s.m.Check())
+			if tc.bad >= 0 { // healed, the next read reads only the failed buffer
+				s.fd.Heal()
+				reads := s.fd.Stats().Reads
+				_, err := s.d.Read(cpu, page*4096, got)
+				require.NoError(t, err)
+				assert.Equal(t, old[page*4096:(page+1)*4096], got)
+				assert.Equal(t, uint64(1), s.fd.Stats().Reads-reads)
+				assert.True(t, f.Has(FolioUptodate))
+			}
+		})
+	}
+}
