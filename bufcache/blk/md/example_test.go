@@ -126,3 +126,61 @@ func ExampleArray_SubmitPlugged() {
 	// plugged=true: 256 bios, 256 attaches, 16 stripes (16 full), 0 pre-reads, member write requests 4, read requests 0
 	// plugged=false: 256 bios, 256 attaches, 256 stripes (0 full), 512 pre-reads, member write requests 768, read requests 512
 }
+
+// Example_readBalance reads four chunks of a four-disk RAID10 near-2 (pairs
+// sda1+sdb1 and sdc1+sdd1) over rotating disks, once under one plug and once
+// chunk by chunk, and prints which members served them. Under the plug the
+// second chunk of each pair finds its first mirror busy with the first chunk
+// and goes to the idle one (raid10's read_balance); read one at a time, each
+// read finds both mirrors idle and takes the first copy.
+func Example_readBalance() {
+	const chunk = 64 << 10
+	for _, plugged := range []bool{true, false} {
+		var queues []*blk.Queue
+		var members []blk.Device
+		for _, name := range []string{"sda1", "sdb1", "sdc1", "sdd1"} {
+			d, err := blk.NewMemDisk(name, 4<<20, 512)
+			if err != nil {
+				panic(err)
+			}
+			q, err := blk.NewQueue(name, d, blk.WD8003FFBX(), blk.DefaultLimits(512, 4096))
+			if err != nil {
+				panic(err)
+			}
+			queues, members = append(queues, q), append(members, q)
+		}
+		a, err := md.New(md.Config{Level: md.Raid10Near2, ChunkSize: chunk}, members)
+		if err != nil {
+			panic(err)
+		}
+		var plug blk.Plug
+		if plugged {
+			plug.Start()
+		}
+		bios := make([]blk.Bio, 4)
+		for i := range bios {
+			b := &bios[i]
+			b.Reset(blk.OpRead, uint64(i*chunk)>>blk.SectorShift)
+			b.AddVec(nil, chunk) // metadata only: which member, not what data
+			b.EndIO = func(b *blk.Bio) {
+				if b.Err != nil {
+					panic(b.Err)
+				}
+			}
+			blk.SubmitBio(&plug, a, b)
+		}
+		if plugged {
+			if err := plug.Finish(); err != nil {
+				panic(err)
+			}
+		}
+		fmt.Printf("plugged=%t:", plugged)
+		for _, q := range queues {
+			fmt.Printf(" %s %d", q.Name(), q.Stats().Read.Requests)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// plugged=true: sda1 1 sdb1 1 sdc1 1 sdd1 1
+	// plugged=false: sda1 2 sdb1 0 sdc1 2 sdd1 0
+}
