@@ -283,15 +283,20 @@ func (d *BlockDevice) truncate(cpu *CPU) {
 			return
 		}
 		last := index
+		// The mapping is checked before the lock as well as after: Next
+		// takes no reference, so f may be a freed frame that a new folio is
+		// being built in (see writeDirty).
 		if f.tryGet(cpu) {
-			f.lockFolio(cpu)
 			if f.mapping.Load() == m {
-				last = f.index + (f.NrPages() - 1) // the whole folio goes
-				waitOnWriteback(cpu, f)
-				d.invalidateFolio(cpu, f)
-				m.remove(cpu, f)
+				f.lockFolio(cpu)
+				if f.mapping.Load() == m {
+					last = f.index + (f.NrPages() - 1) // the whole folio goes
+					waitOnWriteback(cpu, f)
+					d.invalidateFolio(cpu, f)
+					m.remove(cpu, f)
+				}
+				f.unlockFolio()
 			}
-			f.unlockFolio()
 			f.put(cpu)
 		}
 		if last == ^uint64(0) {

@@ -74,6 +74,16 @@ func (d *BlockDevice) writeDirty(cpu *CPU, wbc wbControl) int {
 			if !f.tryGet(cpu) {
 				continue // being freed
 			}
+			if f.mapping.Load() != m {
+				// The batch holds no references: the frame may have been
+				// freed and taken by a folio not yet in the page cache,
+				// whose flags its creator is still writing. The kernel's
+				// batch lookup re-checks the slot after folio_try_get
+				// (xas_reload) for the same reason; locking first would
+				// race with the new owner's lock.
+				f.put(cpu)
+				continue
+			}
 			switch {
 			case wbc.wait:
 				f.lockFolio(cpu)
