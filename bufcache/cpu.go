@@ -29,8 +29,8 @@ type CPU struct {
 	bioFree freelist.List[bhBio]
 	// plug is this CPU's block plug (current->plug of the task running here).
 	plug blk.Plug
-	// scratch is reused by writeback to list a folio's buffers without
-	// allocating.
+	// scratch is reused by writeback and by block_read_full_folio to list a
+	// folio's buffers without allocating.
 	scratch []*BufferHead
 	// raScratch is reused by readahead batches to collect a run of folios.
 	raScratch []*Folio

@@ -113,9 +113,9 @@ const (
 	// set_buffer_mapped when a buffer is mapped, set_buffer_uptodate,
 	// set_buffer_new and clear_buffer_new when a write prepares and commits
 	// it, test_clear_buffer_dirty and mark_buffer_async_write in
-	// block_write_full_folio's second pass, test_set_buffer_req in
-	// submit_bh, the bits the completions set and clear, discard_buffer's
-	// two. Where a site tests a bit first (if (buffer_new(bh))) only a
+	// block_write_full_folio's second pass, mark_buffer_async_read in
+	// block_read_full_folio, test_set_buffer_req in submit_bh, the bits the
+	// completions set and clear, discard_buffer's two. Where a site tests a bit first (if (buffer_new(bh))) only a
 	// change counts; set_buffer_* tests first from v4.18, and
 	// __block_commit_write's clear_buffer_new from v5.12 (Config.BitOps);
 	// clear_buffer_* itself never does. The bits

@@ -77,13 +77,16 @@ func (d *BlockDevice) readLocked(cpu *CPU, f *Folio) (*Folio, error) {
 // marks them for an async read (mark_buffer_async_read), then submits them,
 // one bio each; the last completion (endBufferAsyncRead) ends the read and
 // unlocks the folio, uptodate if every buffer is. v5.10 marks every buffer
-// before submitting the first; v6.x submits each after marking the next;
-// both keep a buffer marked until the submissions are done, so no completion
-// ends the read early, and the model, whose completions may run inside a
-// submission, marks them all first. A folio whose buffers need no read is
-// uptodate at once. Where the folio was unlocked by a completion, it is
-// locked again for the caller (folio_lock after the read, as the mpage path
-// does).
+// before submitting the first; the rework of December 2024 submits each
+// after marking the next; both keep a buffer marked until the submissions
+// are done, so no completion ends the read early, and the model, whose
+// completions may run inside a submission, marks them all first. A buffer
+// found uptodate once locked (another task read or wrote it while this one
+// waited) is unlocked and left alone, as the rework does; v5.10 finishes it
+// with end_buffer_async_read instead, two bit operations more. A folio whose
+// buffers need no read is uptodate at once. Where the folio was unlocked by
+// a completion, it is locked again for the caller (v5.10's read path takes
+// the lock again; v6.x only waits for the unlock), as the mpage path does.
 func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 	head := f.private
 	if head == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,6 +145,7 @@ func TestReadFullFolio(t *testing.T) {
 	tests := []struct {
 		name      string
 		bread     []uint64 // blocks of the page read by Bread first
+		partial   int      // a block of the page written in part first (write_begin reads it), or -1
 		bad       int      // a block of the page whose read fails, or -1
 		wantBios  uint64   // read bios of the read(2)
 		wantBits  uint64   // EvBHBit of the read(2)
@@ -154,10 +156,14 @@ func TestReadFullFolio(t *testing.T) {
 		// mark_buffer_async_read, test_set_buffer_req, and at its
 		// completion set_buffer_uptodate (clear_buffer_uptodate if it
 		// failed) and clear_buffer_async_read: 4.
-		{"a middle buffer read before: the other seven", []uint64{3}, -1, 7, 7 * 4, true, false},
-		{"the ring's head read before: the other seven", []uint64{0}, -1, 7, 7 * 4, true, false},
-		{"every buffer read before: no I/O", []uint64{0, 1, 2, 3, 4, 5, 6, 7}, -1, 0, 0, true, false},
-		{"one read fails: the folio is not uptodate", []uint64{0}, 6, 7, 7 * 4, false, true},
+		{"a middle buffer read before: the other seven", []uint64{3}, -1, -1, 7, 7 * 4, true, false},
+		{"the ring's head read before: the other seven", []uint64{0}, -1, -1, 7, 7 * 4, true, false},
+		{"every buffer read before: no I/O", []uint64{0, 1, 2, 3, 4, 5, 6, 7}, -1, -1, 0, 0, true, false},
+		{"one read fails: the folio is not uptodate", []uint64{0}, -1, 6, 7, 7 * 4, false, true},
+		{"the last read to complete fails", []uint64{0}, -1, 7, 7, 7 * 4, false, true},
+		// A partial write maps only the block it writes: each of the other
+		// seven is mapped by the read (set_buffer_mapped) first: 5.
+		{"a block written in part before: the other seven, mapped first", nil, 2, -1, 7, 7 * 5, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,6 +176,13 @@ func TestReadFullFolio(t *testing.T) {
 				bh, err := s.d.Bread(cpu, first+b, bs)
 				require.NoError(t, err)
 				Brelse(cpu, bh)
+			}
+			if tc.partial >= 0 {
+				at := page*4096 + tc.partial*bs + 100
+				msg := []byte("a partial write")
+				_, err := s.d.Write(cpu, uint64(at), userIter(t, msg))
+				require.NoError(t, err)
+				copy(old[at:], msg)
 			}
 			f := s.d.PeekFolio(page * 4096)
 			require.NotNil(t, f)
@@ -188,7 +201,17 @@ func TestReadFullFolio(t *testing.T) {
 				assert.Equal(t, old[page*4096:(page+1)*4096], got)
 			}
 			assert.Equal(t, tc.wantBios, s.fd.Stats().Reads-reads, "read bios")
-			assert.Equal(t, tc.wantBits, cpu.Events().Sub(ev)[EvBHBit], "bh bit operations")
+			spent := cpu.Events().Sub(ev)
+			assert.Equal(t, tc.wantBits, spent[EvBHBit], "bh bit operations")
+			// The lookup's lock, and the lock taken again after the last
+			// completion unlocked the folio (v5.10's read path; v6.x waits
+			// for the unlock instead).
+			wantLocks := uint64(1)
+			if tc.wantBios > 0 {
+				wantLocks = 2
+			}
+			assert.Equal(t, wantLocks, spent[EvFolioLock], "folio locks")
+			assert.Equal(t, uint64(btoi(tc.bad >= 0)), spent[EvWarning], "a failed read warns once")
 			assert.Equal(t, tc.uptodate, f.Has(FolioUptodate))
 			assert.False(t, f.Has(FolioLocked), "the folio is unlocked")
 			for i, bh := range ring(f.private) {
@@ -207,4 +230,49 @@ func TestReadFullFolio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestReadFullFolioRacedBuffer: a buffer that another task holds locked,
+// fills, makes uptodate and dirties while the reader of its folio waits for
+// its lock is not read from the disk over the new data (the re-check after
+// lock_buffer); the other seven are read.
+func TestReadFullFolioRacedBuffer(t *testing.T) {
+	m, d, disk := newDev(t, Config{CPUs: 2, Check: true}, 64<<10, 512, DeviceOptions{})
+	writer, reader := m.CPU(0), m.CPU(1)
+	require.NoError(t, d.SetBlocksize(writer, 512))
+	const page = 5
+	first := uint64(page * 4096 / 512)
+	bh, err := d.Getblk(writer, first+3, 512)
+	require.NoError(t, err)
+	LockBuffer(writer, bh)
+	f := bh.Folio()
+	reads := disk.Stats().Reads
+	got := make([]byte, 4096)
+	done := make(chan error, 1)
+	go func() { _, err := d.Read(reader, page*4096, got); done <- err }()
+	// Buffers 0 to 2 are marked for the async read: the reader waits for 3.
+	deadline := time.Now().Add(10 * time.Second)
+	for !f.private.Next().Next().Has(BHAsyncRead) {
+		require.True(t, time.Now().Before(deadline), "the reader reached buffer 2")
+		time.Sleep(time.Millisecond)
+	}
+	pattern := bytes.Repeat([]byte{0xab}, 512)
+	copy(bh.Data(), pattern)
+	bh.SetUptodate(writer)
+	MarkBufferDirty(writer, bh)
+	UnlockBuffer(writer, bh)
+	require.NoError(t, <-done)
+	assert.Equal(t, pattern, got[3*512:4*512], "the new data, not the disk's")
+	assert.Equal(t, uint64(7), disk.Stats().Reads-reads, "the seven other buffers")
+	assert.True(t, bh.Has(BHDirty), "still dirty")
+	Brelse(writer, bh)
+	require.NoError(t, m.Check())
 }
