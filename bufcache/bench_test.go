@@ -101,7 +101,9 @@ func BenchmarkFindGetBlockSlow(b *testing.B) {
 func BenchmarkNaiveMap(b *testing.B) {
 	for _, blk := range benchBlocks {
 		b.Run("kind=bare/block="+blk.name, func(b *testing.B) {
-			cache := map[uint64]*BufferHead{blk.block: {blocknr: blk.block}}
+			bh := new(BufferHead)
+			bh.blocknr.Store(blk.block)
+			cache := map[uint64]*BufferHead{blk.block: bh}
 			b.ReportAllocs()
 			var sink *BufferHead
 			for b.Loop() {
@@ -112,7 +114,9 @@ func BenchmarkNaiveMap(b *testing.B) {
 			}
 		})
 		b.Run("kind=concurrent/block="+blk.name, func(b *testing.B) {
-			c := &naiveCache{m: map[uint64]*BufferHead{blk.block: {blocknr: blk.block}}}
+			bh := new(BufferHead)
+			bh.blocknr.Store(blk.block)
+			c := &naiveCache{m: map[uint64]*BufferHead{blk.block: bh}}
 			b.ReportAllocs()
 			for b.Loop() {
 				c.put(c.get(blk.block))

@@ -85,7 +85,7 @@ type BufferHead struct {
 	count    conc.Int32
 	thisPage *BufferHead
 	folio    *Folio
-	blocknr  uint64
+	blocknr  conc.Uint64 // b_blocknr: lock-free lookups read it while truncation and write_begin unmap and remap a buffer
 	size     uint32
 	offset   uint32
 	bdev     conc.Pointer[BlockDevice] // read without locks by LRU hits
@@ -99,7 +99,7 @@ func (bh *BufferHead) State() BHState { return bh.state.Load() }
 func (bh *BufferHead) Has(s BHState) bool { return bh.state.Has(s) }
 
 // BlockNr returns b_blocknr, in units of Size, or NoBlock if never mapped.
-func (bh *BufferHead) BlockNr() uint64 { return bh.blocknr }
+func (bh *BufferHead) BlockNr() uint64 { return bh.blocknr.Load() }
 
 // Size returns b_size in bytes.
 func (bh *BufferHead) Size() uint32 { return bh.size }
@@ -205,7 +205,7 @@ func (bh *BufferHead) clearBit(cpu *CPU, bit BHState) {
 // String describes the buffer like the kernel's diagnostics do.
 func (bh *BufferHead) String() string {
 	return fmt.Sprintf("bh{block=%d size=%d offset=%d count=%d state=%s}",
-		int64(bh.blocknr), bh.size, bh.offset, bh.count.Load(), bh.State())
+		int64(bh.blocknr.Load()), bh.size, bh.offset, bh.count.Load(), bh.State())
 }
 
 // get models get_bh.
