@@ -22,7 +22,7 @@ func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead
 		bh := c.allocBH()
 		bh.thisPage = head
 		c.count(EvRingLink)
-		bh.blocknr.Store(NoBlock)
+		bh.setBlockNr(NoBlock)
 		bh.size = size
 		bh.folio = f
 		bh.offset = uint32(off)
@@ -96,7 +96,7 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
 			bh.bdev.Store(d, d.m.cfg.OneGoroutine)
-			bh.blocknr.Store(block)
+			bh.setBlockNr(block)
 			if uptodate {
 				bh.setBit(cpu, BHUptodate)
 			}

@@ -102,7 +102,7 @@ func BenchmarkNaiveMap(b *testing.B) {
 	for _, blk := range benchBlocks {
 		b.Run("kind=bare/block="+blk.name, func(b *testing.B) {
 			bh := new(BufferHead)
-			bh.blocknr.Store(blk.block)
+			bh.setBlockNr(blk.block)
 			cache := map[uint64]*BufferHead{blk.block: bh}
 			b.ReportAllocs()
 			var sink *BufferHead
@@ -115,7 +115,7 @@ func BenchmarkNaiveMap(b *testing.B) {
 		})
 		b.Run("kind=concurrent/block="+blk.name, func(b *testing.B) {
 			bh := new(BufferHead)
-			bh.blocknr.Store(blk.block)
+			bh.setBlockNr(blk.block)
 			c := &naiveCache{m: map[uint64]*BufferHead{blk.block: bh}}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/bhsim/bhsim/internal/conc"
 	"github.com/bhsim/bhsim/internal/enum"
@@ -85,7 +86,7 @@ type BufferHead struct {
 	count    conc.Int32
 	thisPage *BufferHead
 	folio    *Folio
-	blocknr  conc.Uint64 // b_blocknr: lock-free lookups read it while truncation and write_begin unmap and remap a buffer
+	blocknr  uint64 // b_blocknr: see BlockNr
 	size     uint32
 	offset   uint32
 	bdev     conc.Pointer[BlockDevice] // read without locks by LRU hits
@@ -99,7 +100,25 @@ func (bh *BufferHead) State() BHState { return bh.state.Load() }
 func (bh *BufferHead) Has(s BHState) bool { return bh.state.Has(s) }
 
 // BlockNr returns b_blocknr, in units of Size, or NoBlock if never mapped.
-func (bh *BufferHead) BlockNr() uint64 { return bh.blocknr.Load() }
+func (bh *BufferHead) BlockNr() uint64 {
+	if bh.state.Confined() {
+		return bh.blocknr
+	}
+	return atomic.LoadUint64(&bh.blocknr)
+}
+
+// setBlockNr sets b_blocknr (map_bh). Lock-free lookups read it while
+// truncation and write_begin unmap and remap a buffer (the kernel's plain
+// field is read the same way, without the folio lock map_bh runs under), so
+// it is an atomic load and store unless the buffer is confined, as its state
+// and count are. A plain uint64 keeps a buffer head in one 64-byte line.
+func (bh *BufferHead) setBlockNr(block uint64) {
+	if bh.state.Confined() {
+		bh.blocknr = block
+		return
+	}
+	atomic.StoreUint64(&bh.blocknr, block)
+}
 
 // Size returns b_size in bytes.
 func (bh *BufferHead) Size() uint32 { return bh.size }
@@ -205,7 +224,7 @@ func (bh *BufferHead) clearBit(cpu *CPU, bit BHState) {
 // String describes the buffer like the kernel's diagnostics do.
 func (bh *BufferHead) String() string {
 	return fmt.Sprintf("bh{block=%d size=%d offset=%d count=%d state=%s}",
-		int64(bh.blocknr.Load()), bh.size, bh.offset, bh.count.Load(), bh.State())
+		int64(bh.BlockNr()), bh.size, bh.offset, bh.count.Load(), bh.State())
 }
 
 // get models get_bh.

@@ -99,8 +99,8 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, bad func(string, ...
 		}
 		block := first + uint64(n)
 		st := bh.State()
-		if st&BHMapped != 0 && (bh.blocknr.Load() != block || block >= end || bh.bdev.Load() != d) {
-			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.blocknr.Load(), block, end)
+		if st&BHMapped != 0 && (bh.BlockNr() != block || block >= end || bh.bdev.Load() != d) {
+			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.BlockNr(), block, end)
 		}
 		if c := bh.count.Load(); c < 0 {
 			bad("buffer %d has count %d", n, c)

@@ -74,7 +74,6 @@ func (c *CPU) allocBH() *BufferHead {
 	if c.m.cfg.OneGoroutine { // freeBH's reset cleared the mode
 		bh.state.Confine()
 		bh.count.Confine()
-		bh.blocknr.Confine()
 	}
 	return bh
 }

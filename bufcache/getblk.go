@@ -181,7 +181,7 @@ func readBufferSync(cpu *CPU, bh *BufferHead) error {
 	submitBH(cpu, blk.OpRead, 0, bh)
 	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
-		return fmt.Errorf("%w: read of block %d (size %d)", ErrIO, bh.blocknr.Load(), bh.size)
+		return fmt.Errorf("%w: read of block %d (size %d)", ErrIO, bh.BlockNr(), bh.size)
 	}
 	return nil
 }

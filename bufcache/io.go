@@ -35,7 +35,7 @@ func submitBH(cpu *CPU, op blk.Op, flags blk.BioFlags, bh *BufferHead) {
 	}
 	bb := cpu.allocBio()
 	bb.bh, bb.cpu = bh, cpu
-	start := bh.blocknr.Load() * uint64(bh.size)
+	start := bh.BlockNr() * uint64(bh.size)
 	bb.bio.Reset(op, start>>blk.SectorShift)
 	bb.bio.Flags = flags
 	n, data := bh.size, bh.Data()
@@ -129,7 +129,7 @@ func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
 	d := bh.bdev.Load()
 	if d != nil {
 		if t := d.tracing(); t != nil {
-			d.emit(t, cpu, TraceEvent{Kind: TraceBufferDirty, Index: bh.blocknr.Load(), Pages: uint64(bh.size)})
+			d.emit(t, cpu, TraceEvent{Kind: TraceBufferDirty, Index: bh.BlockNr(), Pages: uint64(bh.size)})
 		}
 	}
 	if bh.state.TestAndSet(BHDirty) {
@@ -168,7 +168,7 @@ func SyncDirtyBuffer(cpu *CPU, bh *BufferHead) error {
 	submitBH(cpu, blk.OpWrite, syncWriteFlags, bh)
 	waitOnBuffer(cpu, bh)
 	if !bh.Has(BHUptodate) {
-		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.blocknr.Load(), bh.size, d.Name())
+		return fmt.Errorf("%w: write of block %d (size %d) on %s", ErrIO, bh.BlockNr(), bh.size, d.Name())
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func (d *BlockDevice) mapWith(cpu *CPU, mapper BlockMapper, bh *BufferHead, bloc
 // MapBH models map_bh: bh now maps block number block of d (b_bdev,
 // b_blocknr, BH_Mapped: an EvBHBit on cpu). For a BlockMapper. O(1).
 func MapBH(cpu *CPU, bh *BufferHead, d *BlockDevice, block uint64) {
-	bh.blocknr.Store(block)
+	bh.setBlockNr(block)
 	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 	bh.setBit(cpu, BHMapped)
 }

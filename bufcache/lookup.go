@@ -55,7 +55,7 @@ func (d *BlockDevice) findGetBlockSlow(cpu *CPU, block uint64, atomic bool) *Buf
 				allMapped = false
 				return false
 			}
-			return bh.blocknr.Load() == block
+			return bh.BlockNr() == block
 		})
 		if found != nil {
 			found.get(cpu)
@@ -135,7 +135,7 @@ func (d *BlockDevice) findGetBlock(cpu *CPU, block uint64, size uint32, atomic b
 // cascade, the LRU's own reference and any eviction.
 func (d *BlockDevice) lruInstall(cpu *CPU, bh *BufferHead) {
 	cpu.count(EvLRUInstall)
-	r, steps := d.m.lru.Install(cpu.id, lruKey{d, bh.blocknr.Load(), bh.size}, bh)
+	r, steps := d.m.lru.Install(cpu.id, lruKey{d, bh.BlockNr(), bh.size}, bh)
 	cpu.countN(EvLRUStep, steps)
 	switch r {
 	case lru.InstallInserted:

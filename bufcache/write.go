@@ -194,7 +194,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 // bounds check (the write entry already shortened the write to the device).
 func (d *BlockDevice) getBlock(cpu *CPU, bh *BufferHead, block uint64) {
 	cpu.count(EvGetBlock)
-	bh.blocknr.Store(block)
+	bh.setBlockNr(block)
 	bh.bdev.Store(d, d.m.cfg.OneGoroutine)
 	bh.setBit(cpu, BHMapped)
 }
