@@ -240,7 +240,7 @@ func (f *File) SetBlocksize(cpu *CPU, size int) error {
 	if f.flags&OpenExcl == 0 && o.holder != nil {
 		return fmt.Errorf("%w: BLKBSZSET on %s, held exclusively by another file", ErrBusy, d.Name())
 	}
-	if size < 0 || size > math.MaxUint32 {
+	if size < 0 || uint64(size) > math.MaxUint32 {
 		return fmt.Errorf("%w: BLKBSZSET %d on %s", ErrInvalid, size, d.Name())
 	}
 	return d.SetBlocksize(cpu, uint32(size))
