@@ -74,8 +74,8 @@ type Footprint struct {
 // alone. Errors: pages outside [1, 2^32]. Cost: O(pages) time, and the memory
 // measured.
 func FootprintOf(pages int, sparse bool) (Footprint, error) {
-	if pages < 1 || pages > ScaleDeviceBytes/4096 {
-		return Footprint{}, fmt.Errorf("workload: footprint of %d pages (want 1 … %d)", pages, ScaleDeviceBytes/4096)
+	if pages < 1 || uint64(pages) > ScaleDeviceBytes/4096 {
+		return Footprint{}, fmt.Errorf("workload: footprint of %d pages (want 1 … %d)", pages, uint64(ScaleDeviceBytes/4096))
 	}
 	fp := Footprint{
 		Pages:            pages,
