@@ -126,6 +126,16 @@ const (
 	// tag and the dirty accounting) by mark_buffer_dirty of a buffer of a
 	// clean folio, or by writeback's redirtying of a folio it skipped.
 	EvFolioDirty
+	// EvFileOpen counts struct files of the block device opened: open(2)'s
+	// (the device node's path walk, alloc_empty_file, blkdev_open → bdev_open
+	// with bd_openers and the holder claim, fd_install), and the exclusive
+	// reopen BLKBSZSET makes on a file opened without O_EXCL (v5.10's
+	// blkdev_get_by_dev, v6.18's bdev_file_open_by_dev).
+	EvFileOpen
+	// EvFileRelease counts the last fput of such a file: close(2)'s and
+	// BLKBSZSET's (__fput, blkdev_release → bdev_release, the file freed).
+	// The page-cache work of a last close of the device is counted apart.
+	EvFileRelease
 	// NumEvents is the number of event kinds.
 	NumEvents
 )
@@ -172,6 +182,8 @@ var eventNames = enum.New[Event]("event", []string{
 	EvIomapBegin:     "iomap-begins",
 	EvBHBit:          "bh-bitops",
 	EvFolioDirty:     "folio-dirties",
+	EvFileOpen:       "file-opens",
+	EvFileRelease:    "file-releases",
 }...).WithError(ErrUnknownEvent)
 
 // String returns the event's metric name, e.g. "index-levels", or

@@ -72,9 +72,9 @@ type File struct {
 // errors (file_sample_wb_err: an error nobody has seen yet will be reported
 // to it too) and starts with no readahead window. A device marked read-only
 // may be opened for writing (6.18 allows it; writes fail with EPERM). flags
-// must ask for reading, writing or both (ErrInvalid otherwise). O(1).
+// must ask for reading, writing or both (ErrInvalid otherwise). A successful
+// open counts EvFileOpen on cpu. O(1).
 func (d *BlockDevice) Open(cpu *CPU, flags OpenFlags) (*File, error) {
-	_ = cpu
 	if flags&ORdWr == 0 || flags&^(ORdWr|OpenExcl) != 0 {
 		return nil, fmt.Errorf("%w: open %s with flags %v", ErrInvalid, d.Name(), flags)
 	}
@@ -94,6 +94,7 @@ func (d *BlockDevice) Open(cpu *CPU, flags OpenFlags) (*File, error) {
 	}
 	f.wbErr = d.mapping.wbErr.sample()
 	f.ra.init()
+	cpu.count(EvFileOpen)
 	return f, nil
 }
 
@@ -127,12 +128,13 @@ func (f *File) use(op string, need OpenFlags) error {
 // (bd_openers dropping to 0, blkdev_put_whole → blkdev_flush_mapping) writes
 // the device back (sync_blockdev: no flush request, errors dropped) and
 // throws its page cache away (kill_bdev), so that the next open starts from
-// the disk and from set_init_blocksize's block size. Errors: ErrBadFile if f
-// is already closed.
+// the disk and from set_init_blocksize's block size. It counts EvFileRelease
+// on cpu. Errors: ErrBadFile if f is already closed.
 func (f *File) Close(cpu *CPU) error {
 	if f.closed.Swap(true) {
 		return fmt.Errorf("%w: close of a closed file of %s", ErrBadFile, f.d.Name())
 	}
+	cpu.count(EvFileRelease)
 	d := f.d
 	o := &d.opens
 	o.mu.Lock()
@@ -227,8 +229,9 @@ func (f *File) BlockSize() uint32 { return f.d.BlockSize() }
 // under the machine's rules (BlockDevice.SetBlocksize): a size it refuses is
 // -EINVAL (a *blocksize.SizeError, or ErrInvalid for a negative one) and
 // changes nothing; a new size drops the page cache. The mode of f does not
-// matter (an O_RDONLY descriptor may set it). Errors: ErrBadFile, ErrBusy,
-// EINVAL's.
+// matter (an O_RDONLY descriptor may set it). The claim is a file opened
+// and released (EvFileOpen and EvFileRelease on cpu), whatever the size.
+// Errors: ErrBadFile, ErrBusy, EINVAL's.
 func (f *File) SetBlocksize(cpu *CPU, size int) error {
 	if err := f.use("BLKBSZSET", 0); err != nil {
 		return err
@@ -237,8 +240,13 @@ func (f *File) SetBlocksize(cpu *CPU, size int) error {
 	o := &d.opens
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if f.flags&OpenExcl == 0 && o.holder != nil {
-		return fmt.Errorf("%w: BLKBSZSET on %s, held exclusively by another file", ErrBusy, d.Name())
+	if f.flags&OpenExcl == 0 {
+		if o.holder != nil {
+			return fmt.Errorf("%w: BLKBSZSET on %s, held exclusively by another file", ErrBusy, d.Name())
+		}
+		// The exclusive reopen, and its release when set_blocksize returns.
+		cpu.count(EvFileOpen)
+		defer cpu.count(EvFileRelease)
 	}
 	if size < 0 || uint64(size) > math.MaxUint32 {
 		return fmt.Errorf("%w: BLKBSZSET %d on %s", ErrInvalid, size, d.Name())

@@ -374,3 +374,63 @@ func TestReadaheadWindows(t *testing.T) {
 		assert.Equal(t, tc.want, nextRASize(tc.cur, 32), "next(%d)", tc.cur)
 	}
 }
+
+// TestFileOpenReleaseEvents: a struct file of the device opened counts
+// file-opens, its last fput file-releases; BLKBSZSET on a file opened
+// without O_EXCL opens and releases one more (the exclusive claim), even
+// for a size it refuses, but not when another file holds the device, and an
+// exclusive file sets the size without one; a failed open counts nothing.
+func TestFileOpenReleaseEvents(t *testing.T) {
+	type step func(t *testing.T, cpu *CPU, d *BlockDevice, plain, excl *File)
+	for _, tc := range []struct {
+		name          string
+		holder        bool // excl is open
+		do            step
+		opens, closes uint64
+	}{
+		{"open", false, func(t *testing.T, cpu *CPU, d *BlockDevice, _, _ *File) {
+			_, err := d.Open(cpu, ORdOnly)
+			require.NoError(t, err)
+		}, 1, 0},
+		{"close", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			require.NoError(t, plain.Close(cpu))
+		}, 0, 1},
+		{"close twice", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			require.NoError(t, plain.Close(cpu))
+			require.Error(t, plain.Close(cpu))
+		}, 0, 1},
+		{"BLKBSZSET", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			require.NoError(t, plain.SetBlocksize(cpu, 1024))
+		}, 1, 1},
+		{"BLKBSZSET refused size", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			require.Error(t, plain.SetBlocksize(cpu, 3000))
+		}, 1, 1},
+		{"BLKBSZSET busy", true, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			assert.Equal(t, EBUSY, ErrnoOf(plain.SetBlocksize(cpu, 1024)))
+		}, 0, 0},
+		{"BLKBSZSET by the holder", true, func(t *testing.T, cpu *CPU, _ *BlockDevice, _, excl *File) {
+			require.NoError(t, excl.SetBlocksize(cpu, 1024))
+		}, 0, 0},
+		{"open refused", true, func(t *testing.T, cpu *CPU, d *BlockDevice, _, _ *File) {
+			_, err := d.Open(cpu, ORdOnly|OpenExcl)
+			require.Error(t, err)
+		}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, d, _ := newDev618(t, Config{Check: true})
+			cpu := m.CPU(0)
+			plain, err := d.Open(cpu, ORdWr)
+			require.NoError(t, err)
+			var excl *File
+			if tc.holder {
+				excl, err = d.Open(cpu, ORdWr|OpenExcl)
+				require.NoError(t, err)
+			}
+			before := cpu.Events()
+			tc.do(t, cpu, d, plain, excl)
+			ev := cpu.Events().Sub(before)
+			assert.Equal(t, tc.opens, ev[EvFileOpen], "file-opens")
+			assert.Equal(t, tc.closes, ev[EvFileRelease], "file-releases")
+		})
+	}
+}

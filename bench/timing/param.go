@@ -87,6 +87,14 @@ const (
 	// keep the memory controller busy. 0, the default of every profile
 	// that does not set it, keeps the plain bottleneck model. 0 ≤ k < 1.
 	ParamMemStall
+	// ParamTracepoint is a harness cost, like ParamTimer: one firing, in the
+	// measured thread, of a tracepoint the kernel runner enables in its
+	// tracing instance (package bench/host): the probe's call, the event
+	// reserved in the per-CPU buffer a filter needs, its fields stored, the
+	// filter evaluated, and the event committed to the instance's ring
+	// buffer. The model fires none; a host calibration counts the firings
+	// from the model's trace counters, which mirror the runner's events.
+	ParamTracepoint
 	// paramEnd ends the list.
 	paramEnd
 )
@@ -106,7 +114,8 @@ func Ev(e bufcache.Event) Param { return Param(e) }
 // extraParamNames names the parameters from ParamTimer on, offset by
 // ParamTimer.
 var extraParamNames = enum.New[Param]("param", "timer", "requests", "mq-bios", "md-bios", "member-bios", "md-write-bios",
-	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages", "memory-stall")
+	"stripe-attaches", "stripes", "parity-bytes", "disk-requests", "disk-bytes", "zero-bytes", "syscalls", "memory-bytes", "fs-write-pages", "fs-read-pages", "memory-stall",
+	"tracepoints")
 
 // String returns the event's name or the extra parameter's ("timer",
 // "requests", "md-bios", ...).

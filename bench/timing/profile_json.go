@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/bhsim/bhsim/bufcache"
 )
 
 // ProfileSchema names the JSON form of a Profile (MarshalJSON): a version
@@ -71,13 +73,20 @@ func (p *Profile) UnmarshalJSON(b []byte) error {
 		q.Set(param, c.NS, c.Source)
 	}
 	for i, ok := range seen {
-		if !ok && Param(i) != ParamMemStall { // a file from before the share existed: an idle-bus model, as it was fitted
+		if !ok && !laterParams[Param(i)] {
 			return fmt.Errorf("timing: profile %s: no cost for %s (a profile file lists every parameter, as `bhsim profile show` writes it)", j.Name, Param(i))
 		}
 	}
 	*p = q
 	return nil
 }
+
+// laterParams are the parameters added after profile files were first
+// written: a file without one is from before it existed, and prices it 0 as
+// it was fitted — an idle-bus model (ParamMemStall), nothing for the events
+// of a file's open and release or for the runner's tracepoints.
+var laterParams = map[Param]bool{ParamMemStall: true, Ev(bufcache.EvFileOpen): true, Ev(bufcache.EvFileRelease): true,
+	ParamTracepoint: true}
 
 // checkCost refuses a cost no machine has, and a memory-stall share
 // outside [0, 1).

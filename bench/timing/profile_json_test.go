@@ -69,3 +69,35 @@ func TestSetCost(t *testing.T) {
 	assert.ErrorContains(t, p.SetCost("timer", math.NaN(), ""), "finite")
 	assert.ErrorContains(t, p.SetCost("timer", -2, ""), "finite")
 }
+
+// TestProfileJSONOlderFile reads a profile file written before the later
+// parameters existed: each of them is priced 0, as that file's model priced
+// it, and every other cost is the file's.
+func TestProfileJSONOlderFile(t *testing.T) {
+	p := X86Server()
+	good, err := json.Marshal(p)
+	require.NoError(t, err)
+	var j profileJSON
+	require.NoError(t, json.Unmarshal(good, &j))
+	var kept []costJSON
+	for _, c := range j.Costs {
+		q, err := ParseParam(c.Param)
+		require.NoError(t, err)
+		if !laterParams[q] {
+			kept = append(kept, c)
+		}
+	}
+	require.Len(t, kept, len(j.Costs)-len(laterParams))
+	j.Costs = kept
+	old, err := json.Marshal(j)
+	require.NoError(t, err)
+	var back Profile
+	require.NoError(t, json.Unmarshal(old, &back))
+	for i := range NumParams {
+		if laterParams[Param(i)] {
+			assert.Zero(t, back.NS[i], "%s, unknown to the file", Param(i))
+		} else {
+			assert.Equal(t, p.NS[i], back.NS[i], Param(i).String())
+		}
+	}
+}
