@@ -51,23 +51,29 @@ func TestCalibrationScenarios(t *testing.T) {
 }
 
 // TestHostObservation pools a cell from a host result and a model result:
-// the host's CPU time per call over the pooled operations, the model's
-// events per call plus one system call; a failed or untimed operation is
-// refused.
+// the host's CPU time per call over the pooled operations; the model's
+// events per call but the bios' completions, one timed interval and one
+// system call, and the tracepoint firings in the calling thread; a failed
+// or untimed operation is refused.
 func TestHostObservation(t *testing.T) {
 	kernel := &workload.Result{Ops: []workload.OpResult{
 		{Op: "blkbszset a 1K", CPU: &workload.Measurement{N: 1, MeanNs: 1000}},
 		{Op: "blkbszset a 4K", CPU: &workload.Measurement{N: 3, MeanNs: 2000}},
 	}}
 	model := &workload.Result{Ops: []workload.OpResult{
-		{Events: workload.Counters{workload.C("folio-locks", 2)}},
-		{Events: workload.Counters{workload.C("folio-locks", 6)}},
+		{Events: workload.Counters{workload.C("folio-locks", 2), workload.C("bio-completions", 4)},
+			Counters: workload.Counters{workload.C("buffer.dirty", 3)}},
+		{Events: workload.Counters{workload.C("folio-locks", 6)},
+			Counters: workload.Counters{workload.C("bio.write", 5), workload.C("rq.complete", 7)}},
 	}}
 	o, err := hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
 	require.NoError(t, err)
 	assert.InDelta(t, 1750, o.Published, 1e-9, "(1000 + 3×2000) / 4 calls")
 	assert.InDelta(t, 2, o.Q[timing.Ev(mustEvent(t, "folio-locks"))], 1e-9, "8 events over 4 calls")
+	assert.Zero(t, o.Q[timing.Ev(mustEvent(t, "bio-completions"))], "the loop worker's, not the calling thread's")
+	assert.InDelta(t, 2, o.Q[timing.ParamTracepoint], 1e-9, "8 firings in the thread over 4 calls")
 	assert.InDelta(t, 1, o.Q[timing.ParamSyscall], 0)
+	assert.InDelta(t, 1, o.Q[timing.ParamTimer], 0, "one timed interval a call")
 
 	kernel.Ops[1].Errno = "EINVAL"
 	_, err = hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
@@ -79,7 +85,8 @@ func TestHostObservation(t *testing.T) {
 
 // TestCalibrateLive runs the host calibration on this machine's kernel
 // (BHSIM_KERNEL=1, as root) and checks that it fits and predicts: every
-// cell has a label, the held-out half exists, and the profile is named.
+// cell has a label, the held-out half exists, the profile is named, and its
+// timer and system-call costs are the measured ones.
 func TestCalibrateLive(t *testing.T) {
 	if os.Getenv("BHSIM_KERNEL") != "1" {
 		t.Skip("set BHSIM_KERNEL=1 to calibrate on the host kernel (needs root, loop devices and tracefs)")
@@ -96,6 +103,39 @@ func TestCalibrateLive(t *testing.T) {
 	}
 	assert.Positive(t, predicted)
 	assert.Contains(t, c.Report(), "predicted")
+	assert.Equal(t, c.Harness.TimerNS, c.Profile.NS[timing.ParamTimer], "the timer is measured, not fitted")
+	assert.Equal(t, c.Harness.SyscallNS, c.Profile.NS[timing.ParamSyscall], "the system call is measured, not fitted")
+	assert.Contains(t, c.Profile.Source[timing.ParamSyscall], "measured on this host")
+	assert.Contains(t, c.Profile.Source[timing.ParamTracepoint], "fitted")
+}
+
+// TestThreadFirings counts one firing for each counter of a tracepoint the
+// calling thread fires, none for the counters of an event's arguments, and
+// none for the completions and flush issues other threads make.
+func TestThreadFirings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cs   workload.Counters
+		want float64
+	}{
+		{"none", nil, 0},
+		{"a write's", workload.Counters{workload.C("buffer.dirty", 8), workload.C("pagecache.add.order=0", 1),
+			workload.C("pagecache.add.pages", 1), workload.C("pagecache.dirty", 1)}, 10},
+		{"an fsync's", workload.Counters{workload.C("bio.write", 16), workload.C("bio.write.bytes=512", 16),
+			workload.C("bio.flush", 1), workload.C("bio.preflush", 1), workload.C("merge.back", 15),
+			workload.C("plug.plug", 1), workload.C("plug.unplug", 1), workload.C("plug.unplug.rqs", 1),
+			workload.C("rq.get", 2), workload.C("rq.insert", 1), workload.C("rq.write", 1),
+			workload.C("rq.write.bytes=8192", 1), workload.C("sectors.written", 16), workload.C("rq.flush", 1),
+			workload.C("rq.complete", 2), workload.C("stat.write.ios", 1)}, 16 + 1 + 15 + 2 + 2 + 1 + 1},
+		{"a read's", workload.Counters{workload.C("readahead.sync", 1), workload.C("readahead.order=0", 1),
+			workload.C("readahead.window.pages=32", 1), workload.C("readahead.unbounded.pages=4", 1),
+			workload.C("pagecache.add.order=2", 8), workload.C("bio.read", 1), workload.C("bio.read.ahead", 1),
+			workload.C("bio.split", 1), workload.C("merge.front", 1), workload.C("rq.read", 2)}, 1 + 1 + 1 + 8 + 1 + 1 + 1 + 2},
+		{"errors and a truncation", workload.Counters{workload.C("wberr.set", 1), workload.C("wberr.report", 2),
+			workload.C("pagecache.remove.order=0", 3), workload.C("pagecache.remove.pages", 3), workload.C("rq.error", 1)}, 6},
+	} {
+		assert.InDelta(t, tc.want, threadFirings(tc.cs), 0, tc.name)
+	}
 }
 
 // mustEvent returns the event called name.

@@ -18,6 +18,9 @@ func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Res
 	return nil, ErrUnsupported
 }
 
+// MeasureHarness returns ErrUnsupported: there is no host runner here.
+func MeasureHarness() (Harness, error) { return Harness{}, ErrUnsupported }
+
 // CleanStale does nothing on this system.
 func CleanStale() ([]string, error) { return nil, nil }
 
