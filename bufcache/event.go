@@ -126,14 +126,16 @@ const (
 	// tag and the dirty accounting) by mark_buffer_dirty of a buffer of a
 	// clean folio, or by writeback's redirtying of a folio it skipped.
 	EvFolioDirty
-	// EvFileOpen counts struct files of the block device opened: open(2)'s
-	// (the device node's path walk, alloc_empty_file, blkdev_open → bdev_open
-	// with bd_openers and the holder claim, fd_install), and the exclusive
-	// reopen BLKBSZSET makes on a file opened without O_EXCL (v5.10's
-	// blkdev_get_by_dev, v6.18's bdev_file_open_by_dev).
+	// EvFileOpen counts opens of the block device: open(2)'s (the device
+	// node's path walk, alloc_empty_file, blkdev_open → bdev_open with
+	// bd_openers and the holder claim, fd_install), and the exclusive claim
+	// BLKBSZSET makes on a file opened without O_EXCL (v6.18's
+	// bdev_file_open_by_dev, a pseudo file and bdev_open; v5.10's
+	// blkdev_get_by_dev, without a struct file).
 	EvFileOpen
-	// EvFileRelease counts the last fput of such a file: close(2)'s and
-	// BLKBSZSET's (__fput, blkdev_release → bdev_release, the file freed).
+	// EvFileRelease counts the release of such an open: close(2)'s last
+	// fput and BLKBSZSET's (__fput, blkdev_release → bdev_release, the file
+	// freed; v5.10's blkdev_put).
 	// The page-cache work of a last close of the device is counted apart.
 	EvFileRelease
 	// NumEvents is the number of event kinds.

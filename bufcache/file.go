@@ -72,8 +72,10 @@ type File struct {
 // errors (file_sample_wb_err: an error nobody has seen yet will be reported
 // to it too) and starts with no readahead window. A device marked read-only
 // may be opened for writing (6.18 allows it; writes fail with EPERM). flags
-// must ask for reading, writing or both (ErrInvalid otherwise). A successful
-// open counts EvFileOpen on cpu. O(1).
+// must ask for reading, writing or both (ErrInvalid otherwise). An open with
+// valid flags counts EvFileOpen on cpu, even one refused with ErrBusy (the
+// kernel has walked the path and made the file by then; it frees that file
+// without a release). O(1).
 func (d *BlockDevice) Open(cpu *CPU, flags OpenFlags) (*File, error) {
 	if flags&ORdWr == 0 || flags&^(ORdWr|OpenExcl) != 0 {
 		return nil, fmt.Errorf("%w: open %s with flags %v", ErrInvalid, d.Name(), flags)
@@ -82,6 +84,7 @@ func (d *BlockDevice) Open(cpu *CPU, flags OpenFlags) (*File, error) {
 	o := &d.opens
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	cpu.count(EvFileOpen) // a refused claim has walked the path and made the file too
 	if flags&OpenExcl != 0 && o.holder != nil {
 		return nil, fmt.Errorf("%w: %s is held exclusively", ErrBusy, d.Name())
 	}
@@ -94,7 +97,6 @@ func (d *BlockDevice) Open(cpu *CPU, flags OpenFlags) (*File, error) {
 	}
 	f.wbErr = d.mapping.wbErr.sample()
 	f.ra.init()
-	cpu.count(EvFileOpen)
 	return f, nil
 }
 
@@ -230,7 +232,9 @@ func (f *File) BlockSize() uint32 { return f.d.BlockSize() }
 // -EINVAL (a *blocksize.SizeError, or ErrInvalid for a negative one) and
 // changes nothing; a new size drops the page cache. The mode of f does not
 // matter (an O_RDONLY descriptor may set it). The claim is a file opened
-// and released (EvFileOpen and EvFileRelease on cpu), whatever the size.
+// and released (EvFileOpen and EvFileRelease on cpu), whether or not it
+// succeeds and whatever the size (v5.10's claim makes no struct file, and
+// costs it less).
 // Errors: ErrBadFile, ErrBusy, EINVAL's.
 func (f *File) SetBlocksize(cpu *CPU, size int) error {
 	if err := f.use("BLKBSZSET", 0); err != nil {
@@ -241,12 +245,13 @@ func (f *File) SetBlocksize(cpu *CPU, size int) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f.flags&OpenExcl == 0 {
+		// The exclusive reopen, and its release when set_blocksize returns
+		// (or when the claim fails: v6.18 makes the file first).
+		cpu.count(EvFileOpen)
+		defer cpu.count(EvFileRelease)
 		if o.holder != nil {
 			return fmt.Errorf("%w: BLKBSZSET on %s, held exclusively by another file", ErrBusy, d.Name())
 		}
-		// The exclusive reopen, and its release when set_blocksize returns.
-		cpu.count(EvFileOpen)
-		defer cpu.count(EvFileRelease)
 	}
 	if size < 0 || uint64(size) > math.MaxUint32 {
 		return fmt.Errorf("%w: BLKBSZSET %d on %s", ErrInvalid, size, d.Name())

@@ -375,11 +375,12 @@ func TestReadaheadWindows(t *testing.T) {
 	}
 }
 
-// TestFileOpenReleaseEvents: a struct file of the device opened counts
-// file-opens, its last fput file-releases; BLKBSZSET on a file opened
-// without O_EXCL opens and releases one more (the exclusive claim), even
-// for a size it refuses, but not when another file holds the device, and an
-// exclusive file sets the size without one; a failed open counts nothing.
+// TestFileOpenReleaseEvents: an open of the device counts file-opens, even
+// one refused because another file holds it, its last fput file-releases;
+// BLKBSZSET on a file opened without O_EXCL opens and releases one more (the
+// exclusive claim), also when the claim or the size is refused; an
+// exclusive file sets the size without one; calls the model refuses before
+// any kernel work (bad flags, a closed file) count nothing.
 func TestFileOpenReleaseEvents(t *testing.T) {
 	type step func(t *testing.T, cpu *CPU, d *BlockDevice, plain, excl *File)
 	for _, tc := range []struct {
@@ -405,16 +406,29 @@ func TestFileOpenReleaseEvents(t *testing.T) {
 		{"BLKBSZSET refused size", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
 			require.Error(t, plain.SetBlocksize(cpu, 3000))
 		}, 1, 1},
+		{"BLKBSZSET negative size", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			assert.Equal(t, EINVAL, ErrnoOf(plain.SetBlocksize(cpu, -1)))
+		}, 1, 1},
 		{"BLKBSZSET busy", true, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
 			assert.Equal(t, EBUSY, ErrnoOf(plain.SetBlocksize(cpu, 1024)))
+		}, 1, 1},
+		{"BLKBSZSET on a closed file", false, func(t *testing.T, cpu *CPU, _ *BlockDevice, plain, _ *File) {
+			require.NoError(t, plain.Close(cpu))
+			before := cpu.Events()
+			assert.Equal(t, EBADF, ErrnoOf(plain.SetBlocksize(cpu, 1024)))
+			assert.Equal(t, before, cpu.Events())
+		}, 0, 1},
+		{"open with bad flags", false, func(t *testing.T, cpu *CPU, d *BlockDevice, _, _ *File) {
+			_, err := d.Open(cpu, OpenExcl)
+			assert.Equal(t, EINVAL, ErrnoOf(err))
 		}, 0, 0},
 		{"BLKBSZSET by the holder", true, func(t *testing.T, cpu *CPU, _ *BlockDevice, _, excl *File) {
 			require.NoError(t, excl.SetBlocksize(cpu, 1024))
 		}, 0, 0},
 		{"open refused", true, func(t *testing.T, cpu *CPU, d *BlockDevice, _, _ *File) {
 			_, err := d.Open(cpu, ORdOnly|OpenExcl)
-			require.Error(t, err)
-		}, 0, 0},
+			assert.Equal(t, EBUSY, ErrnoOf(err))
+		}, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, d, _ := newDev618(t, Config{Check: true})

@@ -19,7 +19,9 @@ type Param int
 const (
 	// ParamTimer is the cost the measuring harness adds to every timed call: in
 	// Tosatti's module, the ktime_get() that closes one interval and the loop
-	// around it.
+	// around it; in the host runner (package bench/host), the pair of
+	// CLOCK_THREAD_CPUTIME_ID readings around a system call, which a host
+	// calibration measures.
 	ParamTimer = Param(bufcache.NumEvents) + iota
 	// ParamRequest is one request through blk-mq and the disk driver:
 	// allocation, dispatch, the completion interrupt and blk_mq_end_request

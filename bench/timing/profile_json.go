@@ -41,7 +41,8 @@ func (p *Profile) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the form MarshalJSON writes. Errors: another schema, a
 // missing name, an unknown, repeated or missing parameter, a negative or
 // non-finite cost, a memory-stall share outside [0, 1). A file that lacks
-// only memory-stall (written before it existed) reads with a share of 0.
+// only parameters added after files were first written (laterParams) reads
+// with each of them 0, as it was fitted.
 func (p *Profile) UnmarshalJSON(b []byte) error {
 	var j profileJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
