@@ -17,8 +17,9 @@ import (
 // for their event counts, fits a profile's primitive costs to half of the
 // measured cells and predicts the other half. The measurement is the host
 // runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken with the
-// runner's tracepoints enabled: their cost is part of what the fitted costs
-// carry.
+// runner's tracepoints enabled: the readings' own cost and a system call's
+// are measured (MeasureHarness), the tracepoints' is priced per firing
+// (ParamTracepoint, threadFirings).
 
 // calibrationWrites is how many 4 KiB pwrite(2)s (and preads) one measured
 // line makes: 8 MiB, enough calls for a stable mean, well inside the
@@ -171,11 +172,13 @@ type HostCalibration struct {
 	CrossValidation []timing.LeftOut
 }
 
-// Calibrate runs CalibrationScenarios on the host (opts.Runs times each,
-// the median of each cell's mean kept) and on the model, and fits fit's costs of base to the host's
-// thread CPU time per call. The fitted profile is base's with those costs,
-// named "x86-host". Errors: the host runner's (no root, no loop devices, no
-// tracefs, a failed run), the model's, the fit's.
+// Calibrate measures the runner's timing cost (MeasureHarness: the
+// profile's timer and syscalls, not fitted), runs CalibrationScenarios on
+// the host (opts.Runs times each, the median of each cell's mean kept) and
+// on the model, and fits fit's costs of base to the host's thread CPU time
+// per call. The fitted profile is base's with the measured and the fitted
+// costs, named "x86-host". Errors: the host runner's (no root, no loop
+// devices, no tracefs, a failed run), the model's, the fit's.
 func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts Options) (*HostCalibration, error) {
 	var obs []timing.Observation
 	out := &HostCalibration{}
@@ -254,9 +257,10 @@ func median(v []float64) float64 {
 
 // hostObservation pools cell c of scenario name: the host's mean CPU time
 // per call over its operations as the published figure; as its quantities,
-// the model's events per call, one timed interval and one system call, and
-// the runner's tracepoints that fire in the calling thread (threadFirings of
-// the model's counters, which mirror the host's). Errors: an operation
+// the model's events per call but the bios' completions, one timed
+// interval and one system call, and the runner's tracepoints that fire in
+// the calling thread (threadFirings of the model's counters, which mirror
+// the host's). Errors: an operation
 // that failed on either side, or one the host did not time.
 func hostObservation(name string, c hostCell, kernel, model *workload.Result) (timing.Observation, error) {
 	var ns, firings float64
@@ -279,8 +283,6 @@ func hostObservation(name string, c hostCell, kernel, model *workload.Result) (t
 	// worker thread, whose CPU time the calling thread's clock leaves out;
 	// the model completes them on the submitting CPU.
 	ev[bufcache.EvBioComplete] = 0
-	{
-	}
 	q := timing.PerOp(ev, calls, 1)
 	q[timing.ParamSyscall] = 1
 	q[timing.ParamTracepoint] = firings / float64(calls)

@@ -16,8 +16,10 @@ import (
 
 // TestCalibrationScenarios checks the microbenchmarks: each validates and
 // round-trips through the scenario language, runs on the model without an
-// error in any cell, and HostFit fits cells that exist, about half of them,
-// with fewer costs than cells.
+// error in any cell, the open, close and BLKBSZSET cells count a device
+// file's open and release, and HostFit fits cells that exist, about half of
+// them, with fewer costs than cells, leaving the measured timer and system
+// call alone.
 func TestCalibrationScenarios(t *testing.T) {
 	var keys []string
 	for _, s := range CalibrationScenarios() {
@@ -38,8 +40,17 @@ func TestCalibrationScenarios(t *testing.T) {
 		if strings.HasPrefix(s.Name, "write-bs") {
 			assert.NotZero(t, m.Ops[4].Counters.Value("bio.write"), "%s: the first fsync writes back", s.Name)
 		}
+		for _, c := range cells {
+			want := map[string][2]uint64{"open": {1, 0}, "close": {0, 1}, "blkbszset": {1, 1}}[c.column]
+			for _, i := range c.ops {
+				ev := m.Ops[i].Events
+				assert.Equal(t, want, [2]uint64{ev.Value("file-opens"), ev.Value("file-releases")}, "%s op %d", s.Name, i+1)
+			}
+		}
 	}
 	fit := HostFit()
+	assert.NotContains(t, fit.Params, timing.ParamTimer, "measured, not fitted")
+	assert.NotContains(t, fit.Params, timing.ParamSyscall, "measured, not fitted")
 	for _, k := range fit.Cells {
 		assert.Contains(t, keys, k)
 	}
@@ -111,7 +122,8 @@ func TestCalibrateLive(t *testing.T) {
 
 // TestThreadFirings counts one firing for each counter of a tracepoint the
 // calling thread fires, none for the counters of an event's arguments, and
-// none for the completions and flush issues other threads make.
+// none for the completions and the flush machinery's issues, which other
+// threads make.
 func TestThreadFirings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -132,7 +144,9 @@ func TestThreadFirings(t *testing.T) {
 			workload.C("pagecache.add.order=2", 8), workload.C("bio.read", 1), workload.C("bio.read.ahead", 1),
 			workload.C("bio.split", 1), workload.C("merge.front", 1), workload.C("rq.read", 2)}, 1 + 1 + 1 + 8 + 1 + 1 + 1 + 2},
 		{"errors and a truncation", workload.Counters{workload.C("wberr.set", 1), workload.C("wberr.report", 2),
-			workload.C("pagecache.remove.order=0", 3), workload.C("pagecache.remove.pages", 3), workload.C("rq.error", 1)}, 6},
+			workload.C("pagecache.remove.order=0", 3), workload.C("pagecache.remove.pages", 3), workload.C("rq.error", 1)}, 5},
+		{"a write with a preflush", workload.Counters{workload.C("rq.write.preflush", 1), workload.C("bio.write", 1),
+			workload.C("bio.preflush", 1), workload.C("rq.get", 1), workload.C("rq.write", 1), workload.C("merge.rq", 1)}, 3},
 	} {
 		assert.InDelta(t, tc.want, threadFirings(tc.cs), 0, tc.name)
 	}

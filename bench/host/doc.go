@@ -87,4 +87,15 @@
 // /sys/block/loopN/stat, completed I/O: stat.read.ios, stat.read.merges,
 // stat.read.sectors, stat.write.ios, stat.write.merges, stat.write.sectors,
 // stat.flush.ios. A counter with no event is absent (it counts 0).
+//
+// # Calibration
+//
+// Calibrate (bhsim calibrate --host) fits a profile to the thread CPU time
+// per call of CalibrationScenarios. What the runner's own timing adds is
+// measured, not fitted (MeasureHarness: an empty timed interval and a null
+// system call); the tracepoints the runner enables are counted where they
+// fire in the calling thread (threadFirings, checked against the kernel by
+// TestThreadFiringsLive); a loop device's completions, which its worker
+// runs, are left out. HostFit names the costs and the cells fitted; the
+// other cells are held out and predicted.
 package host

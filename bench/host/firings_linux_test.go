@@ -31,14 +31,17 @@ close a
 // operation of a live run, the events of the runner's trace that the
 // calling thread fired (those with the pid of the runner's markers, which
 // that thread writes) are as many as threadFirings counts from the run's
-// counters — so the host calibration prices the tracepoints its thread
-// pays for, and no other thread's (the loop worker's completions).
+// counters and from the model's, which the calibration uses — so the host
+// calibration prices the tracepoints its thread pays for, and no other
+// thread's (the loop worker's completions, kblockd's flush).
 func TestThreadFiringsLive(t *testing.T) {
 	needKernel(t)
 	s, err := workload.Parse("firings.scn", firingsScenario)
 	require.NoError(t, err)
 	var dump bytes.Buffer
 	r, err := Run(context.Background(), s, Options{NoSignalHandler: true, TraceDump: &dump})
+	require.NoError(t, err)
+	m, err := workload.RunModel(context.Background(), s, workload.ModelOptions{Queue: r.Queue})
 	require.NoError(t, err)
 	inThread := make([]float64, len(s.Ops))
 	others := make([]int, len(s.Ops))
@@ -69,6 +72,7 @@ func TestThreadFiringsLive(t *testing.T) {
 	var fsyncOthers int
 	for i, op := range r.Ops {
 		assert.InDelta(t, threadFirings(op.Counters), inThread[i], 0, "op %d (%s): firings in the runner's thread", i+1, op.Op)
+		assert.InDelta(t, threadFirings(m.Ops[i].Counters), inThread[i], 0, "op %d (%s): the model's count", i+1, op.Op)
 		if _, ok := s.Ops[i].(workload.Fsync); ok {
 			fsyncOthers += others[i]
 		}

@@ -67,6 +67,9 @@ func TestParseRWBS(t *testing.T) {
 	}
 }
 
+// TestCountEvents reads one trace line of each kind into the counters, and
+// checks that threadFirings counts one firing for each event the runner's
+// thread makes and none for another thread's.
 func TestCountEvents(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -121,6 +124,10 @@ func TestCountEvents(t *testing.T) {
 			got := testFilter.count(ev, tt.inWrite, &cs)
 			assert.Equal(t, tt.want != "", got)
 			assert.Equal(t, tt.want, cs.Counters().String())
+			if got { // one firing in the runner's thread (pid 24937), none in another's
+				want := map[bool]float64{true: 1, false: 0}[ev.pid == 24937]
+				assert.InDelta(t, want, threadFirings(cs.Counters()), 0, "threadFirings of %s", tt.want)
+			}
 		})
 	}
 }

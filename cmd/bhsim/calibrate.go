@@ -19,9 +19,11 @@ Measures, on this machine's kernel, the thread CPU time per call of a set of
 microbenchmarks (4 KiB pwrites at block sizes 512 to 4096 into new, dirty
 and clean cached pages, with and without fsync; cached preads; BLKBSZSET;
 open and close), runs the same scenarios on the model for their event
-counts, fits the x86-server profile's system call and primitive costs to
-the 512- and 2048-byte scenarios and open/close, and predicts the rest: it
-prints both halves' errors. Needs root, loop devices and tracefs (each run
+counts, measures what its own timing and a null system call cost, counts
+the tracepoints it enables that fire in its thread, fits five of the
+x86-server profile's costs (a tracepoint, a copied byte, a new folio, a
+device file's open and release) to the 512- and 2048-byte scenarios and
+open/close, and predicts the rest: it prints both halves' errors. Needs root, loop devices and tracefs (each run
 uses a private loop device, tmpfs and tracing instance, removed afterwards);
 without root it says so and does nothing. The fitted profile, x86-host, is
 written to FILE (bhsim-host.json by default) in the form every command's
