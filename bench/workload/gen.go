@@ -313,6 +313,8 @@ func (g Generator) Validate() error {
 		return bad("dev", "DeviceSize", "the device size is required (dev=1G)")
 	case g.DeviceSize > MaxGenDevice:
 		return bad("dev", "DeviceSize", "%s is over the bound of %s", FormatDDSize(g.DeviceSize), FormatDDSize(MaxGenDevice))
+	case g.DeviceSize%512 != 0:
+		return bad("dev", "DeviceSize", "%d bytes is not a whole number of 512-byte sectors", g.DeviceSize)
 	case g.Count == 0 && g.Bytes == 0:
 		return bad("n", "Count", "say how much to generate: n=COUNT or bytes=SIZE")
 	case g.Count != 0 && g.Bytes != 0:

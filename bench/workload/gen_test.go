@@ -102,6 +102,7 @@ func TestGeneratorValidate(t *testing.T) {
 		{"no pattern", func(g *Generator) { g.Pattern = 0 }, "Generator.Pattern: unknown pattern 0"},
 		{"no device", func(g *Generator) { g.DeviceSize = 0 }, "dev= (Generator.DeviceSize): the device size is required"},
 		{"huge device", func(g *Generator) { g.DeviceSize = 1 << 61 }, "dev= (Generator.DeviceSize): 2048P is over the bound"},
+		{"partial sector", func(g *Generator) { g.DeviceSize = 7 }, "dev= (Generator.DeviceSize): 7 bytes is not a whole number of 512-byte sectors"},
 		{"no length", func(g *Generator) { g.Count = 0 }, "n= (Generator.Count): say how much"},
 		{"both lengths", func(g *Generator) { g.Bytes = 1 }, "bytes= (Generator.Bytes): give n= or bytes=, not both"},
 		{"reads", func(g *Generator) { g.ReadFraction = 1.5 }, "reads= (Generator.ReadFraction): 1.5 is not from 0 to 1"},

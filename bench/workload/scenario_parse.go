@@ -480,6 +480,9 @@ func parseIO(verb string, args []string, keys ...string) (ioArgs, error) {
 			}
 		}
 	}
+	if v, ok := kv["stride"]; ok && a.stride == 0 {
+		return a, fmt.Errorf("stride=%s: want at least 1 (the default is len=; to repeat one place, give the line again)", v)
+	}
 	if v, ok := kv["repeat"]; ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n == 0 || n > MaxRepeat {

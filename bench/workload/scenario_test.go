@@ -122,6 +122,8 @@ func TestParseErrors(t *testing.T) {
 		{"fill on read", dev + "open a rdwr\npread a off=0 len=1 fill=1\n", `t.scn:3: pread: unknown key "fill"`},
 		{"bad fill", dev + "open a rdwr\npwrite a off=0 len=1 fill=256\n", "fill=256: want a byte"},
 		{"repeat zero", dev + "open a rdwr\npwrite a off=0 len=1 repeat=0\n", "repeat=0: want a count"},
+		{"stride zero", dev + "open a rdwr\npwrite a off=0 len=4K repeat=4 stride=0\n", "stride=0: want at least 1"},
+		{"stride zero of a read", dev + "open a rdwr\npread a off=0 len=4K stride=0K\n", "stride=0K: want at least 1"},
 		{"len too big", dev + "open a rdwr\npwrite a off=0 len=65M\n", "len=68157440 is out of range"},
 		{"off too big", dev + "open a rdwr\npwrite a off=2048G len=1\n", "off=2199023255552 is out of range"},
 		{"total too big", dev + "open a rdwr\npwrite a off=0 len=1M repeat=40\npread a off=0 len=1M repeat=40\n", "t.scn:4: pread: the scenario's pwrite and pread calls move more than 64M"},

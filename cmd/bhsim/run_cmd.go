@@ -59,6 +59,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if *on != "model" || set["runs"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
 		}
+		if err := wf.misplaced(set, pos); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)

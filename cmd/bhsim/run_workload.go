@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/blocksize"
 )
 
 // workloadFlags are `bhsim run`'s flags for a workload of one's own: a
@@ -41,7 +43,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 		disk:   fs.String("disk", "ssd", "the disk `model`: ssd (400 MB/s, 20 µs: Xu Yang's board as assumed), hdd (7200 rpm) or null (no time)"),
 		access: fs.String("access", "auto", "how records reach the page cache: auto, pagecache (pread/pwrite) or buffers (getblk/bread, the bh LRU)"),
 		dev:    fs.String("dev", "", "a trace's device `SIZE` (default: its extent, rounded up to 1M)"),
-		lbs:    fs.String("lbs", "512", "a trace's logical block `SIZE`"),
+		lbs:    fs.String("lbs", "512", "a trace's or a generator's logical block `SIZE`: 512, 1K, 2K or 4K"),
 		memory: fs.String("memory", "2G", "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty"),
 		data:   fs.Bool("data", false, "keep page data (default: a metadata-only device, memory independent of the data)"),
 		dist:   fs.Bool("dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters"),
@@ -55,15 +57,41 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	return w
 }
 
+// workloadFlagNames are the names of the flags addWorkloadFlags adds.
+var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "memory", "mrc", "data", "dist",
+	"step", "quiz", "show", "plot", "profile", "cost"}
+
 // wanted reports whether a workload flag was set.
 func (w *workloadFlags) wanted(set map[string]bool) bool {
-	for _, n := range []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "memory", "mrc", "data", "dist",
-		"step", "quiz", "show", "plot", "profile", "cost"} {
+	for _, n := range workloadFlagNames {
 		if set[n] {
 			return true
 		}
 	}
 	return false
+}
+
+// misplaced refuses a workload flag that would be ignored, or would change
+// what a scenario FILE prints without being asked to: a scenario's device is
+// its device line, a generator's size its dev=, and a scenario runs as a
+// workload only with --dist or --step. set holds the flags given.
+func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
+	scenario := *w.gen == "" && len(pos) == 1 && isScenario(pos[0])
+	switch {
+	case set["dev"] && *w.gen != "":
+		return usagef("--dev is a trace's device size: a generator's is its dev=")
+	case scenario && (set["dev"] || set["lbs"]):
+		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
+	}
+	if !scenario || *w.dist || *w.step {
+		return nil
+	}
+	for _, n := range workloadFlagNames {
+		if set[n] {
+			return usagef("--%s applies to a scenario run as a workload: add --dist (its distributions) or --step", n)
+		}
+	}
+	return nil
 }
 
 // freshProblem is the generator of --step -s SEED without a FILE: a small
@@ -92,7 +120,11 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 			g = g.WithSeed(s)
 		}
 		gw, err := workload.GenWorkload(g)
-		return gw, asUsage(err)
+		if err != nil {
+			return gw, asUsage(err)
+		}
+		gw.LogicalBlockSize, err = w.logicalBlockSize()
+		return gw, err
 	}
 	if len(pos) != 1 {
 		return workload.Workload{}, usagef("want one FILE (a trace or scenario), or --gen SPEC, got %d arguments", len(pos))
@@ -108,13 +140,25 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 		}
 		dev.Size = n
 	}
-	lbs, err := workload.ParseDDSize(*w.lbs)
-	if err != nil || lbs > 1<<16 {
-		return workload.Workload{}, usagef("--lbs %q: want a size from 512 to 64K", *w.lbs)
+	lbs, err := w.logicalBlockSize()
+	if err != nil {
+		return workload.Workload{}, err
 	}
-	dev.LogicalBlockSize = uint32(lbs)
+	dev.LogicalBlockSize = lbs
 	tw, err := workload.TraceWorkload(pos[0], dev)
 	return tw, asUsage(err)
+}
+
+// logicalBlockSize is --lbs: a power of two from 512 to a page.
+func (w *workloadFlags) logicalBlockSize() (uint32, error) {
+	lbs, err := workload.ParseDDSize(*w.lbs)
+	if err == nil && (lbs > 1<<12 || blocksize.ValidateLogical(uint32(lbs), 1<<12) != nil) {
+		err = errors.New("not a power of two from 512 to 4K (a logical block is at most a page)")
+	}
+	if err != nil {
+		return 0, usagef("--lbs %q: %v", *w.lbs, err)
+	}
+	return uint32(lbs), nil
 }
 
 // options builds the run options the flags give.
@@ -179,6 +223,9 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	}
 	r, err := workload.Run(ctx, wl, o)
 	prog.finish()
+	if errors.Is(err, workload.ErrRunOptions) {
+		return asUsage(err)
+	}
 	if err != nil {
 		return err
 	}

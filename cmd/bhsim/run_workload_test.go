@@ -98,27 +98,36 @@ func TestRunWorkloadErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("write,0,4K\nwrite,4K,4K\nrd,0,4K\n"), 0o644))
 	for _, tc := range []struct {
-		name string
-		args []string
-		want string
+		name   string
+		args   []string
+		status int
+		want   string
 	}{
-		{"bad record", []string{bad}, "bad.csv:3: csv: unknown op"},
-		{"bad spec", []string{"--gen", "random:n=5"}, "dev="},
-		{"gen and file", []string{"--gen", "seq:dev=1M,n=1", bad}, "not both"},
-		{"seed of a trace", []string{"-s", "4", bad}, "-s applies to a generator"},
-		{"bad seed", []string{"--gen", "seq:dev=1M,n=1", "-s", "x"}, "want a decimal seed"},
-		{"quiz alone", []string{"--quiz", "--gen", "seq:dev=1M,n=1"}, "apply to --step"},
-		{"show alone", []string{"--step", "--show", "--gen", "seq:dev=1M,n=1"}, "--show reveals"},
-		{"disk", []string{"--disk", "tape", "--gen", "seq:dev=1M,n=1"}, "want ssd, hdd or null"},
-		{"access", []string{"--access", "mmap", "--gen", "seq:dev=1M,n=1"}, "want auto, pagecache or buffers"},
-		{"mrc", []string{"--mrc", "x", "--gen", "seq:dev=1M,n=1"}, "--mrc"},
-		{"cpus", []string{"--cpus", "-1", "--gen", "seq:dev=1M,n=1"}, "CPUs"},
-		{"host", []string{"--on", "host", "--gen", "seq:dev=1M,n=1"}, "runs on the model"},
-		{"long step", []string{"--step", "--gen", "seq:dev=1M,n=20000"}, "more than 10000"},
+		{"bad record", []string{bad}, 2, "bad.csv:3: csv: unknown op"},
+		{"bad spec", []string{"--gen", "random:n=5"}, 2, "dev="},
+		{"gen and file", []string{"--gen", "seq:dev=1M,n=1", bad}, 2, "not both"},
+		{"seed of a trace", []string{"-s", "4", bad}, 2, "-s applies to a generator"},
+		{"bad seed", []string{"--gen", "seq:dev=1M,n=1", "-s", "x"}, 2, "want a decimal seed"},
+		{"quiz alone", []string{"--quiz", "--gen", "seq:dev=1M,n=1"}, 2, "apply to --step"},
+		{"show alone", []string{"--step", "--show", "--gen", "seq:dev=1M,n=1"}, 2, "--show reveals"},
+		{"disk", []string{"--disk", "tape", "--gen", "seq:dev=1M,n=1"}, 2, "want ssd, hdd or null"},
+		{"access", []string{"--access", "mmap", "--gen", "seq:dev=1M,n=1"}, 2, "want auto, pagecache or buffers"},
+		{"mrc", []string{"--mrc", "x", "--gen", "seq:dev=1M,n=1"}, 2, "--mrc"},
+		{"cpus", []string{"--cpus", "-1", "--gen", "seq:dev=1M,n=1"}, 2, "CPUs"},
+		{"host", []string{"--on", "host", "--gen", "seq:dev=1M,n=1"}, 2, "runs on the model"},
+		{"long step", []string{"--step", "--gen", "seq:dev=1M,n=20000"}, 2, "more than 10000"},
+		{"cpus of a scenario", []string{"--cpus", "4", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--cpus applies to a scenario run as a workload: add --dist"},
+		{"profile of a scenario", []string{"--profile", "helios4", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--profile applies to a scenario run as a workload"},
+		{"lbs of a scenario", []string{"--dist", "--lbs", "1K", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--dev and --lbs describe a trace's or a generator's device"},
+		{"dev of a generator", []string{"--gen", "seq:dev=1M,n=1", "--dev", "2M"}, 2, "--dev is a trace's device size"},
+		{"lbs not a power of two", []string{"--lbs", "3K", bad}, 2, "not a power of two from 512 to 4K"},
+		{"lbs above a page", []string{"--lbs", "8K", bad}, 2, "not a power of two from 512 to 4K"},
+		{"device of partial sectors", []string{"--gen", "seq:dev=7,n=1,size=3"}, 2, "not a whole number of 512-byte sectors"},
+		{"queue depth", []string{"--qd", "-1", "--gen", "seq:dev=1M,n=1"}, 2, "queue depth -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
-			assert.NotEqual(t, 0, status)
+			assert.Equal(t, tc.status, status)
 			assert.Contains(t, errs, tc.want)
 			assert.Empty(t, out)
 		})

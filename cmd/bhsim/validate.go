@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -111,9 +112,14 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var kernelSide func(context.Context, string, *workload.Scenario) (*workload.Result, error)
 	switch *on {
 	case "recorded":
+		if set["runs"] {
+			return usagef("--runs applies to --on host (a recording holds the runs it was made with)")
+		}
 		kernelSide = func(_ context.Context, path string, s *workload.Scenario) (*workload.Result, error) {
 			dir := *recorded
 			if dir == "" {
@@ -126,6 +132,9 @@ func validate(args []string, stdout, stderr io.Writer) error {
 			return r, err
 		}
 	case "host":
+		if set["recorded"] {
+			return usagef("--recorded applies to --on recorded")
+		}
 		if *runs < 1 || *runs > host.MaxRuns {
 			return usagef("--runs %d: want 1 to %d", *runs, host.MaxRuns)
 		}

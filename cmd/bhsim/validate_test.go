@@ -144,6 +144,8 @@ func TestRunValidateErrors(t *testing.T) {
 		{"validate: unknown on", []string{"validate", "--on", "vm", file}, "valid: recorded, host"},
 		{"validate: rows", []string{"validate", "--rows", "some", file}, "valid: totals, all, diff"},
 		{"validate: format", []string{"validate", "--format", "csv", file}, "valid: text, json"},
+		{"validate: runs of a recording", []string{"validate", "--runs", "0", file}, "--runs applies to --on host"},
+		{"validate: recording on the host", []string{"validate", "--on", "host", "--recorded", ".", file}, "--recorded applies to --on recorded"},
 		{"validate: kernel", []string{"validate", "--kernel", "7.0", file}, "valid: 9011495c9466"},
 		{"validate: runs", []string{"validate", "--on", "host", "--runs", "101", file}, "want 1 to 100"},
 	} {
