@@ -31,7 +31,7 @@
 // allocated, ring steps, index levels descended, locks, references, bios), so
 // one code path gives both clocks of the project: the real Go time that
 // `go test -bench` measures, and a deterministic simulated time computed from
-// the events by a hardware profile (package bench).
+// the events by a hardware profile (package bench/timing).
 //
 // # The operations, and the kernel functions they model
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // Event is one kind of primitive work the model counts on the simulated CPU that
-// did it. A hardware profile (package bench) prices each event in simulated
+// did it. A hardware profile (package bench/timing) prices each event in simulated
 // nanoseconds; the same counts give the same simulated time on every machine.
 type Event uint8
 

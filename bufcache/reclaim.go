@@ -70,13 +70,6 @@ func (l *folioLRU) popLocked() *Folio {
 	return nil
 }
 
-// len returns the number of entries, stale ones included.
-func (l *folioLRU) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
-
 // reclaimFor reclaims a batch for an allocation on cpu that found the page
 // cache full: on kswapd's CPU with Config.Kswapd, else on cpu (direct
 // reclaim).

@@ -138,3 +138,10 @@ func TestNoReclaimListWithoutLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, m.folios.len())
 }
+
+// len returns the number of the LRU's entries, stale ones included.
+func (l *folioLRU) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}

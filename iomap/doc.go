@@ -58,7 +58,7 @@
 // 47.2, 87.5, 148.5, 177.1, 198.3 and 217.6 user pages per page written for
 // bs = 400K … 4500K; the reverted and the fixed kernels 1.0 for every bs. How
 // many of those touches a CPU can afford before it, not the disk, sets the
-// speed is the timing model's business (package bench).
+// speed is the timing model's business (package bench/timing).
 //
 // # The fix
 //

@@ -48,8 +48,8 @@
 // cancels the run, waits for its cleanup and exits with 128+signal).
 // Afterwards no /sys/block/loop*/loop/backing_file names the private
 // directory and the instances directory holds nothing of the run. A process
-// killed with SIGKILL leaves its device behind; CleanStale removes what dead
-// runs left.
+// killed with SIGKILL leaves its device behind; CleanStale (bhsim clean)
+// removes what dead runs left.
 //
 // # Bounds
 //

@@ -195,3 +195,51 @@ func TestRecordedResults(t *testing.T) {
 	}
 	assertNoLeftovers(t, os.Getpid())
 }
+
+// TestCleanStaleAfterKill runs a scenario in a child process that kills
+// itself with SIGKILL mid-run, which no handler sees: its loop device, mounts
+// and tracing instance stay behind until CleanStale removes them.
+func TestCleanStaleAfterKill(t *testing.T) {
+	if os.Getenv("BHSIM_HOST_KILL_CHILD") == "1" {
+		s, err := workload.Parse("smoke.scn", smoke)
+		if err != nil {
+			os.Exit(3)
+		}
+		_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
+			if k == 3 {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+			return nil
+		}})
+		os.Exit(4) // not reached
+	}
+	needKernel(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanStaleAfterKill$")
+	cmd.Env = append(os.Environ(), "BHSIM_HOST_KILL_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "output: %s", out)
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child died of SIGKILL: %v, output: %s", err, out)
+	pid := cmd.Process.Pid
+	left, err := Leftovers(pid)
+	require.NoError(t, err)
+	require.NotEmpty(t, left, "a killed run leaves its device behind")
+	removed, err := CleanStale()
+	require.NoError(t, err)
+	// A tracing instance is named under each caller's own tracefs mount.
+	base := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	for _, l := range left {
+		if strings.HasPrefix(l, "/dev/loop") || strings.Contains(l, "/instances/") {
+			assert.Contains(t, base(removed), filepath.Base(l), "CleanStale reports what it removed")
+		}
+	}
+	assertNoLeftovers(t, pid)
+}

@@ -99,7 +99,7 @@ func checkCost(q Param, ns float64) error {
 		return nil
 	}
 	if !(ns >= 0) || ns > 1e15 {
-		return fmt.Errorf("cost %v ns: want a finite number of nanoseconds ≥ 0", ns)
+		return fmt.Errorf("cost %v ns: want nanoseconds from 0 to 1e15", ns)
 	}
 	return nil
 }

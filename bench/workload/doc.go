@@ -9,9 +9,11 @@
 // kernels the threads compare — the set_init_blocksize policy, the write(2)
 // path of a block device and iomap's chunk, the bh LRU, the
 // alloc_page_buffers variant — under the name a thread's table gives it
-// ([Kernels], [KernelByName]): "5.10.10" and "5.10.10+revert" of the Helios4
-// table, "6.6", "6.6-revert" and "6.6-fix" of Xu Yang's, "6.4" and
-// "6.4-nolru" of Tosatti's, "4.12" and "4.12-circular" of Sean Fu's.
+// ([Kernels], [KernelByName]): "9011495c9466", "5ff9f19231a0", "5.10.10"
+// and "5.10.10+revert" of the Helios4 table, "6.6", "6.6-revert" and
+// "6.6-fix" of Xu Yang's, "6.4" and "6.4-nolru" of Tosatti's, "4.12" and
+// "4.12-circular" of Sean Fu's, and "6.18" and "6.18-nothp", the kernel
+// people run today (the default of run and validate).
 //
 // # Workloads
 //

@@ -51,8 +51,9 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
 		Open: func() (IOReader, error) { return OpenTrace(path) }}
 	if s := t.Scenario; s != nil {
-		w.DeviceSize, w.LogicalBlockSize = uint64(s.Device.Size), uint32(s.Device.SectorSize())
-		return w, nil
+		sw, err := ScenarioWorkload(s)
+		sw.Name, sw.Kind = w.Name, w.Kind
+		return sw, err
 	}
 	lbs := uint64(max(dev.LogicalBlockSize, 512))
 	sum, err := SummarizeTrace(t)

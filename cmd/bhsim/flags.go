@@ -46,9 +46,18 @@ func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout io.Write
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(stdout, "usage: bhsim %s %s\n\nflags:\n", fs.Name(), synopsis)
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
+				line, rest, _ := strings.Cut(synopsis, "\n")
+				fmt.Fprintf(stdout, "%s\n", strings.TrimSpace("usage: bhsim "+fs.Name()+" "+line))
+				fmt.Fprintf(stdout, "%s\n", rest)
+				n := 0
+				fs.VisitAll(func(*flag.Flag) { n++ })
+				if n > 0 {
+					// The flag package prints -name; the usage lines say --name.
+					var b strings.Builder
+					fs.SetOutput(&b)
+					fs.PrintDefaults()
+					fmt.Fprintf(stdout, "\nflags:\n%s", strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")[1:])
+				}
 				return nil, errHelp
 			}
 			var names []string

@@ -1,28 +1,33 @@
 // Command bhsim runs bhsim's reproductions of the LKML threads on the model,
-// sweeps a scenario over a parameter grid, explains what one operation costs
-// and shows the hardware profiles that price it.
+// sweeps a dd over a parameter grid, runs scenarios, traces and generators
+// on the model or the host kernel, sets the model beside the kernel,
+// explains what one operation costs, shows the hardware profiles that price
+// it and fits one to the host.
 //
 // Usage:
 //
-//	bhsim reproduce [--format text|csv|json] [--profile NAME|FILE] [--cost P=NS] [--plot DIR] [thread ...]
+//	bhsim reproduce [--format text|csv|json] [--profile NAME|FILE] [--cost P=NS] [--plot DIR] [--cross-validate] [thread ...]
 //	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json]
-//	bhsim run [--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
-//	bhsim validate [--on recorded|host] [--recorded DIR] [--rows totals|all|diff] [--format text|json] DIR|FILE...
+//	bhsim run [--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE.scn
+//	bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --dist FILE.scn | --step [--quiz [--show]] [-s SEED]
+//	bhsim validate [--on recorded|host] [--recorded DIR] [--runs N] [--kernel NAME] [--rows totals|all|diff] [--format text|json] DIR|FILE...
 //	bhsim explain OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [op flags]
 //	bhsim profile list | show NAME [--costs built-in|fitted]
 //	bhsim calibrate --host [--runs N] [--save FILE]
+//	bhsim clean
 //	bhsim version [--format text|json]
 //
 // Each command's --help lists its flags, their defaults and the valid
 // values. A mistake in the command line (an unknown thread, kernel, profile,
-// format, operation, layout or flag, a value out of range) prints one line
-// naming the valid choices and exits with status 2; a failed run exits with
-// status 1. Runs longer than a second draw a progress line on stderr when it
-// is a terminal, and stay quiet in a pipe.
+// format, operation, layout or flag, a value out of range, a malformed
+// scenario, trace or generator) prints one line naming what is valid and
+// exits with status 2; a failed run exits with status 1. Runs longer than a
+// second draw a progress line on stderr when it is a terminal; in a pipe
+// they stay quiet, but for explain's one-line estimate of a long run.
 //
-// The outputs other tools read (reproduce's and sweep's --format csv|json,
-// profile show) are versioned; docs/output-schema.md in the repository
-// describes every field.
+// The outputs other tools read (the --format csv|json of reproduce, sweep,
+// run and validate, profile show, version --format json) are versioned;
+// docs/output-schema.md in the repository describes every field.
 package main
 
 import (
@@ -80,6 +85,7 @@ func commands() []command {
 		{"explain", "one operation's event ledger and simulated time, per resource", explain},
 		{"profile", "the hardware profiles that price the events", profileCmd},
 		{"calibrate", "--host: fit a profile to this machine's kernel, predict the held-out half", calibrate},
+		{"clean", "remove what host runs killed with SIGKILL left behind (as root)", clean},
 		{"version", "the module version and VCS revision of this binary", version},
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/host"
 )
 
 // bhsim runs the command line args and returns the exit status, stdout and
@@ -29,7 +31,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: bhsim COMMAND"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, version"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, clean, version"},
 
 		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
@@ -37,7 +39,8 @@ func TestErrors(t *testing.T) {
 		{"reproduce: missing profile file", []string{"reproduce", "--profile", "/nonexistent/p.json"}, "no such file"},
 		{"reproduce: bad cost", []string{"reproduce", "--cost", "bios"}, "want PARAM=NS"},
 		{"reproduce: unknown cost", []string{"reproduce", "--cost", "warp=1"}, "unknown parameter \"warp\""},
-		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "finite number"},
+		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "want nanoseconds from 0 to 1e15"},
+		{"clean: argument", []string{"clean", "stale"}, "clean takes no arguments, got 1"},
 		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --cost, --cross-validate, --format, --plot, --profile"},
 		{"reproduce: flag without value", []string{"reproduce", "lru", "--format"}, "flag needs an argument"},
 
@@ -107,12 +110,13 @@ func TestHelp(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--help"}, []string{"usage: bhsim COMMAND", "reproduce", "version"}},
-		{[]string{"reproduce", "--help"}, []string{"-plot DIR", "helios4, xu-yang-board", "blocksize  set_init_blocksize revert (profile helios4)"}},
+		{[]string{"reproduce", "--help"}, []string{"\n  --plot DIR", "helios4, xu-yang-board", "blocksize  set_init_blocksize revert (profile helios4)"}},
 		{[]string{"sweep", "-h"}, []string{"bhsim sweep --layout raid0,raid6", "x86-server, helios4", "-kernel LIST", "fitted"}},
 		{[]string{"explain", "--help"}, []string{"iomap-write-page", "--bsize (default 512)", "--count (default auto)"}},
 		{[]string{"explain", "write-page", "--help"}, []string{"-bsize size"}},
 		{[]string{"profile", "--help"}, []string{"list | show NAME"}},
 		{[]string{"version", "--help"}, []string{"--format text|json"}},
+		{[]string{"clean", "--help"}, []string{"usage: bhsim clean\n\nRemoves what host runs", "SIGKILL"}},
 	} {
 		status, out, errs := bhsim(tc.args...)
 		assert.Equal(t, 0, status, tc.args)
@@ -121,6 +125,8 @@ func TestHelp(t *testing.T) {
 		}
 		assert.Empty(t, errs)
 	}
+	_, out, _ := bhsim("clean", "--help")
+	assert.NotContains(t, out, "flags:", "a command without flags lists none")
 }
 
 func TestIsTerminal(t *testing.T) {
@@ -181,4 +187,21 @@ func TestCalibrateHost(t *testing.T) {
 	status, out, errs = bhsim("reproduce", "--profile", save, "lru")
 	require.Equal(t, 0, status, errs)
 	assert.Contains(t, out, "profile x86-host")
+}
+
+// TestCleanLive runs bhsim clean on the host: it finds nothing of a live
+// process's, and leaves no loop device or tracing instance of its own.
+func TestCleanLive(t *testing.T) {
+	if os.Getenv("BHSIM_KERNEL") != "1" {
+		t.Skip("runs on the host kernel: set BHSIM_KERNEL=1 (as root)")
+	}
+	if err := host.Check(); err != nil {
+		t.Skipf("BHSIM_KERNEL=1 but the host runner cannot run: %v", err)
+	}
+	status, out, errs := bhsim("clean")
+	require.Equal(t, 0, status, errs)
+	assert.Regexp(t, `^(removed .*\n)*(clean: nothing left behind by a dead run\n)?$`, out)
+	left, err := host.Leftovers(os.Getpid())
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }
