@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bhsim/bhsim/bench/workload"
 )
 
 // BlkparseOptions configure WriteBlkparse.
@@ -244,70 +246,45 @@ var blkActions = map[string]string{
 	"block_bio_bounce": "B", "block_sleeprq": "S",
 }
 
-// blkRWBS rewrites a tracepoint's rwbs (blk_fill_rwbs: [F]op[F][A][S][M][U])
-// as blktrace's fill_rwbs would print it ([F](D|W|R|N)[F][A][S][M]), and
-// reports whether blktrace's write bit is set. bytes is the event's data
-// size (a read of none is N).
+// blkRWBS rewrites a tracepoint's rwbs (blk_fill_rwbs, read by
+// workload.ParseRWBS) as blktrace's fill_rwbs would print it
+// ([F](D|W|R|N)[F][A][S][M]), and reports whether blktrace's write bit is
+// set. bytes is the event's data size (a read of none is N). Write zeroes
+// print as W, a secure erase as D, a zone operation as W when it is a write
+// (op_is_write) and N otherwise, a flush request as FN; blktrace has no
+// letter for the atomic flag. Old blkparse's barrier is not a tracepoint's.
 func blkRWBS(s string, bytes uint64) (out string, write, ok bool) {
-	i := 0
-	preflush := false
-	if len(s) >= 2 && s[0] == 'F' && strings.IndexByte("RWDFNZ", s[1]) >= 0 {
-		preflush, i = true, 1
-	}
-	if i >= len(s) {
+	p, ok := workload.ParseRWBS(s)
+	if !ok || p.Barrier {
 		return "", false, false
 	}
-	var op byte
-	switch s[i] {
+	op, preflush := p.Op, p.Preflush
+	switch op {
 	case 'R':
-		op = 'R'
 		if bytes == 0 {
 			op = 'N'
 		}
-	case 'W':
-		op, write = 'W', true
-		if i+1 < len(s) && s[i+1] == 'Z' { // write zeroes, in kernels that spell it
-			i++
-		}
-	case 'D':
-		op, write = 'D', true
-		if i+1 < len(s) && s[i+1] == 'E' {
-			i++
-		}
+	case 'W', 'D':
+		write = true
 	case 'F': // REQ_OP_FLUSH: no data, not a write
 		op, preflush = 'N', true
-	case 'N':
-		op = 'N'
-	case 'Z': // zone operations: ZA (append), ZR, ZRA, ZC are writes by op number
-		if i+1 >= len(s) {
-			return "", false, false
+	case 'Z':
+		op, write = 'N', p.ZoneWrite()
+		if write {
+			op = 'W'
 		}
-		switch s[i+1] {
-		case 'A', 'R', 'C':
-			op, write = 'W', true
-		default:
-			op = 'N'
-		}
-		i++
-		if s[i] == 'R' && i+1 < len(s) && s[i+1] == 'A' {
-			i++
-		}
-	default:
-		return "", false, false
 	}
-	i++
 	var b strings.Builder
 	if preflush {
 		b.WriteByte('F')
 	}
 	b.WriteByte(op)
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case 'F', 'A', 'S', 'M':
-			b.WriteByte(s[i])
-		case 'U': // atomic: blktrace has no letter for it
-		default:
-			return "", false, false
+	for _, f := range [...]struct {
+		on     bool
+		letter byte
+	}{{p.FUA, 'F'}, {p.Ahead, 'A'}, {p.Sync, 'S'}, {p.Meta, 'M'}} {
+		if f.on {
+			b.WriteByte(f.letter)
 		}
 	}
 	return b.String(), write, true

@@ -71,9 +71,9 @@ func (ev event) marker() (what string, op int, ok bool) {
 	return f[0], n, true
 }
 
-// rwbs is a block event's operation and flags, as blk_fill_rwbs writes them:
-// an optional F (preflush), the operation (R, W, D, DE, F, N), then F (FUA),
-// A (readahead), S (sync), M (meta).
+// rwbs is a block event's operation and flags, as blk_fill_rwbs writes them
+// for the runner's loop device: an optional F (preflush), the operation (R,
+// W, D, DE, F, N), then F (FUA), A (readahead), S (sync), M (meta).
 type rwbs struct {
 	op       byte // 'R', 'W', 'D', 'F' (flush), 'N'
 	preflush bool
@@ -82,37 +82,15 @@ type rwbs struct {
 	sync     bool
 }
 
+// parseRWBS reads a tracepoint's rwbs (workload.ParseRWBS) and refuses
+// what the runner's scenarios cannot make: zone operations, write zeroes,
+// atomic writes and blkparse's barrier.
 func parseRWBS(s string) (rwbs, bool) {
-	var r rwbs
-	if s == "" {
-		return r, false
+	p, ok := workload.ParseRWBS(s)
+	if !ok || p.Op == 'Z' || p.Zeroes || p.Atomic || p.Barrier {
+		return rwbs{}, false
 	}
-	i := 0
-	if len(s) >= 2 && s[0] == 'F' && strings.IndexByte("RWDFN", s[1]) >= 0 {
-		r.preflush, i = true, 1
-	}
-	r.op = s[i]
-	if strings.IndexByte("RWDFN", r.op) < 0 {
-		return r, false
-	}
-	i++
-	if r.op == 'D' && i < len(s) && s[i] == 'E' {
-		i++
-	}
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case 'F':
-			r.fua = true
-		case 'A':
-			r.ahead = true
-		case 'S':
-			r.sync = true
-		case 'M':
-		default:
-			return r, false
-		}
-	}
-	return r, true
+	return rwbs{op: p.Op, preflush: p.Preflush, fua: p.FUA, ahead: p.Ahead, sync: p.Sync}, true
 }
 
 // dir is the operation as a counter name's direction word.

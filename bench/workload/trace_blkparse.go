@@ -326,45 +326,29 @@ type blkRWBS struct {
 }
 
 // parseBlkRWBS reads blkparse's rwbs ([F](D|W|R|N)[F][A][S][M]) and, leniently,
-// the kernel tracepoints' ([F](R|W|D|DE|F|N)[F][A][S][M]) and old blkparse's
-// barrier B.
+// the kernel tracepoints' flush request (F, DE) and old blkparse's barrier
+// B; not the kernel's zone operations, write zeroes or atomic flag, which
+// blkparse never prints.
 func parseBlkRWBS(s string) (blkRWBS, bool) {
-	var r blkRWBS
-	i := 0
-	if len(s) >= 2 && s[0] == 'F' && strings.IndexByte("RWDNF", s[1]) >= 0 {
-		r.preflush, i = true, 1
+	p, ok := ParseRWBS(s)
+	if !ok || p.Op == 'Z' || p.Zeroes || p.Atomic {
+		return blkRWBS{}, false
 	}
-	if i >= len(s) {
-		return r, false
-	}
-	switch s[i] {
-	case 'R', 'W', 'D', 'N':
-		r.op = s[i]
-	case 'F': // the kernel's REQ_OP_FLUSH
+	r := blkRWBS{op: p.Op, preflush: p.Preflush || p.Barrier}
+	if p.Op == 'F' { // the kernel's REQ_OP_FLUSH
 		r.op, r.preflush = 'N', true
-	default:
-		return r, false
 	}
-	i++
-	if r.op == 'D' && i < len(s) && s[i] == 'E' {
-		i++
+	if p.FUA || p.Barrier {
+		r.flags |= FlagFUA
 	}
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case 'F':
-			r.flags |= FlagFUA
-		case 'A':
-			r.flags |= FlagAhead
-		case 'S':
-			r.flags |= FlagSync
-		case 'M':
-			r.flags |= FlagMeta
-		case 'B': // old blkparse's barrier: a flush before, FUA after
-			r.preflush = true
-			r.flags |= FlagFUA
-		default:
-			return r, false
-		}
+	if p.Ahead {
+		r.flags |= FlagAhead
+	}
+	if p.Sync {
+		r.flags |= FlagSync
+	}
+	if p.Meta {
+		r.flags |= FlagMeta
 	}
 	return r, true
 }
