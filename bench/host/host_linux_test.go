@@ -127,22 +127,29 @@ func TestCleanupAfterInjectedFailure(t *testing.T) {
 	assertNoLeftovers(t, os.Getpid())
 }
 
+// signalSelfMidRun is a test's child process: it runs the smoke scenario
+// and sends itself sig before the fourth operation, then waits for the
+// signal to end it (exit status 3 or 4 if something else does).
+func signalSelfMidRun(sig syscall.Signal) {
+	s, err := workload.Parse("smoke.scn", smoke)
+	if err != nil {
+		os.Exit(3)
+	}
+	_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
+		if k == 3 {
+			_ = syscall.Kill(os.Getpid(), sig)
+			select {}
+		}
+		return nil
+	}})
+	os.Exit(4) // not reached: the signal ends the process
+}
+
 // TestSignalCleansUp runs a scenario in a child process that sends itself
 // SIGINT mid-run: the child must exit with 130 and leave nothing behind.
 func TestSignalCleansUp(t *testing.T) {
 	if os.Getenv("BHSIM_HOST_SIGNAL_CHILD") == "1" {
-		s, err := workload.Parse("smoke.scn", smoke)
-		if err != nil {
-			os.Exit(3)
-		}
-		_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
-			if k == 3 {
-				_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
-				select {} // the handler cleans up and exits
-			}
-			return nil
-		}})
-		os.Exit(4) // not reached: the handler exits
+		signalSelfMidRun(syscall.SIGINT) // the handler cleans up and exits
 	}
 	needKernel(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalCleansUp$")
@@ -201,18 +208,7 @@ func TestRecordedResults(t *testing.T) {
 // and tracing instance stay behind until CleanStale removes them.
 func TestCleanStaleAfterKill(t *testing.T) {
 	if os.Getenv("BHSIM_HOST_KILL_CHILD") == "1" {
-		s, err := workload.Parse("smoke.scn", smoke)
-		if err != nil {
-			os.Exit(3)
-		}
-		_, _ = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
-			if k == 3 {
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {}
-			}
-			return nil
-		}})
-		os.Exit(4) // not reached
+		signalSelfMidRun(syscall.SIGKILL)
 	}
 	needKernel(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanStaleAfterKill$")
