@@ -38,7 +38,7 @@ func TestProfileJSONErrors(t *testing.T) {
 		{"schema", ProfileSchema, "bhsim-profile/9", "schema"},
 		{"unknown parameter", `"param":"timer"`, `"param":"warp-drive"`, "unknown parameter"},
 		{"repeated parameter", `"param":"requests"`, `"param":"timer"`, "given twice"},
-		{"negative cost", `"ns":25,`, `"ns":-1,`, "want a finite number"},
+		{"negative cost", `"ns":25,`, `"ns":-1,`, "want nanoseconds from 0 to 1e15"},
 		{"unknown field", `"name":`, `"colour":"red","name":`, "unknown field"},
 		{"no name", `"name":"x86-server"`, `"name":""`, "no name"},
 	} {
@@ -66,8 +66,9 @@ func TestSetCost(t *testing.T) {
 	assert.Equal(t, 30.0, p.NS[ParamTimer])
 	assert.Contains(t, p.Source[ParamTimer], "set on the command line (was 25 ns: estimate")
 	assert.ErrorContains(t, p.SetCost("nope", 1, ""), "unknown parameter")
-	assert.ErrorContains(t, p.SetCost("timer", math.NaN(), ""), "finite")
-	assert.ErrorContains(t, p.SetCost("timer", -2, ""), "finite")
+	assert.ErrorContains(t, p.SetCost("timer", math.NaN(), ""), "want nanoseconds from 0 to 1e15")
+	assert.ErrorContains(t, p.SetCost("timer", -2, ""), "want nanoseconds from 0 to 1e15")
+	assert.ErrorContains(t, p.SetCost("timer", 1e308, ""), "cost 1e+308 ns: want nanoseconds from 0 to 1e15")
 }
 
 // TestProfileJSONOlderFile reads a profile file written before the later
