@@ -62,7 +62,9 @@ func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout io.Write
 			}
 			var names []string
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-			return nil, usagef("%v (flags: %s; --help explains them)", err, strings.Join(names, ", "))
+			// The flag package names a flag -name; the usage lines say --name.
+			msg := strings.Replace(strings.Replace(err.Error(), ": -", ": --", 1), "for flag -", "for flag --", 1)
+			return nil, usagef("%s (flags: %s; --help explains them)", msg, strings.Join(names, ", "))
 		}
 		if fs.NArg() == 0 {
 			return pos, nil

@@ -41,6 +41,9 @@ func TestErrors(t *testing.T) {
 		{"reproduce: unknown cost", []string{"reproduce", "--cost", "warp=1"}, "unknown parameter \"warp\""},
 		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "want nanoseconds from 0 to 1e15"},
 		{"clean: argument", []string{"clean", "stale"}, "clean takes no arguments, got 1"},
+		{"run: a directory", []string{"run", "../../testdata/scenarios"}, "is a directory: run takes one FILE (bhsim validate DIR"},
+		{"run: bad flag value", []string{"run", "--cpus=x"}, `invalid value "x" for flag --cpus`},
+		{"validate: unknown flag", []string{"validate", "--nope"}, "flag provided but not defined: --nope"},
 		{"reproduce: bad flag", []string{"reproduce", "--nope"}, "flags: --cost, --cross-validate, --format, --plot, --profile"},
 		{"reproduce: flag without value", []string{"reproduce", "lru", "--format"}, "flag needs an argument"},
 
@@ -78,7 +81,7 @@ func TestErrors(t *testing.T) {
 		{"explain: huge bs", []string{"explain", "iomap-write-page", "--bs", "100G"}, "above the largest the model simulates (64M)"},
 		{"explain: block past the end", []string{"explain", "find-get-block-slow", "--block", "9999999999999"}, "past the end"},
 		{"explain: dd past the device", []string{"explain", "write-page", "--count", "1000000000"}, "more than the 8002 GB device holds (count at most 7630885)"},
-		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "flag provided but not defined: -bs (flags: --bsize, --cost, --costs, --count, --layout, --profile"},
+		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "flag provided but not defined: --bs (flags: --bsize, --cost, --costs, --count, --layout, --profile"},
 		{"explain: crash-loss takes no profile", []string{"explain", "crash-loss", "--profile", "helios4"}, "flags: --count;"},
 
 		{"profile: nothing", []string{"profile"}, "want list or show NAME"},

@@ -53,6 +53,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := check(); err != nil {
 		return err
 	}
+	if len(pos) == 1 {
+		if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
+			return usagef("%s is a directory: run takes one FILE (bhsim validate DIR runs a directory's scenarios)", pos[0])
+		}
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if wf.wanted(set) || len(pos) == 1 && !isScenario(pos[0]) {
@@ -69,6 +74,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))
 	}
+
 	s, err := workload.ParseFile(pos[0])
 	if err != nil {
 		return asUsage(err)
