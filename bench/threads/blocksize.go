@@ -154,7 +154,8 @@ func blocksizeRatios(t timing.Table) timing.Table {
 // under both policies.
 func blocksizeNotes(p *timing.Profile, runs blocksizeRuns) string {
 	var sb strings.Builder
-	sb.WriteString("where the time goes (µs per 4 KiB page written, by resource; the busiest sets the pace):\n")
+	sb.WriteString("where the time goes (µs per 4 KiB page written, by resource; the busiest sets the pace, and dd's start\n" +
+		"before writeback and its close, which run on their own, add to it: the MB/s are the whole run's):\n")
 	for _, l := range workload.Layouts() {
 		for _, k := range []string{"5.10.10", "5.10.10+revert"} {
 			r := runs[blocksizeRun{k, l, false}]

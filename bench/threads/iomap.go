@@ -139,7 +139,7 @@ func iomapNotes(p *timing.Profile, runs map[iomapRun]*workload.DDResult) string 
 		fmt.Fprintf(&sb, "  %-8s", workload.FormatDDSize(bs))
 		for _, k := range iomapKernels {
 			r := runs[iomapRun{k.name, bs}]
-			_, ns := p.Bottleneck(r.Loads())
+			ns := r.SimNS(p)
 			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", r.FaultInPerPage(), ns/r.Pages()/1e3, r.MBps(p)))
 		}
 		sb.WriteString("\n")

@@ -15,7 +15,11 @@ import (
 // Either Q holds the quantity of each parameter per operation (events per op,
 // and timed calls per op for the harness) and the simulated figure is their
 // priced sum in nanoseconds; or Loads lists the demand of every resource of a
-// streaming run (see Load) and the simulated time is the busiest one's. When
+// streaming run (see Load) and the simulated time is the busiest one's; or
+// Phases lists the loads of a run's phases, which follow one another (a
+// dd's start before writeback, its steady state, its close), and the
+// simulated time is the sum of each phase's busiest (Loads then holds the
+// whole run's, for reports). When
 // Bytes is positive the figure is a throughput, Bytes moved per simulated
 // time in decimal MB/s (dd's unit); otherwise it is the time in nanoseconds.
 type Observation struct {
@@ -23,6 +27,7 @@ type Observation struct {
 	Published   float64
 	Q           Quantities
 	Loads       []Load
+	Phases      [][]Load
 	Bytes       float64
 	// Run names the simulated run the figure comes from: cells with the same
 	// non-empty Run share one simulation, so a cell that shares the run of a
@@ -86,9 +91,13 @@ func (p *Profile) binding(o *Observation) Load {
 	return o.Loads[i]
 }
 
-// SimNSOf returns o's simulated time in nanoseconds under p.
+// SimNSOf returns o's simulated time in nanoseconds under p: for a run in
+// phases, the sum of each phase's time (PhasedNS).
 func (p *Profile) SimNSOf(o Observation) float64 {
-	if len(o.Loads) == 0 {
+	switch {
+	case len(o.Phases) > 0:
+		return p.PhasedNS(o.Phases)
+	case len(o.Loads) == 0:
 		l := p.binding(&o)
 		return p.BusyNS(&l)
 	}
@@ -306,6 +315,10 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 	cur := *p
 	best, bestErr := (*Profile)(nil), math.Inf(1)
 	prev := ""
+	// A run in phases is a sum of bottlenecks: the linear rounds, which
+	// charge each cell to one load, may not pin every cost; refine, which
+	// fits the phased times themselves, finishes the fit.
+	phased := slices.ContainsFunc(obs, func(o Observation) bool { return len(o.Phases) > 0 })
 	nfit := 0
 	for _, c := range chosen {
 		if c {
@@ -338,6 +351,14 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 			row++
 		}
 		x, err := leastSquares(a, b)
+		if err != nil && phased && best != nil {
+			break // an earlier round's costs are a start for refine
+		}
+		if err != nil && phased {
+			cp := cur
+			best = &cp // refine starts from the given costs
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("timing: calibrate %v: %w", params, err)
 		}
@@ -353,7 +374,7 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 		}
 		prev = sig.String()
 	}
-	if best.NS[ParamMemStall] > 0 {
+	if best.NS[ParamMemStall] > 0 || phased {
 		return refine(best, params, obs, chosen), nil
 	}
 	return best, nil
@@ -364,8 +385,9 @@ const maxRefineRounds = 30
 
 // refine improves a fit whose simulated times are not linear in the costs:
 // under a memory-stall share a CPU's time depends on the memory bus's cost
-// through the bus's load (Contended), so the linear solve of fitCosts, which
-// prices each cell's binding load at an idle bus, is only a start. refine
+// through the bus's load (Contended), and a run in phases takes the sum of
+// several bottlenecks, so the linear solve of fitCosts, which prices each
+// cell's binding load at an idle bus, is only a start. refine
 // takes Gauss–Newton steps on the chosen cells' relative errors, with a
 // forward-difference Jacobian, halving a step that does not lower the sum of
 // squared errors, and returns the best costs it reached (p itself when no
@@ -438,21 +460,39 @@ func leastSquares(a *mat.Dense, b *mat.VecDense) ([]float64, error) {
 	return x.RawVector().Data, nil
 }
 
+// busiestWith returns the index of the busiest of loads under p that does
+// any of params, or -1.
+func (p *Profile) busiestWith(loads []Load, params []Param) int {
+	best, t := -1, 0.0
+	for i := range loads {
+		if b := p.BusyNS(&loads[i]); hasParam(&loads[i], params) && (best < 0 || b > t) {
+			best, t = i, b
+		}
+	}
+	return best
+}
+
 // fitBinding is the load a fit round charges o's published time to: the
 // bottleneck under p, unless that load has no free parameter (a disk) and is
 // faster than the published figure — then the figure can only be explained
-// by raising another resource, the busiest one with a free parameter.
+// by raising another resource, the busiest one with a free parameter. For a
+// run in phases it is the fit binding of the whole run's loads, charged with
+// the published time less the time the phases add to the whole run's
+// bottleneck under p, which rides in its FixedNS (held for the round; the
+// next round re-derives it, and refine fits the phased times themselves).
 func (p *Profile) fitBinding(o *Observation, params []Param) Load {
+	if len(o.Phases) > 0 {
+		_, whole := p.Bottleneck(o.Loads)
+		extra := p.PhasedNS(o.Phases) - whole
+		l := p.fitBinding(&Observation{Loads: o.Loads, Published: o.targetNS() - extra}, params)
+		l.FixedNS += extra * max(l.Servers, 1)
+		return l
+	}
 	l := p.binding(o)
 	if hasParam(&l, params) || p.BusyNS(&l) >= o.targetNS() {
 		return l
 	}
-	best, t := -1, 0.0
-	for i := range o.Loads {
-		if b := p.BusyNS(&o.Loads[i]); hasParam(&o.Loads[i], params) && (best < 0 || b > t) {
-			best, t = i, b
-		}
-	}
+	best := p.busiestWith(o.Loads, params)
 	if best < 0 {
 		return l
 	}

@@ -199,3 +199,43 @@ func TestPriorFactor(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibratePhases fits costs to runs in phases — a CPU-bound start, a
+// disk-bound steady state where the disk has a free cost, a CPU-bound close
+// — whose published times are the sums of the phases' bottlenecks under
+// known costs, and recovers them; PhasedNS is that sum.
+func TestCalibratePhases(t *testing.T) {
+	slot, disk := Ev(bufcache.EvLRUSlot), ParamDiskByte
+	truth := X86Server()
+	truth.NS[slot], truth.NS[disk] = 3.25, 2.5
+	phase := func(cpu, bytes float64) []Load {
+		var c, d Load
+		c.Name, c.Servers, c.Kind = "cpu0", 1, LoadCPU
+		c.Q[slot] = cpu
+		d.Name, d.Servers = "sda", 1
+		d.Q[disk] = bytes
+		return []Load{c, d}
+	}
+	var obs []Observation
+	var keys []string
+	for i, n := range []float64{1, 2, 4} {
+		o := Observation{Row: "run", Column: string(rune('a' + i)), Bytes: 1e6 * n,
+			Phases: [][]Load{phase(1e5*n, 0), phase(1e5, 4e5*n), phase(2e5, 1e4)}}
+		o.Loads = phase(1e5*n+3e5, 4e5*n+1e4) // the whole run's, each resource's sum
+		want := 3.25*1e5*n + 2.5*4e5*n + 3.25*2e5
+		require.InDelta(t, want, truth.PhasedNS(o.Phases), 1e-6, "the phases' bottlenecks add up")
+		o.Published = truth.Simulate(o)
+		obs = append(obs, o)
+		if i < 2 {
+			keys = append(keys, o.Key())
+		}
+	}
+	start := X86Server()
+	start.NS[disk] = 1 // a prior: at 0 the disk never binds and no step can find it
+	fitted, cal, err := Calibrate(start, Fit{Params: []Param{slot, disk}, Cells: keys}, obs)
+	require.NoError(t, err)
+	assert.InDelta(t, 3.25, fitted.NS[slot], 1e-3)
+	assert.InDelta(t, 2.5, fitted.NS[disk], 1e-3)
+	assert.InDelta(t, 0, cal.Cells[2].RelError(), 1e-4, "the third run is predicted")
+	assert.Zero(t, truth.PhasedNS(nil), "no phases take no time")
+}

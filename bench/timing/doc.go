@@ -45,6 +45,12 @@
 // counts. Reports show each resource's demand ([Profile.DescribeLoads]) so a
 // reader can see how close to the bound the others run.
 //
+// A run whose stages cannot overlap for part of it is split into phases
+// that follow one another, each with its own loads: a dd writes alone until
+// its dirty pages reach the background threshold, and its close writes back
+// what is left while the flusher idles. Its time is the sum of each phase's
+// bottleneck time ([Profile.PhasedNS], [Observation.Phases]).
+//
 // # Memory contention
 //
 // The plain bound treats the memory bus as one more resource, independent of

@@ -70,6 +70,11 @@ type DDRun struct {
 	pos    uint64
 	blocks uint64
 	cpus   []bufcache.Counters
+	// pre holds the counters before the block being written, until the
+	// flusher first writes back; started is then set and start keeps
+	// them: where the run's first phase ends (DDResult.Phases).
+	pre, start DDResult
+	started    bool
 }
 
 // ErrInvalidDD is wrapped by the errors of a DD that cannot run as given (a
@@ -185,6 +190,10 @@ func (r *DDRun) Block() error {
 	cpu := r.m.CPU(0)
 	var n uint64
 	var err error
+	watch := !r.started && !r.dd.Read
+	if watch {
+		r.snapshot(&r.pre)
+	}
 	if r.dd.Read {
 		n, err = r.file.Pread(cpu, r.pos, r.dst)
 	} else {
@@ -195,6 +204,10 @@ func (r *DDRun) Block() error {
 	}
 	r.pos += n
 	r.blocks++
+	if watch && r.m.CPU(1).Events()[bufcache.EvBioSubmit] > r.cpus[1][bufcache.EvBioSubmit] {
+		r.started = true
+		r.pre, r.start = r.start, r.pre
+	}
 	if err == nil && n < r.dd.BS {
 		err = errors.New("workload: dd reached the end of the device")
 	}
@@ -207,6 +220,8 @@ func (r *DDRun) Block() error {
 // close(2) of a block device returns 0 whatever its sync found).
 func (r *DDRun) Close() (*DDResult, error) {
 	cpu := r.m.CPU(0)
+	var closing DDResult
+	r.snapshot(&closing)
 	if !r.dd.Read {
 		if err := r.dev.SyncBlockdev(cpu); err != nil {
 			return nil, err
@@ -215,17 +230,58 @@ func (r *DDRun) Close() (*DDResult, error) {
 	if err := r.file.Close(cpu); err != nil {
 		return nil, err
 	}
-	res := &DDResult{DD: r.dd, Bytes: r.pos, Blocks: r.blocks, BlockSize: r.dev.BlockSize(), ReadAheadKB: r.dev.ReadAheadKB()}
-	for i := range r.cpus {
-		res.CPU = append(res.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
-	}
-	if r.array != nil {
-		res.MD = r.array.Stats()
-	}
-	for _, q := range r.disks {
-		res.Disks = append(res.Disks, DiskResult{Name: q.Name(), Stats: q.Stats()})
+	res := &DDResult{}
+	r.snapshot(res)
+	res.BlockSize, res.ReadAheadKB = r.dev.BlockSize(), r.dev.ReadAheadKB()
+	var zero DDResult
+	r.snapshotZero(&zero)
+	if r.started {
+		res.Phases = []*DDResult{r.start.since(&zero), closing.since(&r.start), res.since(&closing)}
+	} else {
+		res.Phases = []*DDResult{closing.since(&zero), res.since(&closing)}
 	}
 	return res, nil
+}
+
+// snapshot copies the run's counters so far into s, reusing its slices (no
+// allocation once they have grown). O(CPUs + disks).
+func (r *DDRun) snapshot(s *DDResult) {
+	s.DD, s.Bytes, s.Blocks = r.dd, r.pos, r.blocks
+	s.CPU = s.CPU[:0]
+	for i := range r.cpus {
+		s.CPU = append(s.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
+	}
+	if r.array != nil {
+		s.MD = r.array.Stats()
+	}
+	s.Disks = s.Disks[:0]
+	for _, q := range r.disks {
+		s.Disks = append(s.Disks, DiskResult{Name: q.Name(), Stats: q.Stats()})
+	}
+}
+
+// snapshotZero sets s to the run's counters before its first block: none
+// (the disks and the array are new with the run).
+func (r *DDRun) snapshotZero(s *DDResult) {
+	s.DD = r.dd
+	s.CPU = make([]bufcache.Counters, len(r.cpus))
+	for _, q := range r.disks {
+		s.Disks = append(s.Disks, DiskResult{Name: q.Name()})
+	}
+}
+
+// since returns what the run did between earlier, a snapshot of the same
+// run, and s: a phase, with no phases of its own.
+func (s *DDResult) since(earlier *DDResult) *DDResult {
+	out := &DDResult{DD: s.DD, Bytes: s.Bytes - earlier.Bytes, Blocks: s.Blocks - earlier.Blocks,
+		BlockSize: s.BlockSize, ReadAheadKB: s.ReadAheadKB, MD: s.MD.Sub(earlier.MD)}
+	for i := range s.CPU {
+		out.CPU = append(out.CPU, s.CPU[i].Sub(earlier.CPU[i]))
+	}
+	for i := range s.Disks {
+		out.Disks = append(out.Disks, DiskResult{Name: s.Disks[i].Name, Stats: s.Disks[i].Stats.Sub(earlier.Disks[i].Stats)})
+	}
+	return out
 }
 
 // Run runs the whole of d: Start, Count blocks, Close.
@@ -305,6 +361,15 @@ type DDResult struct {
 	CPU   []bufcache.Counters
 	MD    md.Stats
 	Disks []DiskResult
+	// Phases are the parts of the run that follow one another, each what
+	// the run did in it: for a write, dd's start until the flusher first
+	// writes back (background writeback waits for the dirty threshold, so
+	// nothing else runs), the steady state, and dd's close (the last close
+	// syncs what is still dirty with the flusher idle below the threshold,
+	// then drops the page cache); for a read, or a write that never reached
+	// the threshold, everything before the close and the close. Empty for a
+	// phase itself.
+	Phases []*DDResult
 }
 
 // DiskResult is one disk's counters for a run.
@@ -478,14 +543,34 @@ func (r *DDResult) memoryBytes() timing.Quantities {
 	return q
 }
 
+// PhaseLoads returns the loads of each of the run's phases (Phases), nil
+// for a phase.
+func (r *DDResult) PhaseLoads() [][]timing.Load {
+	var out [][]timing.Load
+	for _, ph := range r.Phases {
+		out = append(out, ph.Loads())
+	}
+	return out
+}
+
 // Obs returns the run as an observation of the published MB/s figure at row
-// and column of a table.
+// and column of a table: its phases' loads, and the whole run's for reports.
 func (r *DDResult) Obs(row, column string, published float64) timing.Observation {
-	return timing.Observation{Row: row, Column: column, Published: published, Loads: r.Loads(), Bytes: float64(r.Bytes)}
+	return timing.Observation{Row: row, Column: column, Published: published, Loads: r.Loads(), Phases: r.PhaseLoads(), Bytes: float64(r.Bytes)}
+}
+
+// SimNS returns the run's simulated time under p: the sum of its phases'
+// times, each set by its busiest resource (timing.Profile.PhasedNS), or for
+// a phase its busiest resource's time.
+func (r *DDResult) SimNS(p *timing.Profile) float64 {
+	if len(r.Phases) > 0 {
+		return p.PhasedNS(r.PhaseLoads())
+	}
+	_, t := p.Bottleneck(r.Loads())
+	return t
 }
 
 // MBps returns the run's simulated throughput under p in decimal MB/s.
 func (r *DDResult) MBps(p *timing.Profile) float64 {
-	_, t := p.Bottleneck(r.Loads())
-	return float64(r.Bytes) * 1e3 / t
+	return float64(r.Bytes) * 1e3 / r.SimNS(p)
 }

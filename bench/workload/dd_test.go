@@ -280,3 +280,76 @@ func TestDDFreesEveryPageOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestDDPhases checks a dd's phases: they add up to the whole run; a write
+// that passes the dirty threshold starts with dd alone (no writeback, no
+// disk work) and ends with the close, which moves no bytes and writes back
+// on dd's CPU; a read, and a write under the threshold, have no start of
+// their own.
+func TestDDPhases(t *testing.T) {
+	preset, err := KernelByName("5.10.10")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		layout Layout
+		read   bool
+		count  uint64
+		phases int
+	}{
+		{"write past the threshold", LayoutDirect, false, 200, 3},
+		{"raid10 write", LayoutRaid10F2, false, 120, 3},
+		{"write under the threshold", LayoutDirect, false, 16, 2},
+		{"read", LayoutRaid0, true, 64, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dd := Helios4DD(tc.layout, preset, tc.read)
+			dd.Count = tc.count
+			r, err := dd.Run()
+			require.NoError(t, err)
+			require.Len(t, r.Phases, tc.phases)
+			var bytes, blocks uint64
+			var cpu []bufcache.Counters
+			disks := make([]blk.QueueStats, len(r.Disks))
+			for _, ph := range r.Phases {
+				assert.Empty(t, ph.Phases, "a phase has no phases")
+				bytes, blocks = bytes+ph.Bytes, blocks+ph.Blocks
+				for i, c := range ph.CPU {
+					if len(cpu) <= i {
+						cpu = append(cpu, bufcache.Counters{})
+					}
+					for e := range c {
+						cpu[i][e] += c[e]
+					}
+				}
+				for i, d := range ph.Disks {
+					disks[i].Write.Requests += d.Stats.Write.Requests
+					disks[i].Read.Requests += d.Stats.Read.Requests
+					disks[i].BusyNS += d.Stats.BusyNS
+				}
+			}
+			assert.Equal(t, r.Bytes, bytes)
+			assert.Equal(t, r.Blocks, blocks)
+			assert.Equal(t, r.CPU, cpu, "the phases' events add up to the run's")
+			for i, d := range r.Disks {
+				assert.Equal(t, d.Stats.Write.Requests, disks[i].Write.Requests, d.Name)
+				assert.Equal(t, d.Stats.Read.Requests, disks[i].Read.Requests, d.Name)
+				assert.InDelta(t, d.Stats.BusyNS, disks[i].BusyNS, 1e-6*d.Stats.BusyNS+1e-9, d.Name)
+			}
+			closing := r.Phases[len(r.Phases)-1]
+			assert.Zero(t, closing.Bytes, "the close moves no bytes")
+			if !tc.read {
+				assert.Positive(t, closing.CPU[0][bufcache.EvBioSubmit], "the close writes back on dd's CPU")
+				assert.Zero(t, closing.CPU[1][bufcache.EvBioSubmit], "the flusher is idle at the close")
+			}
+			if tc.phases == 3 {
+				start := r.Phases[0]
+				assert.Zero(t, start.CPU[1][bufcache.EvBioSubmit], "no writeback before the threshold")
+				assert.Positive(t, start.Bytes)
+				assert.Positive(t, r.Phases[1].CPU[1][bufcache.EvBioSubmit], "the flusher writes back in the steady state")
+				for _, d := range start.Disks {
+					assert.Zero(t, d.Stats.BusyNS, "%s idles before writeback", d.Name)
+				}
+			}
+		})
+	}
+}

@@ -93,6 +93,21 @@ type QueueStats struct {
 	BusyNS float64
 }
 
+// Sub returns the counters s gained since earlier, a snapshot of the same
+// queue taken before it. O(1).
+func (s QueueStats) Sub(earlier QueueStats) QueueStats {
+	return QueueStats{Read: s.Read.sub(earlier.Read), Write: s.Write.sub(earlier.Write),
+		Flushes: s.Flushes - earlier.Flushes, EmptyFlushes: s.EmptyFlushes - earlier.EmptyFlushes,
+		Errors: s.Errors - earlier.Errors, BusyNS: s.BusyNS - earlier.BusyNS}
+}
+
+// sub returns the counters s gained since earlier.
+func (s OpStats) sub(earlier OpStats) OpStats {
+	return OpStats{Requests: s.Requests - earlier.Requests, Bios: s.Bios - earlier.Bios, Merges: s.Merges - earlier.Merges,
+		FrontMerges: s.FrontMerges - earlier.FrontMerges, Splits: s.Splits - earlier.Splits,
+		Sectors: s.Sectors - earlier.Sectors, Failed: s.Failed - earlier.Failed}
+}
+
 // BlockStat is /sys/block/<dev>/stat as the kernel keeps it for the queue's
 // disk (Documentation/block/stat.rst, v6.18): completed I/O, counted per
 // request when it completes, errors included. The fields not listed

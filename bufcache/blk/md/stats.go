@@ -85,6 +85,20 @@ func (s *Stats) add(o *Stats) {
 	s.DegradedReads += o.DegradedReads
 }
 
+// Sub returns the counters s gained since earlier, a snapshot of the same
+// array taken before it. O(1).
+func (s Stats) Sub(earlier Stats) Stats {
+	return Stats{
+		BiosIn: s.BiosIn - earlier.BiosIn, BytesIn: s.BytesIn - earlier.BytesIn,
+		WriteBios: s.WriteBios - earlier.WriteBios, MemberBios: s.MemberBios - earlier.MemberBios,
+		MemberReads: s.MemberReads - earlier.MemberReads, StripeAttach: s.StripeAttach - earlier.StripeAttach,
+		Stripes: s.Stripes - earlier.Stripes, FullStripeWrites: s.FullStripeWrites - earlier.FullStripeWrites,
+		RMWWrites: s.RMWWrites - earlier.RMWWrites, ReconstructWrites: s.ReconstructWrites - earlier.ReconstructWrites,
+		ParityBytes: s.ParityBytes - earlier.ParityBytes, Splits: s.Splits - earlier.Splits,
+		MemberErrors: s.MemberErrors - earlier.MemberErrors, DegradedReads: s.DegradedReads - earlier.DegradedReads,
+	}
+}
+
 // Stats returns the array's counters: a consistent snapshot that includes every
 // bio whose parent has completed and every stripe handled for it. Complexity
 // O(1).
