@@ -19,7 +19,7 @@ import (
 // Phases lists the loads of a run's phases, which follow one another (a
 // dd's start before writeback, its steady state, its close), and the
 // simulated time is the sum of each phase's busiest (Loads then holds the
-// whole run's, for reports). When
+// whole run's: the fit's linear rounds start from it, reports show it). When
 // Bytes is positive the figure is a throughput, Bytes moved per simulated
 // time in decimal MB/s (dd's unit); otherwise it is the time in nanoseconds.
 type Observation struct {
@@ -156,8 +156,10 @@ func (fp FittedParam) WithinPrior() bool {
 // Calibrate fits the costs fit.Params to the observations fit.Cells names by
 // least squares on relative errors — linear (simulated time is linear in
 // every cost at an idle memory bus), then, for a profile with a memory-stall
-// share, Gauss–Newton steps from there (a CPU's time then depends on the
-// bus's cost through its load) — keeping every other cost of p, and returns
+// share or fitted observations in phases, Gauss–Newton steps from there (a
+// CPU's time then depends on the bus's cost through its load; a run in
+// phases adds bottlenecks that change with the costs) — keeping every other
+// cost of p, and returns
 // the fitted copy of p with the report. Each cell of the report is labelled:
 // fitted, fitted (shared run) when it shares its Run with a fitted cell,
 // input when the observation says so, or predicted.
@@ -168,8 +170,11 @@ func (fp FittedParam) WithinPrior() bool {
 // unknown parameter, or the memory-stall share (not a cost); a singular
 // system (a parameter that no fitted observation exercises, or two that they
 // cannot tell apart); a fitted cost that comes out negative (the model
-// cannot explain the data with those parameters). Cost: a few least-squares
-// solves of len(fit.Cells) × len(fit.Params), and under a share up to
+// cannot explain the data with those parameters). A linear round that is
+// singular after an earlier one solved hands a phased fit to Gauss–Newton
+// from the best round; a singular first round is an error. Cost: a few
+// least-squares solves of len(fit.Cells) × len(fit.Params), and under a
+// share or with phases up to
 // maxRefineRounds Gauss–Newton steps of len(fit.Params)+1 simulations of
 // each fitted cell.
 func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, error) {
@@ -315,10 +320,13 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 	cur := *p
 	best, bestErr := (*Profile)(nil), math.Inf(1)
 	prev := ""
-	// A run in phases is a sum of bottlenecks: the linear rounds, which
-	// charge each cell to one load, may not pin every cost; refine, which
-	// fits the phased times themselves, finishes the fit.
-	phased := slices.ContainsFunc(obs, func(o Observation) bool { return len(o.Phases) > 0 })
+	// A fitted run in phases is a sum of bottlenecks that may change with
+	// the costs: refine, which fits the phased times themselves, finishes
+	// the fit the linear rounds start.
+	phased := false
+	for i, c := range chosen {
+		phased = phased || c && len(obs[i].Phases) > 0
+	}
 	nfit := 0
 	for _, c := range chosen {
 		if c {
@@ -352,12 +360,7 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 		}
 		x, err := leastSquares(a, b)
 		if err != nil && phased && best != nil {
-			break // an earlier round's costs are a start for refine
-		}
-		if err != nil && phased {
-			cp := cur
-			best = &cp // refine starts from the given costs
-			break
+			break // a later round's bottlenecks pin fewer costs: refine goes on from the best round
 		}
 		if err != nil {
 			return nil, fmt.Errorf("timing: calibrate %v: %w", params, err)
@@ -476,10 +479,13 @@ func (p *Profile) busiestWith(loads []Load, params []Param) int {
 // bottleneck under p, unless that load has no free parameter (a disk) and is
 // faster than the published figure — then the figure can only be explained
 // by raising another resource, the busiest one with a free parameter. For a
-// run in phases it is the fit binding of the whole run's loads, charged with
-// the published time less the time the phases add to the whole run's
-// bottleneck under p, which rides in its FixedNS (held for the round; the
-// next round re-derives it, and refine fits the phased times themselves).
+// run in phases it is the fit binding of the whole run's loads (o.Loads),
+// charged with the published time less what the phases add to the whole
+// run's bottleneck time under p; that rides in its FixedNS, held for the
+// round. The whole run's bottleneck is the load that must move for the run
+// to take its published time (a phase's bottleneck under the starting costs
+// may be a disk that the solution leaves idle part of the time); refine then
+// fits the phased times themselves.
 func (p *Profile) fitBinding(o *Observation, params []Param) Load {
 	if len(o.Phases) > 0 {
 		_, whole := p.Bottleneck(o.Loads)

@@ -67,7 +67,8 @@
 // On the Helios4 (2 × Cortex-A9, a 32-bit DDR3 bus) it is what lets one fit
 // of the bus's cost to the 4096-byte rows predict the 512-byte rows, and it
 // moves that fit near its prior; calibration then solves a nonlinear least
-// squares problem (Gauss–Newton after the linear start).
+// squares problem (Gauss–Newton after the linear start), as it does for runs
+// in phases.
 //
 // # Calibration
 //

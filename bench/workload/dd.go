@@ -232,7 +232,6 @@ func (r *DDRun) Close() (*DDResult, error) {
 	}
 	res := &DDResult{}
 	r.snapshot(res)
-	res.BlockSize, res.ReadAheadKB = r.dev.BlockSize(), r.dev.ReadAheadKB()
 	var zero DDResult
 	r.snapshotZero(&zero)
 	if r.started {
@@ -247,6 +246,7 @@ func (r *DDRun) Close() (*DDResult, error) {
 // allocation once they have grown). O(CPUs + disks).
 func (r *DDRun) snapshot(s *DDResult) {
 	s.DD, s.Bytes, s.Blocks = r.dd, r.pos, r.blocks
+	s.BlockSize, s.ReadAheadKB = r.dev.BlockSize(), r.dev.ReadAheadKB()
 	s.CPU = s.CPU[:0]
 	for i := range r.cpus {
 		s.CPU = append(s.CPU, r.m.CPU(i).Events().Sub(r.cpus[i]))
@@ -263,7 +263,7 @@ func (r *DDRun) snapshot(s *DDResult) {
 // snapshotZero sets s to the run's counters before its first block: none
 // (the disks and the array are new with the run).
 func (r *DDRun) snapshotZero(s *DDResult) {
-	s.DD = r.dd
+	s.DD, s.BlockSize, s.ReadAheadKB = r.dd, r.dev.BlockSize(), r.dev.ReadAheadKB()
 	s.CPU = make([]bufcache.Counters, len(r.cpus))
 	for _, q := range r.disks {
 		s.Disks = append(s.Disks, DiskResult{Name: q.Name()})

@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -281,11 +282,11 @@ func TestDDFreesEveryPageOnce(t *testing.T) {
 	}
 }
 
-// TestDDPhases checks a dd's phases: they add up to the whole run; a write
-// that passes the dirty threshold starts with dd alone (no writeback, no
-// disk work) and ends with the close, which moves no bytes and writes back
-// on dd's CPU; a read, and a write under the threshold, have no start of
-// their own.
+// TestDDPhases checks a dd's phases: every counter of the run — CPU events,
+// md's and every disk's stats, bytes, blocks — is the sum of its phases'; a
+// write that passes the dirty threshold starts with the disks idle and ends
+// with the close writing back on dd's CPU while the flusher idles; a read,
+// and a write under the threshold, have no start of their own.
 func TestDDPhases(t *testing.T) {
 	preset, err := KernelByName("5.10.10")
 	require.NoError(t, err)
@@ -298,6 +299,7 @@ func TestDDPhases(t *testing.T) {
 	}{
 		{"write past the threshold", LayoutDirect, false, 200, 3},
 		{"raid10 write", LayoutRaid10F2, false, 120, 3},
+		{"raid6 write", LayoutRaid6, false, 100, 3},
 		{"write under the threshold", LayoutDirect, false, 16, 2},
 		{"read", LayoutRaid0, true, 64, 2},
 	} {
@@ -307,49 +309,54 @@ func TestDDPhases(t *testing.T) {
 			r, err := dd.Run()
 			require.NoError(t, err)
 			require.Len(t, r.Phases, tc.phases)
-			var bytes, blocks uint64
-			var cpu []bufcache.Counters
-			disks := make([]blk.QueueStats, len(r.Disks))
+			sum := &DDResult{CPU: make([]bufcache.Counters, len(r.CPU)), Disks: make([]DiskResult, len(r.Disks))}
 			for _, ph := range r.Phases {
 				assert.Empty(t, ph.Phases, "a phase has no phases")
-				bytes, blocks = bytes+ph.Bytes, blocks+ph.Blocks
-				for i, c := range ph.CPU {
-					if len(cpu) <= i {
-						cpu = append(cpu, bufcache.Counters{})
-					}
-					for e := range c {
-						cpu[i][e] += c[e]
-					}
-				}
-				for i, d := range ph.Disks {
-					disks[i].Write.Requests += d.Stats.Write.Requests
-					disks[i].Read.Requests += d.Stats.Read.Requests
-					disks[i].BusyNS += d.Stats.BusyNS
-				}
+				assert.Equal(t, r.BlockSize, ph.BlockSize)
+				addFields(reflect.ValueOf(sum).Elem(), reflect.ValueOf(ph).Elem())
 			}
-			assert.Equal(t, r.Bytes, bytes)
-			assert.Equal(t, r.Blocks, blocks)
-			assert.Equal(t, r.CPU, cpu, "the phases' events add up to the run's")
+			assert.Equal(t, r.Bytes, sum.Bytes)
+			assert.Equal(t, r.Blocks, sum.Blocks)
+			assert.Equal(t, r.CPU, sum.CPU, "the phases' events add up to the run's")
+			assert.Equal(t, r.MD, sum.MD, "md's counters add up")
 			for i, d := range r.Disks {
-				assert.Equal(t, d.Stats.Write.Requests, disks[i].Write.Requests, d.Name)
-				assert.Equal(t, d.Stats.Read.Requests, disks[i].Read.Requests, d.Name)
-				assert.InDelta(t, d.Stats.BusyNS, disks[i].BusyNS, 1e-6*d.Stats.BusyNS+1e-9, d.Name)
+				want, got := d.Stats, sum.Disks[i].Stats
+				assert.InDelta(t, want.BusyNS, got.BusyNS, 1e-6*want.BusyNS+1e-9, d.Name)
+				want.BusyNS, got.BusyNS = 0, 0
+				assert.Equal(t, want, got, "%s's counters add up", d.Name)
+			}
+			if tc.read {
+				return
 			}
 			closing := r.Phases[len(r.Phases)-1]
-			assert.Zero(t, closing.Bytes, "the close moves no bytes")
-			if !tc.read {
-				assert.Positive(t, closing.CPU[0][bufcache.EvBioSubmit], "the close writes back on dd's CPU")
-				assert.Zero(t, closing.CPU[1][bufcache.EvBioSubmit], "the flusher is idle at the close")
-			}
+			assert.Positive(t, closing.CPU[0][bufcache.EvBioSubmit], "the close writes back on dd's CPU")
+			assert.Zero(t, closing.CPU[1][bufcache.EvBioSubmit], "the flusher is idle at the close")
 			if tc.phases == 3 {
-				start := r.Phases[0]
-				assert.Zero(t, start.CPU[1][bufcache.EvBioSubmit], "no writeback before the threshold")
-				assert.Positive(t, start.Bytes)
-				assert.Positive(t, r.Phases[1].CPU[1][bufcache.EvBioSubmit], "the flusher writes back in the steady state")
-				for _, d := range start.Disks {
+				for _, d := range r.Phases[0].Disks {
 					assert.Zero(t, d.Stats.BusyNS, "%s idles before writeback", d.Name)
 				}
 			}
 		})
+	}
+}
+
+// addFields adds every number of src to dst, two values of one struct type,
+// through nested structs, arrays and slices (dst's slices as long as src's).
+func addFields(dst, src reflect.Value) {
+	switch dst.Kind() {
+	case reflect.Struct:
+		for i := range dst.NumField() {
+			if dst.Type().Field(i).IsExported() {
+				addFields(dst.Field(i), src.Field(i))
+			}
+		}
+	case reflect.Array, reflect.Slice:
+		for i := range src.Len() {
+			addFields(dst.Index(i), src.Index(i))
+		}
+	case reflect.Uint64, reflect.Uint32, reflect.Uint:
+		dst.SetUint(dst.Uint() + src.Uint())
+	case reflect.Float64:
+		dst.SetFloat(dst.Float() + src.Float())
 	}
 }

@@ -448,9 +448,13 @@ func (o *Operation) Text(p *timing.Profile) string {
 				o.Loads[b].Name, t/o.Per, o.Unit, o.Bytes*1e3/t)
 		} else {
 			pt := p.PhasedNS(o.Phases)
+			alone := "dd's close runs on its own" // a read, or a write under the dirty threshold
+			if len(o.Phases) == 3 {
+				alone = "dd's start before writeback and its close run on their own"
+			}
 			fmt.Fprintf(&sb, "\nthe busiest resource sets the pace: %s, %.1f sim-ns a %s;\n"+
-				"dd's start before writeback and its close run on their own (%.1f sim-ns a %s more), so %.1f MB/s\n",
-				o.Loads[b].Name, t/o.Per, o.Unit, (pt-t)/o.Per, o.Unit, o.Bytes*1e3/pt)
+				"%s (%.1f sim-ns a %s more), so %.1f MB/s\n",
+				o.Loads[b].Name, t/o.Per, o.Unit, alone, (pt-t)/o.Per, o.Unit, o.Bytes*1e3/pt)
 		}
 	}
 	return sb.String()

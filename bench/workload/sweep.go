@@ -230,8 +230,9 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 type DDRow struct {
 	DDCell
 	Result *DDResult
-	// MBps is the simulated throughput (decimal MB/s, dd's unit) and
-	// Bottleneck the resource that sets it (a timing.Load's name).
+	// MBps is the simulated throughput (decimal MB/s, dd's unit, over the
+	// run's phases: DDResult.SimNS) and Bottleneck the busiest resource
+	// over the whole run (a timing.Load's name), the steady state's pace.
 	MBps       float64
 	Bottleneck string
 	// BiosPerPage counts the bios every CPU submitted per PAGE_SIZE page

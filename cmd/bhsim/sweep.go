@@ -16,8 +16,9 @@ const sweepSynopsis = `[--machine NAME] [--profile NAME|FILE] [--costs fitted|bu
 
 Runs the dd scenario on every combination of the axis values (comma-separated
 lists; an axis not given keeps the machine's value) and prints one row per
-cell: the simulated MB/s, bios per page, requests per MiB and the resource
-that sets the pace. Cells run in parallel on all cores; the results do not
+cell: the simulated MB/s, bios per page, requests per MiB and the busiest
+resource over the run (the steady state's pace; dd's start before writeback
+and its close add their own time to the MB/s). Cells run in parallel on all cores; the results do not
 depend on it. Example:
 
   bhsim sweep --layout raid0,raid6 --bs 1M,4M --kernel 5.10.10,5.10.10+revert --count 200`
