@@ -145,6 +145,19 @@ func signalSelfMidRun(sig syscall.Signal) {
 	os.Exit(4) // not reached: the signal ends the process
 }
 
+// runFailingChild runs this test binary's test name in a child process with
+// env set to 1 and returns how it ended (it must fail), its output and its
+// process id.
+func runFailingChild(t *testing.T, name, env string) (*exec.ExitError, []byte, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
+	cmd.Env = append(os.Environ(), env+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "output: %s", out)
+	return ee, out, cmd.Process.Pid
+}
+
 // TestSignalCleansUp runs a scenario in a child process that sends itself
 // SIGINT mid-run: the child must exit with 130 and leave nothing behind.
 func TestSignalCleansUp(t *testing.T) {
@@ -152,14 +165,10 @@ func TestSignalCleansUp(t *testing.T) {
 		signalSelfMidRun(syscall.SIGINT) // the handler cleans up and exits
 	}
 	needKernel(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalCleansUp$")
-	cmd.Env = append(os.Environ(), "BHSIM_HOST_SIGNAL_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "output: %s", out)
+	ee, out, pid := runFailingChild(t, "TestSignalCleansUp", "BHSIM_HOST_SIGNAL_CHILD")
 	assert.Equal(t, 130, ee.ExitCode(), "output: %s", out)
 	assert.Contains(t, string(out), "cleaned up, exiting")
-	assertNoLeftovers(t, cmd.Process.Pid)
+	assertNoLeftovers(t, pid)
 }
 
 // TestRecordedResults runs every corpus scenario once on the live kernel and
@@ -211,14 +220,9 @@ func TestCleanStaleAfterKill(t *testing.T) {
 		signalSelfMidRun(syscall.SIGKILL)
 	}
 	needKernel(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanStaleAfterKill$")
-	cmd.Env = append(os.Environ(), "BHSIM_HOST_KILL_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "output: %s", out)
+	ee, out, pid := runFailingChild(t, "TestCleanStaleAfterKill", "BHSIM_HOST_KILL_CHILD")
 	ws, ok := ee.Sys().(syscall.WaitStatus)
-	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child died of SIGKILL: %v, output: %s", err, out)
-	pid := cmd.Process.Pid
+	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child died of SIGKILL: %v, output: %s", ee, out)
 	left, err := Leftovers(pid)
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "a killed run leaves its device behind")
