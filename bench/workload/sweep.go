@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/internal/enum"
@@ -252,29 +253,41 @@ func Price(c DDCell, r *DDResult, p *timing.Profile) DDRow {
 type SweepOptions struct {
 	// Workers is the number of cells run at once (GOMAXPROCS when ≤ 0).
 	Workers int
-	// Progress, when not nil, is called on the caller's goroutine after each
-	// cell finishes, with the cells done and the total.
+	// Progress, when not nil, is called one call at a time, from the
+	// goroutines running the cells, as their dds advance (every
+	// progressEvery blocks and at each cell's end), with the MiB the dds
+	// have moved across all cells and the grid's total: each cell counts
+	// its bs·count rounded up to whole MiB. The last call has done == total.
 	Progress func(done, total int)
 }
 
 // SweepDD runs every cell of g, each on its own machine, and prices it under
-// p. The rows come in Cells' order and do not depend on opts. Errors: those
-// of Cells, and the first failed run in cell order (every cell runs).
+// p: SweepDDContext without a deadline.
 func SweepDD(g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
+	return SweepDDContext(context.Background(), g, p, opts)
+}
+
+// SweepDDContext runs every cell of g, each on its own machine, and prices
+// it under p. The rows come in Cells' order and do not depend on opts.
+// Errors: those of Cells, the first failed run in cell order (every started
+// cell runs to its end or to ctx's), and ctx's error once ctx is done (the
+// running dds stop within progressEvery blocks; errors.Is matches it).
+func SweepDDContext(ctx context.Context, g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
 	cells, err := g.Cells()
 	if err != nil {
 		return nil, err
 	}
+	moved := newSweepProgress(cells, opts.Progress)
 	results := make([]*DDResult, len(cells))
-	err = fanout.Run(context.Background(), len(cells), opts.Workers, func(_ context.Context, i int) error {
-		r, err := cells[i].DD.Run()
+	err = fanout.Run(ctx, len(cells), opts.Workers, func(ctx context.Context, i int) error {
+		r, err := cells[i].DD.RunContext(ctx, moved.cell(i))
 		if err != nil {
 			return fmt.Errorf("workload: sweep: dd %s %s %s bs=%d: %w", cells[i].DD.Kernel.Name, cells[i].BlockSize,
 				cells[i].DD.Layout, cells[i].DD.BS, err)
 		}
 		results[i] = r
 		return nil
-	}, opts.Progress)
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -283,4 +296,49 @@ func SweepDD(g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
 		rows[i] = Price(c, results[i], p)
 	}
 	return rows, nil
+}
+
+// sweepProgress adds the cells' dd progress into MiB moved across a grid
+// for SweepOptions.Progress.
+type sweepProgress struct {
+	mu       sync.Mutex
+	report   func(done, total int)
+	bs       []uint64 // each cell's block size
+	mib      []int    // each cell's whole MiB (bs·count rounded up)
+	done     []int    // each cell's MiB moved so far
+	sum, all int
+}
+
+// newSweepProgress returns the progress of cells reported to report, or nil
+// when report is nil.
+func newSweepProgress(cells []DDCell, report func(done, total int)) *sweepProgress {
+	if report == nil {
+		return nil
+	}
+	sp := &sweepProgress{report: report, bs: make([]uint64, len(cells)), mib: make([]int, len(cells)), done: make([]int, len(cells))}
+	for i, c := range cells {
+		sp.bs[i] = c.DD.BS
+		sp.mib[i] = int((c.DD.BS*c.DD.Count + 1<<20 - 1) >> 20)
+		sp.all += sp.mib[i]
+	}
+	return sp
+}
+
+// cell returns the RunContext progress callback of cell i, or nil for a nil
+// sweepProgress.
+func (sp *sweepProgress) cell(i int) func(done, total int) {
+	if sp == nil {
+		return nil
+	}
+	return func(blocks, count int) {
+		mib := int(uint64(blocks) * sp.bs[i] >> 20)
+		if blocks == count {
+			mib = sp.mib[i]
+		}
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		sp.sum += mib - sp.done[i]
+		sp.done[i] = mib
+		sp.report(sp.sum, sp.all)
+	}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"testing"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -181,13 +182,19 @@ func TestSweepDD(t *testing.T) {
 	p := timing.Helios4()
 	var calls []int
 	serial, err := SweepDD(g, p, SweepOptions{Workers: 1, Progress: func(done, total int) {
-		assert.Equal(t, 8, total)
+		assert.Equal(t, 8, total, "eight cells of 1 MiB each")
 		calls = append(calls, done)
 	}})
 	require.NoError(t, err)
-	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, calls)
-	wide, err := SweepDD(g, p, SweepOptions{Workers: 5})
+	// Each 16-block dd reports at its first block and at its end.
+	assert.Equal(t, []int{0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8}, calls)
+	var last int
+	wide, err := SweepDD(g, p, SweepOptions{Workers: 5, Progress: func(done, total int) {
+		assert.GreaterOrEqual(t, done, last, "the MiB moved never fall")
+		last = done
+	}})
 	require.NoError(t, err)
+	assert.Equal(t, 8, last, "the last report is the total")
 	require.Len(t, serial, 8)
 	assert.Equal(t, serial, wide)
 
@@ -208,6 +215,44 @@ func TestSweepDD(t *testing.T) {
 	// 1 MiB of data; the disk saw at least one request, and far fewer than bios.
 	assert.Positive(t, serial[0].RequestsPerMiB)
 	assert.Less(t, serial[0].RequestsPerMiB, serial[0].BiosPerPage*256)
+}
+
+// TestSweepProgressInMiB: a cell's progress counts its whole MiB moved, a
+// cell of less than a MiB counts one at its end, and the cells add up.
+func TestSweepProgressInMiB(t *testing.T) {
+	cells := []DDCell{{DD: DD{BS: 1 << 20, Count: 200}}, {DD: DD{BS: 512, Count: 3}}, {DD: DD{BS: 3 << 19, Count: 3}}}
+	var got [][2]int
+	sp := newSweepProgress(cells, func(done, total int) { got = append(got, [2]int{done, total}) })
+	sp.cell(0)(64, 200)
+	sp.cell(2)(0, 3)
+	sp.cell(1)(3, 3)
+	sp.cell(2)(3, 3) // 4.5 MiB: five at its end
+	sp.cell(0)(200, 200)
+	assert.Equal(t, [][2]int{{64, 206}, {64, 206}, {65, 206}, {70, 206}, {206, 206}}, got)
+	assert.Nil(t, newSweepProgress(cells, nil).cell(0), "no callback without a Progress")
+}
+
+// TestSweepDDContext: a cancelled sweep stops its running dds within
+// progressEvery blocks and returns the context's error.
+func TestSweepDDContext(t *testing.T) {
+	base := testGridBase(t)
+	base.BS, base.Count = 4096, 100_000 // 400 MiB a cell: seconds, were it not stopped
+	g := DDGrid{Base: base, Layouts: []Layout{LayoutDirect, LayoutRaid0}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var most int
+	_, err := SweepDDContext(ctx, g, timing.Helios4(), SweepOptions{Workers: 1, Progress: func(done, total int) {
+		most = max(most, done)
+		if done > 0 {
+			cancel()
+		}
+	}})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, most, 2, "the running dd stopped within progressEvery blocks of the cancel, not at its 400th MiB")
+
+	_, err = SweepDDContext(ctx, g, timing.Helios4(), SweepOptions{})
+	assert.ErrorIs(t, err, context.Canceled, "a done context runs nothing")
 }
 
 func TestSweepDDErrors(t *testing.T) {

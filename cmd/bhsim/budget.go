@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// runLimit is the longest run explain carries out: a run whose estimate,
+// runLimit is the longest run explain or sweep carries out: a run whose estimate,
 // taken once it has run for estimateAfter, passes it stops there and is
 // refused with the estimate.
 const runLimit = 10 * time.Minute
@@ -23,6 +23,8 @@ const estimateAfter = time.Second
 type budget struct {
 	w        io.Writer
 	name     string
+	unit     string // what the reports count ("dd blocks")
+	less     string // how to ask for less, for the refusal
 	next     func(done, total int)
 	cancel   context.CancelFunc
 	start    time.Time
@@ -32,9 +34,10 @@ type budget struct {
 }
 
 // newBudget returns a budget for command name's run, whose context cancel
-// stops it.
-func newBudget(w io.Writer, name string, next func(done, total int), cancel context.CancelFunc) *budget {
-	return &budget{w: w, name: name, next: next, cancel: cancel, start: time.Now(), now: time.Now}
+// stops it; unit names what its reports count ("dd blocks"), less how to
+// ask for a shorter run ("a smaller --count").
+func newBudget(w io.Writer, name, unit, less string, next func(done, total int), cancel context.CancelFunc) *budget {
+	return &budget{w: w, name: name, unit: unit, less: less, next: next, cancel: cancel, start: time.Now(), now: time.Now}
 }
 
 // report is the run's progress callback.
@@ -53,8 +56,8 @@ func (b *budget) report(done, total int) {
 		b.estimate = est
 		b.cancel()
 	case b.next == nil:
-		fmt.Fprintf(b.w, "bhsim %s: about %s in all (%d of %d done after %s)\n", b.name,
-			est.Round(time.Second), done, total, elapsed.Round(time.Millisecond))
+		fmt.Fprintf(b.w, "bhsim %s: about %s in all (%d of %d %s done after %s)\n", b.name,
+			est.Round(time.Second), done, total, b.unit, elapsed.Round(time.Millisecond))
 	}
 }
 
@@ -63,6 +66,6 @@ func (b *budget) refused() error {
 	if b.estimate == 0 {
 		return nil
 	}
-	return usagef("this run would take about %s (estimated after %s), more than the %s explain runs: ask for less (a smaller --count)",
-		b.estimate.Round(time.Minute), estimateAfter, runLimit)
+	return usagef("this run would take about %s (estimated after %s), more than the %s bhsim %s runs for: ask for less (%s)",
+		b.estimate.Round(time.Minute), estimateAfter, runLimit, b.name, b.less)
 }

@@ -23,7 +23,7 @@ func TestBudget(t *testing.T) {
 		{"early: nothing yet", 500 * time.Millisecond, 1, 1 << 30, false, false, ""},
 		{"absurd: refused", 2 * time.Second, 1000, 1e9, false, true, ""},
 		{"absurd on a terminal: refused", 2 * time.Second, 1000, 1e9, true, true, ""},
-		{"long in a pipe: estimated", 2 * time.Second, 100, 1000, false, false, "about 20s in all (100 of 1000 done after 2s)"},
+		{"long in a pipe: estimated", 2 * time.Second, 100, 1000, false, false, "about 20s in all (100 of 1000 blocks done after 2s)"},
 		{"long on a terminal: the progress line says it", 2 * time.Second, 100, 1000, true, false, ""},
 		{"just under the limit", time.Second, 1, 599, false, false, "about 9m59s in all"},
 		{"done: nothing to estimate", 2 * time.Second, 10, 10, false, false, ""},
@@ -36,7 +36,7 @@ func TestBudget(t *testing.T) {
 			if tt.progress {
 				next = func(int, int) { passed++ }
 			}
-			b := newBudget(&out, "explain op", next, func() { cancelled = true })
+			b := newBudget(&out, "explain op", "blocks", "a smaller --count", next, func() { cancelled = true })
 			b.now = func() time.Time { return b.start.Add(tt.at) }
 			b.report(tt.done, tt.total)
 			b.report(tt.done, tt.total) // estimated once
@@ -52,6 +52,7 @@ func TestBudget(t *testing.T) {
 			}
 			if tt.cancelled {
 				assert.ErrorContains(t, b.refused(), "would take about 555h33m0s")
+				assert.ErrorContains(t, b.refused(), "more than the 10m0s bhsim explain op runs for: ask for less (a smaller --count)")
 				assert.ErrorAs(t, b.refused(), new(usageError))
 			} else {
 				assert.NoError(t, b.refused())

@@ -88,7 +88,11 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog := newProgress(stderr, isTerminal(stderr), "explain "+op.Name, "dd blocks")
-	guard := newBudget(stderr, "explain "+op.Name, prog.task(0), cancel)
+	less := "a smaller --count"
+	if _, ok := values["bs"]; ok { // its count follows bs by default
+		less += " or a larger --bs"
+	}
+	guard := newBudget(stderr, "explain "+op.Name, "dd blocks", less, prog.task(0), cancel)
 	e, err := op.Build(ctx, opArgs, guard.report)
 	prog.finish()
 	if refused := guard.refused(); refused != nil {

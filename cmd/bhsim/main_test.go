@@ -64,6 +64,7 @@ func TestErrors(t *testing.T) {
 		{"sweep: count and size", []string{"sweep", "--count", "1", "--size", "1M"}, "not both"},
 		{"sweep: dd past the device", []string{"sweep", "--size", "9T"}, "more than the 8002 GB device holds"},
 		{"sweep: argument", []string{"sweep", "raid0"}, "sweep takes flags only"},
+		{"sweep: a run past ten minutes", []string{"sweep", "--count", "7000000", "--layout", "direct"}, "more than the 10m0s bhsim sweep runs for: ask for less (fewer axis values"},
 		{"sweep: bad flag", []string{"sweep", "--preset", "6.6"}, "--kernel"},
 
 		{"explain: no op", []string{"explain"}, "name one operation first (valid: find-get-block-hit"},
@@ -81,6 +82,7 @@ func TestErrors(t *testing.T) {
 		{"explain: huge bs", []string{"explain", "iomap-write-page", "--bs", "100G"}, "above the largest the model simulates (64M)"},
 		{"explain: block past the end", []string{"explain", "find-get-block-slow", "--block", "9999999999999"}, "past the end"},
 		{"explain: dd past the device", []string{"explain", "write-page", "--count", "1000000000"}, "more than the 8002 GB device holds (count at most 7630885)"},
+		{"explain: a run past ten minutes", []string{"explain", "write-page", "--count", "7000000"}, "more than the 10m0s bhsim explain write-page runs for: ask for less (a smaller --count)"},
 		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "flag provided but not defined: --bs (flags: --bsize, --cost, --costs, --count, --layout, --profile"},
 		{"explain: crash-loss takes no profile", []string{"explain", "crash-loss", "--profile", "helios4"}, "flags: --count;"},
 

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,8 +21,11 @@ Runs the dd scenario on every combination of the axis values (comma-separated
 lists; an axis not given keeps the machine's value) and prints one row per
 cell: the simulated MB/s, bios per page, requests per MiB and the busiest
 resource over the run (the steady state's pace; dd's start before writeback
-and its close add their own time to the MB/s). Cells run in parallel on all cores; the results do not
-depend on it. Example:
+and its close add their own time to the MB/s). Cells run in parallel on all
+cores; the results do not depend on it. A sweep that takes more than a second
+says on stderr how long it will take (a progress line in MiB moved on a
+terminal), and one whose estimate passes ten minutes is refused with it.
+Example:
 
   bhsim sweep --layout raid0,raid6 --bs 1M,4M --kernel 5.10.10,5.10.10+revert --count 200`
 
@@ -90,9 +96,17 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prog := newProgress(stderr, isTerminal(stderr), "sweep", "cells")
-	rows, err := workload.SweepDD(g, p, workload.SweepOptions{Progress: prog.task(0)})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	prog := newProgress(stderr, isTerminal(stderr), "sweep", "MiB")
+	guard := newBudget(stderr, "sweep", "MiB", "fewer axis values or a smaller --count or --size", prog.task(0), cancel)
+	rows, err := workload.SweepDDContext(ctx, g, p, workload.SweepOptions{Progress: guard.report})
 	prog.finish()
+	if refused := guard.refused(); refused != nil {
+		return refused
+	}
 	if errors.Is(err, workload.ErrInvalidDD) {
 		return asUsage(err)
 	}
