@@ -126,7 +126,11 @@
 // block device keeps one-page folios and blocks of at most PAGE_SIZE —
 // FoliosSmall with the other 6.18 variants (bench/workload's 6.18-nothp).
 //
-// With them a 1 MiB pwrite adds one order-8 folio, 64 KiB pwrites order-4
+// With them, and 6.18's write path — iomap with the fixed chunk, which
+// asks for a folio of the whole chunk (the WriteIter of
+// iomap.Writer(iomap.Linux618); the default generic_perform_write of a
+// Config without one takes a page at a time, order 0 whatever the folio
+// policy) — a 1 MiB pwrite adds one order-8 folio, 64 KiB pwrites order-4
 // folios, and at 16 KiB blocks every folio is at least order 2; writeback
 // still submits one bio per dirty buffer whatever the folio's size; a write
 // covering a block in part reads the whole block first (at 64 KiB blocks a

@@ -99,8 +99,10 @@ func (b BitOps) commitClearsNew(isNew bool) bool { return isNew || b != BitOpsTe
 // large folios, is every kernel's.) The set_init_blocksize
 // policy, the LRU and alloc variants are left as c has them (6.18's are the
 // zero values: PolicyGrow, a 16-slot LRU, AllocLinear). Block-device writes
-// of 6.18 go through iomap with a mapping_max_folio_size chunk (package
-// iomap, iomap.Linux618).
+// of 6.18 go through iomap with a mapping_max_folio_size chunk, which is not
+// a page-cache variant: set c.WriteIter to iomap.Writer(iomap.Linux618) for
+// File.Pwrite to make large folios as 6.18 does (without it, a pwrite takes
+// one page at a time, as generic_perform_write does).
 func Linux618(c Config) Config {
 	c.Folios = FoliosLarge
 	c.SetBlocksize = blocksize.RulesLarge

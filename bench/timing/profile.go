@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -25,7 +26,7 @@ type Profile struct {
 }
 
 // SimNS returns the simulated nanoseconds of work that recorded ev, plus timed
-// calls of harness overhead.
+// calls of harness overhead (timed ≥ 0: a count of calls). O(events).
 func (p *Profile) SimNS(ev bufcache.Counters, timed float64) float64 {
 	t := timed * p.NS[ParamTimer]
 	for e, n := range ev {
@@ -61,14 +62,27 @@ type LedgerLine struct {
 // Total is Count × NS.
 func (l LedgerLine) Total() float64 { return l.Count * l.NS }
 
-// Set prices q at ns nanoseconds, with the source of the figure.
-func (p *Profile) Set(q Param, ns float64, source string) { p.NS[q], p.Source[q] = ns, source }
+// Set prices q at ns nanoseconds, with the source of the figure: for a
+// cost known to be good (a constant, a checked measurement). It panics on
+// a cost SetCost would refuse (negative, NaN, above 1e15 ns; a memory-stall
+// share outside [0, 1)), which would make every figure of the profile
+// meaningless; SetCost returns that as an error.
+func (p *Profile) Set(q Param, ns float64, source string) {
+	if err := checkCost(q, ns); err != nil {
+		panic(fmt.Sprintf("timing: Profile.Set(%s): %v", q, err))
+	}
+	p.NS[q], p.Source[q] = ns, source
+}
 
 // Scaled returns a new profile called name whose every cost is factor times
 // p's, each source saying so (the memory-stall share, not a cost, is p's);
 // why explains the factor. Callers then Set the
-// costs that differ in kind rather than in speed.
+// costs that differ in kind rather than in speed. It panics unless factor
+// is positive and finite.
 func (p *Profile) Scaled(name, description string, factor float64, why string) *Profile {
+	if !(factor > 0) || math.IsInf(factor, 1) {
+		panic(fmt.Sprintf("timing: Profile.Scaled by %v: want a positive, finite factor", factor))
+	}
 	s := &Profile{Name: name, Description: description}
 	for i := range NumParams {
 		s.NS[i] = p.NS[i] * factor

@@ -28,9 +28,13 @@ import (
 type DD struct {
 	Layout Layout
 	// Kernel is the kernel the machine runs: its set_init_blocksize policy,
-	// its write(2) path (iomap.BlkdevWrite) and the rest of its variants.
+	// its write(2) path (iomap.BlkdevWrite) and the rest of its variants
+	// (a Kernel with nothing but a Name: the preset of that name; the zero
+	// Kernel: every variant's zero value, the threads' kernels' defaults).
 	Kernel Kernel
-	Read   bool
+	// Read makes dd read the device (dd if=DEV of=/dev/null) instead of
+	// writing it (dd if=/dev/zero of=DEV).
+	Read bool
 	// BS and Count are dd's bs= (bytes) and count=.
 	BS, Count uint64
 	// CPUs is the number of CPUs (at least 2: the writer and the flusher).
@@ -44,7 +48,9 @@ type DD struct {
 	// scatter-gather table (blk.AHCIMaxSegments for SATA behind AHCI); 0
 	// means the block layer's default, blk.DefMaxSegments.
 	MaxSegments uint32
-	// Members is the number of disks an array spans; Chunk its chunk size.
+	// Members is the number of disks an array spans (at least 1, at most
+	// MaxMembers; unused by LayoutDirect); Chunk its chunk size in bytes (0:
+	// md's default, 512 KiB).
 	Members int
 	Chunk   uint32
 	// PageCacheLimit and DirtyLimit are in folios (see bufcache.Config).
@@ -86,12 +92,22 @@ var ErrInvalidDD = errors.New("workload: invalid dd")
 // bounded. (A write(2) moves at most MAX_RW_COUNT, just under 2 GiB, anyway.)
 const MaxBS = 64 << 20
 
+// MaxMembers is the most disks a DD's array spans: md's MD_SB_DISKS for a
+// version-0.90 superblock, far more than any thread's machine.
+const MaxMembers = 27
+
 // Start builds the machine, the disks and the array of d and opens the
-// device (set_init_blocksize applies the kernel's policy). Errors: an invalid
-// configuration (fewer than 2 CPUs, a zero bs or one above MaxBS, an unknown
-// layout, no disk model, an array of too few members, a disk model that does
-// not validate).
+// device (set_init_blocksize applies the kernel's policy). Errors, all
+// wrapping ErrInvalidDD: an invalid configuration (fewer than 2 CPUs, a
+// zero bs or one above MaxBS, a zero count, an unknown layout or kernel
+// name, no disk model, an array of too few or too many members, disks or
+// a disk model that do not validate).
 func (d DD) Start() (*DDRun, error) {
+	k, err := d.Kernel.resolved()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	}
+	d.Kernel = k
 	switch {
 	case d.CPUs < 2:
 		return nil, fmt.Errorf("%w: it needs at least 2 CPUs (dd's and the flusher's), not %d", ErrInvalidDD, d.CPUs)
@@ -101,6 +117,10 @@ func (d DD) Start() (*DDRun, error) {
 		return nil, fmt.Errorf("%w: unknown layout %s", ErrInvalidDD, d.Layout)
 	case d.Disk == nil:
 		return nil, fmt.Errorf("%w: no disk model", ErrInvalidDD)
+	case d.Count == 0:
+		return nil, fmt.Errorf("%w: count=0: nothing to run", ErrInvalidDD)
+	case d.Layout != LayoutDirect && (d.Members < 1 || d.Members > MaxMembers):
+		return nil, fmt.Errorf("%w: an array of %d members (want 1 to %d)", ErrInvalidDD, d.Members, MaxMembers)
 	case d.Count > math.MaxInt64/d.BS:
 		return nil, fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
 	}
@@ -110,7 +130,7 @@ func (d DD) Start() (*DDRun, error) {
 		SeparateFlusher: true, FlusherCPU: 1, Kswapd: true, KswapdCPU: d.CPUs,
 		PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
 	r := &DDRun{dd: d, m: m}
 	n := 1
@@ -120,10 +140,13 @@ func (d DD) Start() (*DDRun, error) {
 	members := make([]blk.Device, n)
 	for i := range n {
 		name := "sd" + string(rune('a'+i))
+		if i >= 26 { // the kernel's sd naming goes on with sdaa
+			name = "sda" + string(rune('a'+i-26))
+		}
 		logical := max(d.Logical, 512)
 		store, err := blk.NewMemDisk(name, d.DiskBytes, logical)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 		}
 		lim := blk.DefaultLimits(logical, max(logical, 4096))
 		lim.Version = d.Kernel.Block
@@ -132,7 +155,7 @@ func (d DD) Start() (*DDRun, error) {
 		}
 		q, err := blk.NewQueue(name, store, d.Disk, lim)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 		}
 		r.disks = append(r.disks, q)
 		members[i] = q
@@ -140,7 +163,7 @@ func (d DD) Start() (*DDRun, error) {
 	disk := members[0]
 	if d.Layout != LayoutDirect {
 		if r.array, err = md.New(md.Config{Level: layoutLevels[d.Layout], ChunkSize: d.Chunk, Name: "md0"}, members); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 		}
 		disk = r.array
 	}

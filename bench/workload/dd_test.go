@@ -41,9 +41,15 @@ func TestDDStartErrors(t *testing.T) {
 		{"past the device's end", func(d *DD) { d.Count = d.DiskBytes/d.BS + 1 }, true},
 		{"offset overflow", func(d *DD) { d.Count = 1 << 62 }, true},
 		{"unknown layout", func(d *DD) { d.Layout = numLayouts }, true},
-		{"too few members", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }, false},
-		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, false},
+		{"zero count", func(d *DD) { d.Count = 0 }, true},
+		{"too few members for raid6", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }, true},
+		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }, true},
+		{"raid10 of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid10F2, 0 }, true},
+		{"too many members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, MaxMembers + 1 }, true},
+		{"unknown kernel name", func(d *DD) { d.Kernel = Kernel{Name: "4.19"} }, true},
+		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, true},
 		{"no disk model", func(d *DD) { d.Disk = nil }, true},
+		{"no disk capacity", func(d *DD) { d.DiskBytes = 0 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dd := Helios4DD(LayoutDirect, preset, false)
@@ -53,6 +59,36 @@ func TestDDStartErrors(t *testing.T) {
 			assert.Equal(t, tc.invalid, errors.Is(err, ErrInvalidDD), "%v", err)
 		})
 	}
+}
+
+// TestDDKernelByName: a Kernel that holds only a name runs as the preset
+// of that name, not as the zero variants under its label.
+func TestDDKernelByName(t *testing.T) {
+	for _, name := range []string{"5.10.10", "5.10.10+revert", "6.18"} {
+		t.Run(name, func(t *testing.T) {
+			preset := Helios4DD(LayoutDirect, MustKernel(name), false)
+			preset.Count = 4
+			named := preset
+			named.Kernel = Kernel{Name: name}
+			want, err := preset.Run()
+			require.NoError(t, err)
+			got, err := named.Run()
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestDDManyMembers: an array past 26 members names its disks as the
+// kernel does (sdaa after sdz) and runs.
+func TestDDManyMembers(t *testing.T) {
+	dd := Helios4DD(LayoutRaid0, MustKernel("5.10.10+revert"), false)
+	dd.Members, dd.Count = MaxMembers, 2
+	r, err := dd.Run()
+	require.NoError(t, err)
+	require.Len(t, r.Disks, MaxMembers)
+	assert.Equal(t, "sdz", r.Disks[25].Name)
+	assert.Equal(t, "sdaa", r.Disks[26].Name)
 }
 
 // TestDDWriteCounts runs a short dd write (16 MiB, below the dirty limit, so

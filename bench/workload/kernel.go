@@ -134,6 +134,16 @@ func KernelByName(name string) (Kernel, error) {
 	return enum.Find("workload", "kernel", Kernels(), func(k Kernel) string { return k.Name }, name)
 }
 
+// resolved returns k, or the preset called k.Name when k holds nothing but a
+// name (Kernel{Name: "5.10.10"}), so that a kernel named alone runs as its
+// name says. Errors: such a name that names no preset (KernelByName's).
+func (k Kernel) resolved() (Kernel, error) {
+	if k.Name == "" || k != (Kernel{Name: k.Name}) {
+		return k, nil
+	}
+	return KernelByName(k.Name)
+}
+
 // MustKernel returns the built-in preset called name and panics if there is
 // none: for the package's own scenarios, whose names are constants.
 func MustKernel(name string) Kernel {

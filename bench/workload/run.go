@@ -123,7 +123,8 @@ func DiskByName(name string) (Disk, error) {
 // and queue depth, over the "ssd" disk, a 2 GiB machine, page data not
 // kept.
 type RunOptions struct {
-	// Kernel is the kernel preset (no Name: "6.18").
+	// Kernel is the kernel (the zero Kernel: the "6.18" preset; a Kernel
+	// with nothing but a Name: the preset of that name, KernelByName).
 	Kernel Kernel
 	// Profile prices the CPUs' events (nil: timing.X86Server);
 	// ProfileCosts says where its costs come from, for the header
@@ -180,7 +181,9 @@ var ErrRunOptions = errors.New("workload: invalid run options")
 // kswapd, each CPU keeping up to QueueDepth operations in flight.
 //
 // Errors: invalid options (ErrRunOptions), a reader's error (a
-// *TraceError naming the record's line), a record past the device's end,
+// *TraceError naming the record's line), a record that IO.Valid refuses
+// (a reader of one's own can give one) or past the device's end (a
+// *TraceError naming its line), an empty workload (no record at all),
 // ctx done (checked every 1024 records), a broken machine invariant with
 // Check. Cost: linear in the records and their bytes; memory bounded by
 // the device and the look-ahead of 4096 records, not by the workload's
@@ -260,6 +263,11 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	if o.Kernel.Name == "" {
 		o.Kernel = linux618()
 	}
+	k, err := o.Kernel.resolved()
+	if err != nil {
+		return bad("%v", err)
+	}
+	o.Kernel = k
 	if o.Profile == nil {
 		o.Profile = timing.X86Server()
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -176,7 +177,14 @@ func (e *engine) run(ctx context.Context, rd IOReader) error {
 			if err != nil {
 				return err
 			}
+			if err := rec.Valid(); err != nil {
+				return &TraceError{File: e.w.Name, Line: rec.Line, Msg: "invalid record: " + err.Error()}
+			}
 			if err := rec.CheckDevice(e.w.DeviceSize); err != nil {
+				var te *TraceError
+				if errors.As(err, &te) && te.File == "" {
+					te.File = e.w.Name
+				}
 				return err
 			}
 			c := &e.cpus[rec.CPU%len(e.cpus)]
@@ -185,6 +193,9 @@ func (e *engine) run(ctx context.Context, rd IOReader) error {
 		}
 		i, start := e.next()
 		if i < 0 {
+			if eof && e.done == 0 {
+				return &TraceError{File: e.w.Name, Msg: "no records: an empty workload has nothing to simulate"}
+			}
 			if eof {
 				break
 			}

@@ -35,8 +35,10 @@ type RunResult struct {
 	BlockSize   uint32 `json:"block_size"`
 	MemoryBytes uint64 `json:"memory_bytes"`
 	// Ops and Bytes are the records run and the bytes they read and wrote;
-	// DurationNS is the simulated time from the first start to the last
-	// completion; MBps and IOPS the rates over it.
+	// DurationNS is the simulated time from 0 — the start of the trace,
+	// which IO.At counts from — to the last completion, so a trace whose
+	// first record comes late counts that idle time, as the traced
+	// system's clock did; MBps and IOPS are the rates over it.
 	Ops        uint64  `json:"ops"`
 	Bytes      uint64  `json:"bytes"`
 	DurationNS float64 `json:"duration_ns"`

@@ -145,6 +145,46 @@ func TestRunBadRecordNamesLine(t *testing.T) {
 	}
 }
 
+// TestRunRefusesInvalidRecords: a reader of one's own may give records no
+// built-in reader would; Run refuses each, naming its line, instead of
+// panicking or running it as something else.
+func TestRunRefusesInvalidRecords(t *testing.T) {
+	tests := []struct {
+		name string
+		rec  IO
+		want string
+	}{
+		{"unknown kind", IO{Kind: 99, Length: 4096, Line: 7}, "invalid kind 99"},
+		{"no kind", IO{Length: 10, Line: 7}, "invalid kind 0"},
+		{"negative CPU", IO{Kind: IOWrite, Length: 4096, CPU: -1, Line: 7}, "cpu -1 is outside"},
+		{"CPU past the bound", IO{Kind: IORead, Length: 4096, CPU: MaxTraceCPU + 1, Line: 7}, "cpu 4096 is outside 0..4095"},
+		{"empty write", IO{Kind: IOWrite, Line: 7}, "a write of 0 bytes"},
+		{"fsync with a range", IO{Kind: IOFsync, Offset: 4096, Length: 4096, Line: 7}, "a fsync with offset 4096 and length 4096 (want 0 and 0)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := Workload{Name: "mine", DeviceSize: 1 << 20, CPUs: 2, Open: func() (IOReader, error) {
+				return &sliceReader{recs: []IO{{Kind: IOWrite, Length: 4096, Line: 6}, tc.rec}}, nil
+			}}
+			_, err := Run(context.Background(), w, RunOptions{})
+			require.Error(t, err)
+			var te *TraceError
+			require.True(t, errors.As(err, &te), "%v", err)
+			assert.Equal(t, 7, te.Line)
+			assert.ErrorContains(t, err, "mine:7: invalid record: "+tc.want)
+		})
+	}
+}
+
+// TestRunEmptyWorkload: a workload without a record is an error naming it,
+// not a silent run of nothing.
+func TestRunEmptyWorkload(t *testing.T) {
+	for _, text := range []string{"", "# only a comment\n"} {
+		_, err := Run(context.Background(), csvWorkload("empty.csv", text, 1<<20, 512, 1), RunOptions{})
+		assert.ErrorContains(t, err, "empty.csv: no records", "%q", text)
+	}
+}
+
 func TestRunTraceFile(t *testing.T) {
 	w, err := TraceWorkload(filepath.Join(tracesDir, "sample.csv"), TraceDevice{Size: 64 << 10, LogicalBlockSize: 1024})
 	require.NoError(t, err)
@@ -257,12 +297,25 @@ func TestRunCancelAndProgress(t *testing.T) {
 func TestRunOptionErrors(t *testing.T) {
 	w := genWorkload(t, "seq:dev=1M,n=10,seed=1")
 	for _, o := range []RunOptions{{CPUs: -1}, {CPUs: MaxGenCPUs + 1}, {QueueDepth: -2}, {MRCSizes: []int{0}},
-		{MRCSizes: []int{2000}}, {MemoryBytes: 100}, {Access: 9}, {Step: &StepOptions{}}} {
+		{MRCSizes: []int{2000}}, {MemoryBytes: 100}, {Access: 9}, {Step: &StepOptions{}}, {Kernel: Kernel{Name: "bogus"}}} {
 		_, err := Run(context.Background(), w, o)
 		assert.ErrorIs(t, err, ErrRunOptions, "%+v", o)
 	}
 	_, err := Run(context.Background(), Workload{}, RunOptions{})
 	assert.ErrorIs(t, err, ErrRunOptions)
+}
+
+// TestRunKernelByName: a Kernel that holds only a name runs as the preset
+// of that name (5.10.10's logical policy gives 512-byte blocks on a
+// 512-byte device; a zero-variant kernel under that label would grow them).
+func TestRunKernelByName(t *testing.T) {
+	w := genWorkload(t, "seq:dev=1M,n=10,seed=1")
+	want, err := Run(context.Background(), w, RunOptions{Kernel: MustKernel("5.10.10")})
+	require.NoError(t, err)
+	got, err := Run(context.Background(), w, RunOptions{Kernel: Kernel{Name: "5.10.10"}})
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, uint32(512), got.BlockSize)
 }
 
 // TestRunStepGolden pins step mode's output for the shipped class problem

@@ -226,7 +226,11 @@ func (io IO) Pieces(blockSize uint32) iter.Seq[BlockPiece] {
 
 // CheckDevice returns an error naming the record's line when it does not
 // fit a device of deviceSize bytes: a read, write or discard that ends past
-// the device's end, as the kernel refuses it. Syncs and flushes always fit.
+// the device's end. Syncs and flushes always fit. The kernel would not
+// refuse all of those (it shortens a pwrite that crosses the end, fails
+// one that starts there with ENOSPC, and returns 0 from a pread there);
+// Run refuses them because such a record means the trace was taken on a
+// bigger device than the one given, which would make every figure wrong.
 func (io IO) CheckDevice(deviceSize uint64) error {
 	if !io.Kind.HasData() || io.End() <= deviceSize && io.End() >= io.Offset {
 		return nil

@@ -93,12 +93,14 @@ type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
-// Set appends v's comma-separated items, dropping empty ones.
+// Set appends v's comma-separated items. Errors: an empty item ("", "1,,2",
+// "1,"), which would otherwise leave the flag as if not given.
 func (l *listFlag) Set(v string) error {
 	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
+		if s = strings.TrimSpace(s); s == "" {
+			return fmt.Errorf("an empty item in %q (want a comma-separated list of values)", v)
 		}
+		*l = append(*l, s)
 	}
 	return nil
 }

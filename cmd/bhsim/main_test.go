@@ -64,6 +64,8 @@ func TestErrors(t *testing.T) {
 		{"sweep: count and size", []string{"sweep", "--count", "1", "--size", "1M"}, "not both"},
 		{"sweep: dd past the device", []string{"sweep", "--size", "9T"}, "more than the 8002 GB device holds"},
 		{"sweep: argument", []string{"sweep", "raid0"}, "sweep takes flags only"},
+		{"sweep: an empty list item", []string{"sweep", "--count", ","}, "an empty item in \",\""},
+		{"sweep: a trailing comma", []string{"sweep", "--layout", "raid0,"}, "an empty item in \"raid0,\""},
 		{"sweep: a run past ten minutes", []string{"sweep", "--count", "7000000", "--layout", "direct"}, "more than the 10m0s bhsim sweep runs for: ask for less (fewer axis values"},
 		{"sweep: bad flag", []string{"sweep", "--preset", "6.6"}, "--kernel"},
 

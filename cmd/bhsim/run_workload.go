@@ -211,6 +211,9 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	if err != nil {
 		return err
 	}
+	if *w.step && format != "text" {
+		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)
+	}
 	if *w.step {
 		if wl.Records > maxStepRecords {
 			return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
@@ -223,8 +226,9 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	}
 	r, err := workload.Run(ctx, wl, o)
 	prog.finish()
-	if errors.Is(err, workload.ErrRunOptions) {
-		return asUsage(err)
+	var bad *workload.TraceError
+	if errors.Is(err, workload.ErrRunOptions) || errors.As(err, &bad) && bad.Err == nil {
+		return asUsage(err) // the options, or a record of the input (as a malformed line is)
 	}
 	if err != nil {
 		return err

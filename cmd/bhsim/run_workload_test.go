@@ -97,6 +97,10 @@ func TestRunPlot(t *testing.T) {
 func TestRunWorkloadErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("write,0,4K\nwrite,4K,4K\nrd,0,4K\n"), 0o644))
+	empty := filepath.Join(t.TempDir(), "empty.csv")
+	require.NoError(t, os.WriteFile(empty, []byte("# no records\n"), 0o644))
+	long := filepath.Join(t.TempDir(), "long.csv")
+	require.NoError(t, os.WriteFile(long, []byte("write,0,4K\nwrite,1M,4K\n"), 0o644))
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -104,6 +108,10 @@ func TestRunWorkloadErrors(t *testing.T) {
 		want   string
 	}{
 		{"bad record", []string{bad}, 2, "bad.csv:3: csv: unknown op"},
+		{"empty trace", []string{empty}, 2, "empty.csv: no records"},
+		{"record past the device", []string{"--dev", "64K", long}, 2, "long.csv:2: write of 4096 bytes at offset 1048576 ends at 1052672, past the device's end"},
+		{"step as json", []string{"--step", "--format", "json", "--gen", "seq:dev=1M,n=1"}, 2, "--step prints text"},
+		{"mrc with an empty item", []string{"--mrc", "1,,4", "--gen", "seq:dev=1M,n=1"}, 2, "an empty item"},
 		{"bad spec", []string{"--gen", "random:n=5"}, 2, "dev="},
 		{"gen and file", []string{"--gen", "seq:dev=1M,n=1", bad}, 2, "not both"},
 		{"seed of a trace", []string{"-s", "4", bad}, 2, "-s applies to a generator"},
