@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -100,6 +101,8 @@ func TestBadInput(t *testing.T) {
 		{"Open: nil disk", false, func(r *badRig) error { return open(r, nil) }, ErrBadDevice},
 		{"Open: nil *blk.MemDisk", false, func(r *badRig) error { return open(r, (*blk.MemDisk)(nil)) }, ErrBadDevice},
 		{"Open: empty disk", false, func(r *badRig) error { return open(r, describedDisk{0, 512}) }, ErrBadDevice},
+		{"Open: a disk the machine already has", false, func(r *badRig) error { return open(r, r.d.disk) }, ErrBadDevice},
+		{"AddDisk: a disk the machine already has", false, func(r *badRig) error { _, err := r.m.AddDisk(r.d.disk, DeviceOptions{}); return err }, ErrBadDevice},
 		{"Open: 2^64-1 sectors", false, func(r *badRig) error { return open(r, describedDisk{math.MaxUint64, 512}) }, ErrBadDevice},
 		{"Open: logical block size 0", false, func(r *badRig) error { return open(r, describedDisk{8, 0}) }, blocksize.ErrNotPowerOfTwo},
 		{"Open: logical block size 1000", false, func(r *badRig) error { return open(r, describedDisk{8, 1000}) }, blocksize.ErrNotPowerOfTwo},
@@ -172,6 +175,12 @@ func TestBadInput(t *testing.T) {
 		}, ErrReadOnly},
 		{"Write: unreadable user buffer", false, func(r *badRig) error { return write(r, 0, make([]byte, 10), 1) }, ErrFault},
 		{"Write: empty", false, func(r *badRig) error { return write(r, math.MaxUint64, nil, 0) }, nil},
+		{"Write: a nil iterator", false, func(r *badRig) error {
+			if n, err := r.d.Write(r.cpu, 0, nil); err != nil || n != 0 {
+				return fmt.Errorf("wrote %d bytes: %w", n, err)
+			}
+			return nil
+		}, nil},
 		{"Write: crossing the end is shortened", false, func(r *badRig) error {
 			it, err := NewUserBufSize(math.MaxUint64, 0, 4096).Iter(0, math.MaxUint64)
 			if err != nil {
@@ -250,6 +259,7 @@ func TestBadInputWarnings(t *testing.T) {
 			MarkBufferDirty(cpu, bh)
 			Brelse(cpu, bh)
 		}, BHMapped | BHDirty},
+		{"mark_buffer_dirty of a nil buffer", func(cpu *CPU, _ *BufferHead) { MarkBufferDirty(cpu, nil) }, BHMapped},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

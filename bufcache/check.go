@@ -8,21 +8,21 @@ import (
 	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
-// Check verifies the invariants of reference section 10 on every folio in the
-// device's page cache and returns every violation found, joined:
-//   - a folio has PG_private exactly when a ring is attached (1);
+// Check verifies the page cache's invariants on every folio in the device's
+// page cache and returns every violation found, joined:
+//   - a folio has PG_private exactly when a ring is attached;
 //   - a folio's order lies between the mapping's minimum and maximum, its
 //     index is a multiple of its page count, its data is folio_size bytes,
 //     and nrpages is the sum of the folios' pages;
 //   - the ring holds folio_size/b_size buffers of one size, in ascending
 //     offset order from the head at offset 0, each pointing back at the
-//     folio (2);
+//     folio;
 //   - the k-th buffer of the folio at index p, once mapped, has block number
-//     p·PAGE_SIZE/b_size + k and starts before the device's end (3);
+//     p·PAGE_SIZE/b_size + k and starts before the device's end;
 //   - counts are never negative and at least the number of CPUs whose LRU holds
-//     the buffer (5);
+//     the buffer;
 //   - a dirty buffer is mapped, Async_* bits only appear on locked buffers, and
-//     a dirty buffer's folio is dirty (8, 10);
+//     a dirty buffer's folio is dirty;
 //   - a dirty folio is tagged dirty (a clean one may keep a stale tag until
 //     writeback starts, as in the kernel), and the writeback flag and tag agree.
 //

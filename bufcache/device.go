@@ -23,7 +23,7 @@ type DeviceOptions struct {
 	// maximum (ra_pages). 0 means the queue's default: twice the device's
 	// optimal I/O size and at least 128 KiB (VM_READAHEAD_PAGES), which is
 	// 128 KiB for a disk and two stripes for an md array — and, on a v6.18
-	// queue, twice max_sectors for a rotational disk (see raLimits).
+	// queue, twice max_sectors for a rotational disk (blk_apply_bdi_limits).
 	ReadAheadKB uint32
 }
 
@@ -78,9 +78,11 @@ func (d *BlockDevice) mappingSetError(cpu *CPU) {
 // set_init_blocksize policy and returns the device, with one opener. Open it
 // again, or close what was opened, with BlockDevice.Open and File.Close.
 // Errors: the disk's logical block size is invalid for this PAGE_SIZE;
-// ErrBadDevice for a nil disk, an empty one, or one larger than
+// ErrBadDevice for a nil disk, an empty one, one larger than
 // MAX_LFS_FILESIZE (i_size is a loff_t: the kernel's capacity arithmetic
-// would wrap).
+// would wrap), or one this machine already has (a disk has one block device
+// and one page cache; the same disk on two machines is two hosts sharing
+// it, each with a cache of its own, which nothing keeps coherent).
 func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
 	d, err := m.AddDisk(disk, opts)
 	if err != nil {
@@ -129,10 +131,30 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	d.ra.init()
 	d.setInitBlocksize()
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.devices {
+		if sameDisk(o.disk, disk) {
+			return nil, fmt.Errorf("%w: %s is already a block device of this machine (a disk has one page cache: open it again with BlockDevice.Open)", ErrBadDevice, disk.Name())
+		}
+	}
 	m.devices = append(m.devices, d)
 	d.updateTracer()
-	m.mu.Unlock()
 	return d, nil
+}
+
+// sameDisk reports whether a and b are the same disk: the same pointer, or
+// equal values of a comparable type. O(1).
+func sameDisk(a, b blk.Device) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	switch {
+	case ta != tb:
+		return false
+	case ta.Kind() == reflect.Pointer:
+		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+	case ta.Comparable():
+		return a == b
+	}
+	return false
 }
 
 // setInitBlocksize models set_init_blocksize (block/bdev.c): i_blkbits from

@@ -215,8 +215,9 @@
 //	PAGE_SIZE not a power of two in [4K, 64K]     NewMachine             blocksize.ErrBadPageSize
 //	unknown set_init_blocksize policy             NewMachine             blocksize.ErrUnknownPolicy
 //	unknown page-cache index kind                 NewMachine             pageindex.ErrUnknownKind
-//	nil disk, empty disk, disk larger than        Open                   ErrBadDevice
-//	MAX_LFS_FILESIZE (up to 2^64-1 sectors)
+//	nil disk, empty disk, disk larger than        Open, AddDisk          ErrBadDevice
+//	MAX_LFS_FILESIZE (up to 2^64-1 sectors), a
+//	disk the machine already has
 //	logical block size not a power of two in      Open                   *blocksize.SizeError
 //	[512, PAGE_SIZE]
 //	block size not a power of two, < 512,         SetBlocksize           *blocksize.SizeError wrapping
@@ -253,7 +254,7 @@
 //	write at or past the end (2^64-1 included)    Write, BlkdevWrite     ErrNoSpace
 //	write crossing the end, count up to 2^64-1    Write, BlkdevWrite     shortened; the iterator keeps the
 //	                                                                     rest
-//	empty write                                   Write, BlkdevWrite     0, nil
+//	empty write (a nil iterator included)         Write, BlkdevWrite     0, nil
 //	write to a read-only device                   Write, BlkdevWrite     ErrReadOnly
 //	user buffer unreadable where the write        Write, BlkdevWrite     ErrFault / the bytes written before
 //	starts / further on
@@ -269,8 +270,8 @@
 //	covering the write, not identity-mapped or                           iomap.ErrNotModelled; ErrFault for
 //	not IOMAP_MAPPED                                                     one ending at the write's start
 //	brelse of a free buffer, unlock of an         Brelse, UnlockBuffer,  EvWarning only, as the kernel only
-//	unlocked one, mark_buffer_dirty of a buffer   MarkBufferDirty        warns
-//	not uptodate
+//	unlocked one, mark_buffer_dirty of a buffer   MarkBufferDirty        warns (for a nil buffer, which the
+//	not uptodate or nil                                                  kernel does not survive, too)
 //
 // The block layer and the LRU answer theirs the same way: blk.NewMemDisk,
 // blk.NewNullDisk and blk.NewQueue refuse bad sizes and limits

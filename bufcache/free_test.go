@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTryToFreeBuffers covers invariant 6: the ring is freed only when no buffer
+// TestTryToFreeBuffers: the ring is freed only when no buffer
 // is referenced, dirty or locked — and a CPU's LRU holding a buffer counts as a
 // reference until invalidate_bh_lrus.
 func TestTryToFreeBuffers(t *testing.T) {

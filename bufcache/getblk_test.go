@@ -11,8 +11,10 @@ import (
 	"github.com/bhsim/bhsim/blocksize"
 )
 
-// TestGetblkRingInvariants checks invariants 1–4 of reference section 10 for
-// every block size and both alloc_page_buffers variants.
+// TestGetblkRingInvariants checks the ring's invariants (PG_private with a
+// ring, the ring's buffers in offset order pointing at their folio, each
+// mapped buffer's block number, reference counts) for every block size and
+// both alloc_page_buffers variants.
 func TestGetblkRingInvariants(t *testing.T) {
 	for _, variant := range []AllocVariant{AllocLinear, AllocCircular} {
 		for _, size := range []uint32{512, 1024, 2048, 4096} {
@@ -106,7 +108,7 @@ func TestGetblkErrors(t *testing.T) {
 }
 
 // TestGetblkLastPartialPage: the device ends one KiB into page 256; getblk of
-// the last block works and the page's other buffers stay unmapped (invariant 3).
+// the last block works and the page's other buffers stay unmapped.
 func TestGetblkLastPartialPage(t *testing.T) {
 	m, d, _ := newDev(t, Config{Check: true}, 1<<20+1024, 512, DeviceOptions{})
 	cpu := m.CPU(0)

@@ -121,8 +121,12 @@ func markWriteIOError(cpu *CPU, bh *BufferHead) {
 // set BH_Dirty and, on a clean→dirty transition, dirty the folio and tag it in
 // the index. Marking a buffer that is
 // not uptodate only warns, as the kernel's WARN_ON_ONCE does (EvWarning); the
-// buffer is still dirtied. The caller holds a reference.
+// buffer is still dirtied. A nil bh only warns. The caller holds a reference.
 func MarkBufferDirty(cpu *CPU, bh *BufferHead) {
+	if bh == nil { // the kernel would oops; the model warns, as for its other misuses
+		cpu.count(EvWarning)
+		return
+	}
 	if !bh.Has(BHUptodate) {
 		cpu.count(EvWarning)
 	}

@@ -94,8 +94,9 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 // GetWriteFolio models __filemap_get_folio with FGP_WRITEBEGIN and
 // fgf_set_order(n), as iomap_write_begin calls it (__iomap_get_folio) for a
 // write of n bytes at pos: the folio spanning byte pos of the device,
-// created if absent, locked, and not under writeback (see writeBegin for why
-// the model waits). A new folio is of order ilog2(n) − PAGE_SHIFT (0 for
+// created if absent, locked, and not under writeback (the model waits for a
+// folio's writeback before a write changes it, as for every write, so that
+// the copy and the disk's read of the data never race). A new folio is of order ilog2(n) − PAGE_SHIFT (0 for
 // writes of less than two pages), capped by the mapping's maximum (0 without
 // large folios), at least its minimum, and no larger than pos's alignment
 // allows; smaller ones are tried where part of the range is cached. pos must

@@ -93,8 +93,14 @@ func (it *IovIter) Reset(u *UserBuf, off, n uint64) error {
 	return nil
 }
 
-// Count returns the bytes left (iov_iter_count).
-func (it *IovIter) Count() uint64 { return it.count }
+// Count returns the bytes left (iov_iter_count); 0 for a nil iterator, which
+// every write path takes as an empty write (0 bytes, no error).
+func (it *IovIter) Count() uint64 {
+	if it == nil {
+		return 0
+	}
+	return it.count
+}
 
 // truncate limits the iterator to n bytes (iov_iter_truncate) and returns how
 // many it cut off.

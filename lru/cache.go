@@ -44,7 +44,7 @@ type Hooks[E any] struct {
 // requires 0 <= cpu < CPUs() and panics otherwise: a simulated CPU passes its
 // own number, as the kernel uses smp_processor_id().
 //
-// Reference counting (invariant 5 of the project's kernel reference): the cache
+// Reference counting (which bufcache's Machine.Check verifies): the cache
 // holds one reference, taken with Hooks.Hold, on every entry in every CPU's
 // LRU, and drops it with Hooks.Release when the entry leaves that LRU. So an
 // entry's count equals the callers' references plus Holds(e).

@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Check verifies the LRU invariants (invariant 14 of the project's kernel
-// reference) on every CPU and returns nil, or the errors.Join of one
+// Check verifies the LRU's invariants on every CPU and returns nil, or the errors.Join of one
 // *InvariantError per violation (each wraps ErrInvariant). Per CPU:
 //   - the occupied count is within [0, Size()];
 //   - occupied slots form a prefix: every slot past the count is empty (the

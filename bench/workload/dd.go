@@ -469,7 +469,8 @@ func (r *DDResult) Pages() float64 { return float64(r.Bytes) / 4096 }
 // the disks' blk-mq queues and the requests, charged to the CPUs that
 // submitted bios in proportion to their submissions, except a RAID6 write's
 // stripe handling, member bios and requests, which are raid5d's (the
-// "md0_raid6" thread); the all-CPU bound; the memory bus (memoryBytes); and
+// "md0_raid6" thread); the all-CPU bound; the memory bus (the bytes the run's
+// copies, zeroing, parity and DMA move through it); and
 // each disk with its busy time — or, for a disk with no timing model of its
 // own (blk.Null), its requests and bytes, which the profile prices
 // (timing.ParamDiskRequest, ParamDiskByte).

@@ -31,7 +31,8 @@ const helios4PageCache = helios4Lowmem - 128<<20
 // thread: dd bs=1M count=2000 on a Helios4 (2 × Cortex-A9, 2 GiB) with four
 // WD8003FFBX disks, arrays of 512 KiB chunks (mdadm's default) over the first
 // partition of each disk, running kernel k. The block device's page cache
-// may hold 640 MiB (helios4PageCache: low memory only), so most of the 2000
+// may hold 640 MiB (low memory only: a 32-bit kernel's page cache of a block
+// device lives in lowmem), so most of the 2000
 // MiB is reclaimed by kswapd as dd goes and the rest dropped by dd's last
 // close (kill_bdev); background writeback starts at 10 % of that memory
 // (dirty_background_ratio's default of the dirtyable memory, 16 384

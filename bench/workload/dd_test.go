@@ -45,7 +45,7 @@ func TestDDStartErrors(t *testing.T) {
 		{"too few members for raid6", func(d *DD) { d.Layout, d.Members = LayoutRaid6, 3 }, true},
 		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }, true},
 		{"raid10 of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid10F2, 0 }, true},
-		{"too many members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, MaxMembers + 1 }, true},
+		{"too many members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, MaxMembers+1 }, true},
 		{"unknown kernel name", func(d *DD) { d.Kernel = Kernel{Name: "4.19"} }, true},
 		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, true},
 		{"no disk model", func(d *DD) { d.Disk = nil }, true},

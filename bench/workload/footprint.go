@@ -14,7 +14,7 @@ import (
 
 // Kernel structure sizes on x86-64 that the model's memory is compared with
 // (include/linux/mm_types.h, include/linux/buffer_head.h,
-// include/linux/xarray.h; see the reference's section 1.4).
+// include/linux/xarray.h).
 const (
 	// KernelPageBytes is sizeof(struct page), which struct folio overlays for
 	// an order-0 folio: 64 bytes.

@@ -458,6 +458,29 @@ var genFields = map[string]string{
 // maxGenSpec bounds a spec's length.
 const maxGenSpec = 4096
 
+// explicitZero refuses a 0 given for a key whose field's zero means "the
+// default" (theta=0 would otherwise run θ = 0.99): 0 is outside each of
+// these keys' ranges (hotio's too: a hot region that takes no I/O is the
+// random pattern).
+func explicitZero(key, value string, g Generator) error {
+	var msg string
+	switch {
+	case key == "theta" && g.Theta == 0:
+		msg = "is not in (0, 100]"
+	case key == "hot" && g.HotSpace == 0:
+		msg = "is not strictly between 0 and 1"
+	case key == "hotio" && g.HotIO == 0:
+		msg = "is not in (0, 1]: a hot region that takes no I/O is the random pattern"
+	case key == "cpus" && g.CPUs == 0:
+		msg = fmt.Sprintf("is not from 1 to %d", MaxGenCPUs)
+	case key == "qd" && g.QueueDepth == 0:
+		msg = fmt.Sprintf("is not from 1 to %d", MaxGenQueueDepth)
+	default:
+		return nil
+	}
+	return &GenError{Key: key, Field: genFields[key], Msg: fmt.Sprintf("%q %s", value, msg)}
+}
+
 // ParseGenerator reads a compact spec, PATTERN[:KEY=VALUE{,KEY=VALUE}]:
 //
 //	random:dev=1G,n=1000000,size=4K,reads=0.3,cpus=4,qd=8,seed=7
@@ -509,7 +532,10 @@ func ParseGenerator(spec string) (Generator, error) {
 		bad := func(msg string, args ...any) error {
 			return &GenError{Key: k, Field: field, Msg: fmt.Sprintf(msg, args...)}
 		}
-		if seen[k] || (k == "fsync" && seen["fdatasync"]) || (k == "fdatasync" && seen["fsync"]) {
+		if seen[k] {
+			return g, bad("given twice")
+		}
+		if (k == "fsync" && seen["fdatasync"]) || (k == "fdatasync" && seen["fsync"]) {
 			return g, bad("given twice (fsync= and fdatasync= count as one)")
 		}
 		seen[k] = true
@@ -588,6 +614,9 @@ func ParseGenerator(spec string) (Generator, error) {
 			g.Seed, err = num(^uint64(0))
 		}
 		if err != nil {
+			return g, err
+		}
+		if err := explicitZero(k, v, g); err != nil {
 			return g, err
 		}
 	}

@@ -413,12 +413,11 @@ func (e *engine) do(c *cpuState, rec IO) error {
 	case IOFdatasync, IOFlush:
 		return c.file.Fdatasync(c.cpu)
 	case IODiscard:
-		lbs := uint64(e.mr.dev.LogicalBlockSize())
-		from, to := (rec.Offset+lbs-1)/lbs*lbs, rec.End()/lbs*lbs
-		if from >= to {
-			return nil // no whole logical block: BLKDISCARD would refuse it
-		}
-		return e.mr.dev.TruncateRange(c.cpu, from, to)
+		// BLKDISCARD's page-cache half (truncate_bdev_range); the model's
+		// block layer has no discard bio. TruncateRange refuses, with
+		// EINVAL, a range not aligned to the logical block size, as
+		// blk_ioctl_discard does.
+		return e.mr.dev.TruncateRange(c.cpu, rec.Offset, rec.End())
 	}
 	if e.o.Access == AccessBuffers || e.o.Access == AccessAuto && rec.Flags&FlagMeta != 0 {
 		return e.buffers(c, rec)

@@ -176,6 +176,20 @@ func TestRunRefusesInvalidRecords(t *testing.T) {
 	}
 }
 
+// TestRunDiscard: a discard drops its range's cached pages and sends no
+// bio (the model has no discard bio); one not aligned to the logical block
+// size fails with EINVAL, as BLKDISCARD does, and the run goes on.
+func TestRunDiscard(t *testing.T) {
+	r, err := Run(context.Background(), csvWorkload("d.csv", "write,0,8K\ndiscard,100,1000\ndiscard,0,4K\n", 64<<10, 512, 1), RunOptions{})
+	require.NoError(t, err)
+	d, ok := r.Kind("discard")
+	require.True(t, ok)
+	assert.Equal(t, uint64(2), d.Ops)
+	assert.Equal(t, uint64(1), d.Errors)
+	assert.Equal(t, map[string]uint64{"EINVAL": 1}, d.Errnos)
+	assert.Zero(t, d.BiosPerOp, "no discard bio")
+}
+
 // TestRunEmptyWorkload: a workload without a record is an error naming it,
 // not a silent run of nothing.
 func TestRunEmptyWorkload(t *testing.T) {

@@ -44,9 +44,8 @@
 //
 // The model: a [Queue] is a blk-mq queue with the "none" scheduler in front of a
 // MemDisk; [Plug] is struct blk_plug, owned by one simulated CPU; [SubmitBio] is
-// submit_bio. The numbers come from include/linux/blkdev.h of v5.10, as recorded
-// in the project's kernel-behaviour reference (section 1.5 and 7.5) and checked
-// against a stored copy of a 5.10-era blkdev.h:
+// submit_bio. The numbers come from include/linux/blkdev.h of v5.10 (and, where
+// a later kernel changed them, of that kernel):
 //
 //   - BLK_MAX_REQUEST_COUNT = 16 ([PlugMaxRequests]); about v5.16 it became 32
 //     ([PlugMaxRequests516]) and plugs spanning several queues got twice that
@@ -140,8 +139,8 @@
 // (254.5 MB/s), a 512 KiB one 2066 µs (253.8 MB/s), a 64 KiB one 267 µs
 // (245.4 MB/s) and a lone 4 KiB one 26 µs (157 MB/s). So in this model the
 // 64 KiB requests of 512-byte writeback cost the disk only about 4 %; the drop
-// from 254 to 149 MB/s on the Helios4 must come from elsewhere — the reference
-// attributes it to the per-bio CPU cost, which the rest of bhsim counts.
+// from 254 to 149 MB/s on the Helios4 must come from elsewhere: from the
+// per-bio CPU cost, which the rest of bhsim counts (docs/threads.md).
 //
 // # The request trace
 //
