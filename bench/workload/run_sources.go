@@ -32,6 +32,9 @@ func ScenarioWorkload(s *Scenario) (Workload, error) {
 type TraceDevice struct {
 	Size             uint64
 	LogicalBlockSize uint32
+	// Select chooses the device, file or action of a trace that holds
+	// several (OpenTraceSelect).
+	Select TraceSelect
 }
 
 // TraceWorkload is the trace file at path (any format OpenTrace reads) as
@@ -42,14 +45,14 @@ type TraceDevice struct {
 // its extent. Errors: OpenTrace's, a bad record (naming its line), a
 // device size that is not a multiple of its logical block size.
 func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
-	t, err := OpenTrace(path)
+	t, err := OpenTraceSelect(path, dev.Select)
 	if err != nil {
 		return Workload{}, err
 	}
 	defer t.Close()
 	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
-		Open: func() (IOReader, error) { return OpenTrace(path) }}
+		Open: func() (IOReader, error) { return OpenTraceSelect(path, dev.Select) }}
 	if s := t.Scenario; s != nil {
 		sw, err := ScenarioWorkload(s)
 		sw.Name, sw.Kind = w.Name, w.Kind
@@ -59,6 +62,16 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	sum, err := SummarizeTrace(t)
 	if err != nil {
 		return Workload{}, err
+	}
+	if sum.Records == 0 {
+		msg := "no records: an empty workload has nothing to simulate"
+		switch sel := dev.Select; {
+		case sel.Device != "":
+			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
+		case sel.File != "":
+			msg = fmt.Sprintf("no records of file %s (the trace's files are named by its add lines)", sel.File)
+		}
+		return Workload{}, &TraceError{File: path, Msg: msg}
 	}
 	w.CPUs, w.Records = max(sum.CPUs, 1), sum.Records
 	if dev.Size == 0 {

@@ -119,16 +119,35 @@ type Trace struct {
 	closer io.Closer
 }
 
+// TraceSelect chooses what of a trace to replay, for the formats that hold
+// more than one workload; the zero TraceSelect takes each reader's
+// defaults.
+type TraceSelect struct {
+	// Device is the blkparse device "MAJ,MIN" replayed (BlkparseDevice);
+	// "": the device of the first event, another device's event an error.
+	Device string
+	// File is the fio iolog file replayed (FioFile); "": the first file
+	// the log names, another file's I/O an error.
+	File string
+	// Action is the blkparse action replayed (BlkparseReplay); 0: Q.
+	Action BlkparseAction
+}
+
 // OpenTrace opens the trace file at path, tells its format from its
 // content (DetectTraceFormat), or when the content does not tell from its
 // extension (.blkparse, .iolog, .csv, .scn), and returns a streaming reader
 // of it. Close it when done.
-func OpenTrace(path string) (*Trace, error) {
+func OpenTrace(path string) (*Trace, error) { return OpenTraceSelect(path, TraceSelect{}) }
+
+// OpenTraceSelect is OpenTrace replaying what sel chooses. Errors: OpenTrace's,
+// and a choice the trace's format has no use for (a Device or Action for a
+// trace that is not blkparse, a File for one that is not a fio iolog).
+func OpenTraceSelect(path string, sel TraceSelect) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := NewTrace(f, path, "")
+	t, err := newTrace(f, path, "", sel)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -142,6 +161,11 @@ func OpenTrace(path string) (*Trace, error) {
 // tells. name names the trace in errors. A scenario is read whole (at most
 // 4 MiB); the other formats stream.
 func NewTrace(r io.Reader, name string, format TraceFormat) (*Trace, error) {
+	return newTrace(r, name, format, TraceSelect{})
+}
+
+// newTrace is NewTrace replaying what sel chooses (OpenTraceSelect).
+func newTrace(r io.Reader, name string, format TraceFormat, sel TraceSelect) (*Trace, error) {
 	br := bufio.NewReaderSize(r, traceDetectBytes)
 	if format == "" {
 		head, err := br.Peek(traceDetectBytes)
@@ -157,11 +181,28 @@ func NewTrace(r io.Reader, name string, format TraceFormat) (*Trace, error) {
 		}
 	}
 	t := &Trace{Name: name, Format: format}
+	switch {
+	case (sel.Device != "" || sel.Action != 0) && format != TraceBlkparse:
+		return nil, &TraceError{File: name, Msg: fmt.Sprintf("a device or an action to replay applies to a blkparse trace, not to a %s one", format)}
+	case sel.File != "" && format != TraceFio:
+		return nil, &TraceError{File: name, Msg: fmt.Sprintf("a file to replay applies to a fio iolog, not to a %s trace", format)}
+	}
 	switch format {
 	case TraceBlkparse:
-		t.r = NewBlkparseReader(br)
+		var opts []BlkparseOption
+		if sel.Device != "" {
+			opts = append(opts, BlkparseDevice(sel.Device))
+		}
+		if sel.Action != 0 {
+			opts = append(opts, BlkparseReplay(sel.Action))
+		}
+		t.r = NewBlkparseReader(br, opts...)
 	case TraceFio:
-		t.r = NewFioLogReader(br)
+		var opts []FioOption
+		if sel.File != "" {
+			opts = append(opts, FioFile(sel.File))
+		}
+		t.r = NewFioLogReader(br, opts...)
 	case TraceCSV:
 		t.r = NewCSVReader(br)
 	case TraceScenario:

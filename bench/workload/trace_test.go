@@ -376,3 +376,54 @@ func TestTraceSummary(t *testing.T) {
 	s.Add(IO{Kind: IOFsync, At: 10})
 	assert.Equal(t, "2 records: write 1 (4K), fsync 1; end 8K; 3 cpus; 10..50 ns", s.String())
 }
+
+// TestTraceSelect: TraceDevice.Select replays the chosen device, file or
+// action of a trace that holds several, refuses a choice the trace's format
+// has no use for, and says what it chose when nothing matched.
+func TestTraceSelect(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	blk := write("two.blkparse", "  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n"+
+		"  8,16   0        2     0.000000100     1  Q   W 8 + 16 [a]\n"+
+		"  8,16   0        3     0.000000200     1  D   W 8 + 16 [a]\n")
+	fio := write("two.iolog", "fio version 2 iolog\n/dev/sdb add\n/dev/sdc add\n/dev/sdb open\n/dev/sdc open\n"+
+		"/dev/sdb write 0 512\n/dev/sdc write 4096 1024\n")
+	csv := write("one.csv", "write,0,4K\n")
+	records := func(w Workload) []IO {
+		rd, err := w.Open()
+		require.NoError(t, err)
+		ios, err := readIOs(rd)
+		require.NoError(t, err)
+		return ios
+	}
+	for _, tc := range []struct {
+		name, path string
+		sel        TraceSelect
+		want       []IO
+		err        string
+	}{
+		{"blkparse: two devices", blk, TraceSelect{}, nil, "device 8,16 is not the trace's device 8,0"},
+		{"blkparse: one device", blk, TraceSelect{Device: "8,16"}, []IO{{Kind: IOWrite, Offset: 4096, Length: 8192, At: 100, Line: 2}}, ""},
+		{"blkparse: the issued requests", blk, TraceSelect{Device: "8,16", Action: BlkparseIssue}, []IO{{Kind: IOWrite, Offset: 4096, Length: 8192, At: 200, Line: 3}}, ""},
+		{"blkparse: a device it does not hold", blk, TraceSelect{Device: "8,32"}, nil, "two.blkparse: no records of device 8,32"},
+		{"fio: two files", fio, TraceSelect{}, nil, "but the trace's file is /dev/sdb"},
+		{"fio: one file", fio, TraceSelect{File: "/dev/sdc"}, []IO{{Kind: IOWrite, Offset: 4096, Length: 1024, Line: 7}}, ""},
+		{"fio: a file it does not name", fio, TraceSelect{File: "/dev/sdz"}, nil, "no records of file /dev/sdz"},
+		{"a device for a fio iolog", fio, TraceSelect{Device: "8,0"}, nil, "applies to a blkparse trace, not to a fio one"},
+		{"a file for CSV", csv, TraceSelect{File: "x"}, nil, "applies to a fio iolog, not to a csv trace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := TraceWorkload(tc.path, TraceDevice{Size: 1 << 20, Select: tc.sel})
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, records(w))
+		})
+	}
+}

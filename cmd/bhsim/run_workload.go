@@ -23,6 +23,9 @@ type workloadFlags struct {
 	disk       *string
 	access     *string
 	dev, lbs   *string
+	traceDev   *string
+	traceFile  *string
+	replay     *string
 	memory     *string
 	mrc        listFlag
 	data       *bool
@@ -36,30 +39,33 @@ type workloadFlags struct {
 // addWorkloadFlags adds the workload flags to fs.
 func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	w := &workloadFlags{
-		gen:    fs.String("gen", "", "run a seeded generator `SPEC` instead of FILE (docs/traces.md), e.g. random:dev=1G,n=100000,cpus=4,seed=7"),
-		seed:   fs.String("s", "", "the generator's `SEED` (overrides the spec's seed=); with --step and no FILE or --gen, a fresh small problem"),
-		cpus:   fs.Int("cpus", 0, "simulated CPUs the records run on, record r on CPU r.cpu mod N (default: the workload's)"),
-		qd:     fs.Int("qd", 0, "operations each CPU keeps in flight (default: the workload's, 1)"),
-		disk:   fs.String("disk", "ssd", "the disk `model`: ssd (400 MB/s, 20 µs: Xu Yang's board as assumed), hdd (7200 rpm) or null (no time)"),
-		access: fs.String("access", "auto", "how records reach the page cache: auto, pagecache (pread/pwrite) or buffers (getblk/bread, the bh LRU)"),
-		dev:    fs.String("dev", "", "a trace's device `SIZE` (default: its extent, rounded up to 1M)"),
-		lbs:    fs.String("lbs", "512", "a trace's or a generator's logical block `SIZE`: 512, 1K, 2K or 4K"),
-		memory: fs.String("memory", "2G", "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty"),
-		data:   fs.Bool("data", false, "keep page data (default: a metadata-only device, memory independent of the data)"),
-		dist:   fs.Bool("dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters"),
-		step:   fs.Bool("step", false, "step mode: after each operation, its cost, bios and the page cache's state"),
-		quiz:   fs.Bool("quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)"),
-		show:   fs.Bool("show", false, "with --quiz: reveal the answers"),
-		plot:   fs.String("plot", "", "write a latency CDF and a throughput-over-time chart (SVG and PNG) into `DIR`"),
-		costs:  addCostFlags(fs, "x86-server", false),
+		gen:       fs.String("gen", "", "run a seeded generator `SPEC` instead of FILE (docs/traces.md), e.g. random:dev=1G,n=100000,cpus=4,seed=7"),
+		seed:      fs.String("s", "", "the generator's `SEED` (overrides the spec's seed=); with --step and no FILE or --gen, a fresh small problem"),
+		cpus:      fs.Int("cpus", 0, "simulated CPUs the records run on, record r on CPU r.cpu mod N (default: the workload's)"),
+		qd:        fs.Int("qd", 0, "operations each CPU keeps in flight (default: the workload's, 1)"),
+		disk:      fs.String("disk", "ssd", "the disk `model`: ssd (400 MB/s, 20 µs: Xu Yang's board as assumed), hdd (7200 rpm) or null (no time)"),
+		access:    fs.String("access", "auto", "how records reach the page cache: auto, pagecache (pread/pwrite) or buffers (getblk/bread, the bh LRU)"),
+		dev:       fs.String("dev", "", "a trace's device `SIZE` (default: its extent, rounded up to 1M)"),
+		lbs:       fs.String("lbs", "512", "a trace's or a generator's logical block `SIZE`: 512, 1K, 2K or 4K"),
+		traceDev:  fs.String("trace-dev", "", "the device `MAJ,MIN` of a blkparse trace to replay, when it holds several (default: its first event's)"),
+		traceFile: fs.String("trace-file", "", "the file `NAME` of a fio iolog to replay, when it names several (default: its first)"),
+		replay:    fs.String("replay", "Q", "the blkparse `ACTION` replayed: Q (bios as queued), D (requests as issued), I (inserted) or C (completed)"),
+		memory:    fs.String("memory", "2G", "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty"),
+		data:      fs.Bool("data", false, "keep page data (default: a metadata-only device, memory independent of the data)"),
+		dist:      fs.Bool("dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters"),
+		step:      fs.Bool("step", false, "step mode: after each operation, its cost, bios and the page cache's state"),
+		quiz:      fs.Bool("quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)"),
+		show:      fs.Bool("show", false, "with --quiz: reveal the answers"),
+		plot:      fs.String("plot", "", "write a latency CDF and a throughput-over-time chart (SVG and PNG) into `DIR`"),
+		costs:     addCostFlags(fs, "x86-server", false),
 	}
 	fs.Var(&w.mrc, "mrc", "bh LRU `SIZES` for the miss-ratio curve (comma-separated; each reruns the workload), e.g. 1,2,4,8,16,32")
 	return w
 }
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
-var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "memory", "mrc", "data", "dist",
-	"step", "quiz", "show", "plot", "profile", "cost"}
+var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay",
+	"memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
 
 // wanted reports whether a workload flag was set.
 func (w *workloadFlags) wanted(set map[string]bool) bool {
@@ -82,6 +88,8 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 		return usagef("--dev is a trace's device size: a generator's is its dev=")
 	case scenario && (set["dev"] || set["lbs"]):
 		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
+	case (set["trace-dev"] || set["trace-file"] || set["replay"]) && (*w.gen != "" || scenario):
+		return usagef("--trace-dev, --trace-file and --replay choose what of a blkparse or fio trace FILE to replay")
 	}
 	if !scenario || *w.dist || *w.step {
 		return nil
@@ -145,6 +153,14 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 		return workload.Workload{}, err
 	}
 	dev.LogicalBlockSize = lbs
+	dev.Select = workload.TraceSelect{Device: *w.traceDev, File: *w.traceFile}
+	switch a := *w.replay; a {
+	case "Q": // the default
+	case "D", "I", "C":
+		dev.Select.Action = workload.BlkparseAction(a[0])
+	default:
+		return workload.Workload{}, usagef("--replay %q: want Q, D, I or C", a)
+	}
 	tw, err := workload.TraceWorkload(pos[0], dev)
 	return tw, asUsage(err)
 }

@@ -54,6 +54,8 @@ func TestRunWorkloadInputs(t *testing.T) {
 		want string
 	}{
 		{"blkparse", []string{filepath.Join(traces, "sample.blkparse")}, "(trace (blkparse))"},
+		{"blkparse: one device's issued requests", []string{"--trace-dev", "8,16", "--replay", "D", filepath.Join(traces, "sample.blkparse")}, "(trace (blkparse))"},
+		{"fio: its one file named", []string{"--trace-file", "/dev/sdb", filepath.Join(traces, "sample-v2.iolog")}, "(trace (fio))"},
 		{"fio v2", []string{filepath.Join(traces, "sample-v2.iolog")}, "(trace (fio))"},
 		{"fio v3", []string{filepath.Join(traces, "sample-v3.iolog")}, "(trace (fio))"},
 		{"csv", []string{"--dev", "64K", "--lbs", "1K", filepath.Join(traces, "sample.csv")}, "64K device"},
@@ -132,6 +134,10 @@ func TestRunWorkloadErrors(t *testing.T) {
 		{"lbs above a page", []string{"--lbs", "8K", bad}, 2, "not a power of two from 512 to 4K"},
 		{"device of partial sectors", []string{"--gen", "seq:dev=7,n=1,size=3"}, 2, "not a whole number of 512-byte sectors"},
 		{"queue depth", []string{"--qd", "-1", "--gen", "seq:dev=1M,n=1"}, 2, "queue depth -1"},
+		{"replay action", []string{"--replay", "X", bad}, 2, `--replay "X": want Q, D, I or C`},
+		{"trace device of a generator", []string{"--trace-dev", "8,0", "--gen", "seq:dev=1M,n=1"}, 2, "choose what of a blkparse or fio trace FILE to replay"},
+		{"trace device of CSV", []string{"--trace-dev", "8,0", bad}, 2, "applies to a blkparse trace, not to a csv one"},
+		{"trace device it does not hold", []string{"--trace-dev", "8,0", filepath.Join(traces, "sample.blkparse")}, 2, "no records of device 8,0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
