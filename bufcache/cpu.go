@@ -14,6 +14,11 @@ import (
 // One goroutine at a time may drive a CPU: its counters are plain fields, so
 // counting costs an increment and no synchronisation. Different goroutines may
 // drive different CPUs concurrently.
+//
+// A CPU belongs to the Machine that made it: pass it only to that machine's
+// devices, files and buffers. Another machine's CPU is a programming error
+// the hot paths do not check (an operation then counts its events on the
+// wrong machine, and may index past this machine's per-CPU LRU).
 type CPU struct {
 	id int
 	m  *Machine

@@ -214,7 +214,7 @@
 //	mode; flusher CPU out of range
 //	PAGE_SIZE not a power of two in [4K, 64K]     NewMachine             blocksize.ErrBadPageSize
 //	unknown set_init_blocksize policy             NewMachine             blocksize.ErrUnknownPolicy
-//	unknown page-cache index kind                 NewMachine             pageindex.ErrUnknownKind
+//	unknown page-cache index kind                 NewMachine             ErrUnknownIndexKind
 //	nil disk, empty disk, disk larger than        Open, AddDisk          ErrBadDevice
 //	MAX_LFS_FILESIZE (up to 2^64-1 sectors), a
 //	disk the machine already has

@@ -74,8 +74,9 @@ type Config struct {
 	Blocksize blocksize.Policy
 	// Alloc is the alloc_page_buffers variant.
 	Alloc AllocVariant
-	// Index is the page-cache index structure of every mapping.
-	Index pageindex.Kind
+	// Index is the page-cache index structure of every mapping
+	// (IndexXArray, the zero value, or IndexBTree).
+	Index IndexKind
 	// LRU selects the per-CPU bh LRU variant.
 	LRU LRUMode
 	// LRUSize is the number of LRU slots per CPU, BH_LRU_SIZE (0 means

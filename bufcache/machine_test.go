@@ -105,3 +105,23 @@ func TestCountersArithmetic(t *testing.T) {
 	assert.Equal(t, "uptodate|mapped|0x10000", (BHUptodate | BHMapped | 1<<16).String())
 	assert.Equal(t, "locked|private", (FolioLocked | FolioPrivate).String())
 }
+
+// TestIndexKind: the exported index kinds choose the structure, and
+// ParseIndexKind reads their names.
+func TestIndexKind(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind IndexKind
+	}{{"xarray", IndexXArray}, {"btree", IndexBTree}} {
+		got, err := ParseIndexKind(tc.name)
+		require.NoError(t, err)
+		assert.Equal(t, tc.kind, got)
+		assert.Equal(t, tc.name, got.String())
+		_, err = NewMachine(Config{Index: got})
+		assert.NoError(t, err)
+	}
+	_, err := ParseIndexKind("radix")
+	assert.ErrorIs(t, err, ErrUnknownIndexKind)
+	_, err = NewMachine(Config{Index: IndexBTree + 1})
+	assert.ErrorIs(t, err, ErrUnknownIndexKind)
+}

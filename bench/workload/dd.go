@@ -26,6 +26,8 @@ import (
 // printing the rate, so the figure includes writing everything to the disks
 // and freeing every page the run left cached.
 type DD struct {
+	// Layout is the device dd writes or reads: one disk (LayoutDirect) or
+	// an md array of Members disks.
 	Layout Layout
 	// Kernel is the kernel the machine runs: its set_init_blocksize policy,
 	// its write(2) path (iomap.BlkdevWrite) and the rest of its variants
@@ -39,8 +41,10 @@ type DD struct {
 	BS, Count uint64
 	// CPUs is the number of CPUs (at least 2: the writer and the flusher).
 	CPUs int
-	// Disk is the timing model of each disk; DiskBytes its capacity and
-	// Logical its logical block size (0 means 512).
+	// Disk is the timing model of each disk, required (DiskByName("hdd")
+	// .Model, blk.WD8003FFBX(), or a model of one's own); DiskBytes its
+	// capacity, required, and Logical its logical block size (0 means
+	// 512).
 	Disk      blk.Model
 	DiskBytes uint64
 	Logical   uint32
@@ -372,8 +376,10 @@ func RunAll(runs []DD, progress func(done, total int)) ([]*DDResult, error) {
 // DDResult is what a dd run did: the bytes it moved, the block size the
 // device had, the events of every CPU, md's counters and each disk's.
 type DDResult struct {
+	// DD is the run's configuration.
 	DD DD
-	// Bytes is what dd moved, Blocks the read(2)/write(2) pairs it made.
+	// Bytes is what dd moved, Blocks the read(2)/write(2) pairs it made,
+	// BlockSize the device's block size (i_blkbits) the run ran at.
 	Bytes     uint64
 	Blocks    uint64
 	BlockSize uint32
@@ -381,7 +387,9 @@ type DDResult struct {
 	ReadAheadKB uint32
 	// CPU holds each CPU context's events: dd's (0), the flusher's (1), the
 	// other CPUs', and last, at index DD.CPUs, kswapd's.
-	CPU   []bufcache.Counters
+	CPU []bufcache.Counters
+	// MD is the array's counters (zero for LayoutDirect), Disks each
+	// disk's, in member order.
 	MD    md.Stats
 	Disks []DiskResult
 	// Phases are the parts of the run that follow one another, each what

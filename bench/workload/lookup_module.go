@@ -8,7 +8,6 @@ import (
 
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
-	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
 // LookupModule is the kernel test module of the bh-LRU thread (Marcelo
@@ -31,8 +30,9 @@ type LookupModule struct {
 	Size  uint32
 	// Loops is NRLOOPS: 200 000.
 	Loops int
-	// Index is the page-cache index structure.
-	Index pageindex.Kind
+	// Index is the page-cache index structure (bufcache.IndexXArray or
+	// bufcache.IndexBTree).
+	Index bufcache.IndexKind
 }
 
 // PostedLookupModule is the module exactly as the thread posts it, on a

@@ -100,12 +100,19 @@ func (f IOFlags) String() string {
 // discard has a positive Length and Offset+Length does not overflow; a
 // sync or flush has Offset and Length 0.
 type IO struct {
-	Kind           IOKind
+	// Kind is what the record does.
+	Kind IOKind
+	// Offset and Length are its byte range on the device (0 and 0 for a
+	// sync or flush).
 	Offset, Length uint64
-	CPU            int
-	At             uint64
-	Line           int
-	Flags          IOFlags
+	// CPU is the issuing CPU, 0 to MaxTraceCPU.
+	CPU int
+	// At is when it was issued, in nanoseconds from the trace's start.
+	At uint64
+	// Line is its line in the trace, from 1 (0 for a generated record).
+	Line int
+	// Flags are a block trace's hints.
+	Flags IOFlags
 }
 
 // MaxTraceCPU bounds IO.CPU: readers refuse a CPU number above it.
