@@ -205,6 +205,10 @@ func TestBadInput(t *testing.T) {
 			_, err := NewUserBuf(make([]byte, 10), 0, 4096).Iter(5, math.MaxUint64)
 			return err
 		}, errAnyBadInput},
+		{"UserBuf.Iter: a buffer passing 2^64", false, func(*badRig) error {
+			_, err := NewUserBuf(make([]byte, 200), math.MaxUint64-100, 4096).Iter(0, 10)
+			return err
+		}, errAnyBadInput},
 		{"UserBuf.Iter: page size 0", false, func(*badRig) error {
 			_, err := NewUserBuf(make([]byte, 10), 0, 0).Iter(0, 10)
 			return err

@@ -262,6 +262,8 @@
 //	iov_iter range outside the user buffer        UserBuf.Iter           an error
 //	(off+n wrapping 2^64 included); user buffer
 //	page size not a valid PAGE_SIZE (0 included)
+//	or buffer passing the top of the address
+//	space
 //	write_begin range empty or leaving the folio  BlockWriteBegin        ErrBadRange
 //	unknown write path, chunk policy or EOF       BlkdevWrite,           iomap.ErrBadOption
 //	check; chunk not a power of two of at least   FileBufferedWrite

@@ -80,11 +80,14 @@ func (u *UserBuf) Iter(off, n uint64) (*IovIter, error) {
 // Reset makes it an iterator over bytes [off, off+n) of u, as Iter returns
 // one, without allocating: a caller making many write(2) calls keeps one
 // iterator. Errors: the buffer's page size is not a valid PAGE_SIZE
-// (blocksize.ValidatePageSize), or the range is not inside the buffer; it is
-// then unchanged.
+// (blocksize.ValidatePageSize), the buffer passes the top of the address
+// space, or the range is not inside the buffer; it is then unchanged.
 func (it *IovIter) Reset(u *UserBuf, off, n uint64) error {
 	if err := blocksize.ValidatePageSize(uint32(u.pageSize)); err != nil {
 		return fmt.Errorf("bufcache: user buffer: %w", err)
+	}
+	if u.base+u.size < u.base {
+		return fmt.Errorf("bufcache: a user buffer of %d bytes at %#x passes the top of the address space", u.size, u.base)
 	}
 	if off > u.size || n > u.size-off {
 		return fmt.Errorf("bufcache: iov_iter [%d, +%d) outside a %d-byte user buffer", off, n, u.size)

@@ -363,6 +363,9 @@ func (r *opRig) write(o rigOp, c opCtx) bool {
 		u.SetUnreadable(o.badFrom, o.badLen)
 	}
 	it, err := u.Iter(0, o.n)
+	if o.base+o.n < o.base { // past the top of the address space: the kernel's access_ok refuses it too
+		return assert.Error(t, err, c)
+	}
 	if !assert.NoError(t, err, c) {
 		return false
 	}
