@@ -182,8 +182,8 @@ func (d DD) Start() (*DDRun, error) {
 		return nil, err
 	}
 	if d.BS*d.Count > r.dev.Size() {
-		return nil, fmt.Errorf("%w: bs=%s count=%d moves %.4g GB, more than the %.4g GB device holds (count at most %d)",
-			ErrInvalidDD, FormatDDSize(d.BS), d.Count, float64(d.BS*d.Count)/1e9, float64(r.dev.Size())/1e9, r.dev.Size()/d.BS)
+		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
+			ErrInvalidDD, FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
 	}
 	if d.Read {
 		r.dst = make([]byte, d.BS)
@@ -605,4 +605,19 @@ func (r *DDResult) SimNS(p *timing.Profile) float64 {
 // MBps returns the run's simulated throughput under p in decimal MB/s.
 func (r *DDResult) MBps(p *timing.Profile) float64 {
 	return float64(r.Bytes) * 1e3 / r.SimNS(p)
+}
+
+// decimalBytes prints n bytes in the decimal unit that keeps it between 1
+// and 1000, as disk makers count ("8.002 TB", "4.096 kB", "512 bytes").
+func decimalBytes(n uint64) string {
+	x := float64(n)
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if x >= u.scale {
+			return fmt.Sprintf("%.4g %s", x/u.scale, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

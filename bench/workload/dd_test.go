@@ -396,3 +396,12 @@ func addFields(dst, src reflect.Value) {
 		dst.SetFloat(dst.Float() + src.Float())
 	}
 }
+
+func TestDecimalBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n    uint64
+		want string
+	}{{0, "0 bytes"}, {512, "512 bytes"}, {4096, "4.096 kB"}, {1 << 20, "1.049 MB"}, {8001563222016, "8.002 TB"}, {1 << 63, "9223 PB"}} {
+		assert.Equal(t, tc.want, decimalBytes(tc.n), "%d", tc.n)
+	}
+}

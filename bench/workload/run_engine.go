@@ -194,7 +194,7 @@ func (e *engine) run(ctx context.Context, rd IOReader) error {
 		i, start := e.next()
 		if i < 0 {
 			if eof && e.done == 0 {
-				return &TraceError{File: e.w.Name, Msg: "no records: an empty workload has nothing to simulate"}
+				return &TraceError{File: e.w.Name, Msg: "no records: an empty workload has nothing to simulate", Err: ErrNoRecords}
 			}
 			if eof {
 				break

@@ -71,7 +71,7 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		case sel.File != "":
 			msg = fmt.Sprintf("no records of file %s (the trace's files are named by its add lines)", sel.File)
 		}
-		return Workload{}, &TraceError{File: path, Msg: msg}
+		return Workload{}, &TraceError{File: path, Msg: msg, Err: ErrNoRecords}
 	}
 	w.CPUs, w.Records = max(sum.CPUs, 1), sum.Records
 	if dev.Size == 0 {

@@ -196,6 +196,7 @@ func TestRunEmptyWorkload(t *testing.T) {
 	for _, text := range []string{"", "# only a comment\n"} {
 		_, err := Run(context.Background(), csvWorkload("empty.csv", text, 1<<20, 512, 1), RunOptions{})
 		assert.ErrorContains(t, err, "empty.csv: no records", "%q", text)
+		assert.ErrorIs(t, err, ErrNoRecords)
 	}
 }
 

@@ -263,8 +263,12 @@ type TraceError struct {
 	Line   int    // the line from 1; 0 when no line is at fault
 	Format string // the reader: "blkparse", "fio", "csv", "scenario", "gen"; "" for a record check
 	Msg    string
-	Err    error // the underlying error (a read error), if any
+	Err    error // the underlying error (a read error, ErrNoRecords), if any
 }
+
+// ErrNoRecords is wrapped by the *TraceError of a workload with no record
+// at all (Run, TraceWorkload): nothing to simulate, and no line at fault.
+var ErrNoRecords = errors.New("workload: no records")
 
 // Error prints "file:line: format: msg", leaving out what is unknown.
 func (e *TraceError) Error() string {

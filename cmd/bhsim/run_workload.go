@@ -135,6 +135,12 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 		return gw, err
 	}
 	if len(pos) != 1 {
+		switch {
+		case len(pos) == 0 && (*w.quiz || *w.show) && !*w.step:
+			return workload.Workload{}, usagef("--quiz and --show apply to --step (a fresh problem: bhsim run --step --quiz -s SEED)")
+		case len(pos) == 0 && *w.seed != "":
+			return workload.Workload{}, usagef("-s SEED without a FILE or --gen makes a fresh problem with --step only (bhsim run --step -s %s)", *w.seed)
+		}
 		return workload.Workload{}, usagef("want one FILE (a trace or scenario), or --gen SPEC, got %d arguments", len(pos))
 	}
 	if *w.seed != "" {
@@ -243,7 +249,7 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	r, err := workload.Run(ctx, wl, o)
 	prog.finish()
 	var bad *workload.TraceError
-	if errors.Is(err, workload.ErrRunOptions) || errors.As(err, &bad) && bad.Err == nil {
+	if errors.Is(err, workload.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, workload.ErrNoRecords)) {
 		return asUsage(err) // the options, or a record of the input (as a malformed line is)
 	}
 	if err != nil {

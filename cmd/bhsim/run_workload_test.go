@@ -135,6 +135,8 @@ func TestRunWorkloadErrors(t *testing.T) {
 		{"device of partial sectors", []string{"--gen", "seq:dev=7,n=1,size=3"}, 2, "not a whole number of 512-byte sectors"},
 		{"queue depth", []string{"--qd", "-1", "--gen", "seq:dev=1M,n=1"}, 2, "queue depth -1"},
 		{"replay action", []string{"--replay", "X", bad}, 2, `--replay "X": want Q, D, I or C`},
+		{"show without step or FILE", []string{"--show", "-s", "3"}, 2, "--quiz and --show apply to --step"},
+		{"seed without step or FILE", []string{"-s", "3"}, 2, "makes a fresh problem with --step only (bhsim run --step -s 3)"},
 		{"trace device of a generator", []string{"--trace-dev", "8,0", "--gen", "seq:dev=1M,n=1"}, 2, "choose what of a blkparse or fio trace FILE to replay"},
 		{"trace device of CSV", []string{"--trace-dev", "8,0", bad}, 2, "applies to a blkparse trace, not to a csv one"},
 		{"trace device it does not hold", []string{"--trace-dev", "8,0", filepath.Join(traces, "sample.blkparse")}, 2, "no records of device 8,0"},
