@@ -34,8 +34,15 @@ func distText(w io.Writer, r *workload.RunResult) error {
 		}
 	}
 	ew.printf("\nresources, busy time and utilisation over %s\n", seconds(r.DurationNS))
+	shared := ""
 	for _, res := range r.Resources {
 		ew.printf("  %-22s %12s %7.1f %%\n", res.Name, seconds(res.BusyNS), 100*res.Utilisation)
+		if strings.HasPrefix(res.Name, "all ") {
+			shared = res.Name
+		}
+	}
+	if shared != "" {
+		ew.printf("  (%s: the busy time of every CPU and of kswapd, shared over them: the bound if the work spread evenly)\n", shared)
 	}
 	ew.printf("\nbh LRU: %d slots per CPU, %d lookups, %d hits", r.LRU.Size, r.LRU.Lookups, r.LRU.Hits)
 	if r.LRU.Lookups > 0 {

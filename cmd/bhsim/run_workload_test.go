@@ -67,6 +67,7 @@ func TestRunWorkloadInputs(t *testing.T) {
 			require.Equal(t, 0, status, errs)
 			assert.Contains(t, out, tc.want)
 			assert.Contains(t, out, "latency, simulated µs")
+			assert.Regexp(t, `\(all \d+ CPUs: the busy time of every CPU and of kswapd, shared over them`, out, "the all-CPU line is explained")
 		})
 	}
 }
