@@ -60,6 +60,12 @@ func TestRunModelKernel618(t *testing.T) {
 			c := Compare(everyCounter(model), everyCounter(kernel))
 			require.NotEmpty(t, c.Rows)
 			assert.Empty(t, differences(c))
+			for _, r := range []*Result{model, kernel} {
+				for _, cn := range r.Total {
+					family, _, _ := strings.Cut(cn.Name, ".")
+					assert.Contains(t, counterFamilies, family, "%s: a report pattern could not name %s", r.Runner, cn.Name)
+				}
+			}
 		})
 	}
 }

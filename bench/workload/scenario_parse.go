@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -325,8 +326,18 @@ func checkPattern(p string) error {
 			return fmt.Errorf("counter pattern %q: use letters, digits, . _ = - and the wildcards * ?", p)
 		}
 	}
+	family, _, _ := strings.Cut(p, ".")
+	if !strings.ContainsAny(family, "*?") && !slices.Contains(counterFamilies, family) {
+		return fmt.Errorf("counter pattern %q: no counter's name starts with %q (they start with %s)", p, family, strings.Join(counterFamilies, ", "))
+	}
 	return nil
 }
+
+// counterFamilies are the first parts of the counters' names (bio.write,
+// rq.flush, stat.read.ios): a report pattern that starts with none of them
+// (nor with a wildcard) can match nothing. TestRunModelKernel618 checks
+// that the model's and the recorded kernel's counters have no other.
+var counterFamilies = []string{"bio", "buffer", "merge", "pagecache", "plug", "readahead", "rmw", "rq", "sectors", "stat", "wberr"}
 
 // parsers reads one line's arguments (the words after the verb).
 var parsers = map[string]func(args []string) (Op, error){

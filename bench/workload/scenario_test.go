@@ -135,6 +135,7 @@ func TestParseErrors(t *testing.T) {
 		{"close args", dev + "open a rdwr\nclose a b\n", "t.scn:3: close: want one descriptor name, got 2 words"},
 		{"report empty", dev + "report\n", "t.scn:2: report: name at least one counter pattern"},
 		{"report bad", dev + "report bio/[x\n", `t.scn:2: report: counter pattern "bio/[x"`},
+		{"report of no counter", dev + "report bios.*\n", `t.scn:2: report: counter pattern "bios.*": no counter's name starts with "bios" (they start with bio, buffer,`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
