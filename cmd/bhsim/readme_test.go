@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -111,10 +112,15 @@ type liveDifference struct {
 	scenarios, counters []string
 }
 
+// knownDifferencesFile is docs/known-differences.md, found from the
+// package's directory when the test binary starts: the README's commands
+// run with the repository's root as their directory.
+var knownDifferencesFile, _ = filepath.Abs("../../docs/known-differences.md")
+
 // knownLiveDifferences parses that table's rows.
 func knownLiveDifferences(t *testing.T) []liveDifference {
 	t.Helper()
-	b, err := os.ReadFile("../../docs/known-differences.md")
+	b, err := os.ReadFile(knownDifferencesFile)
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(b), "## Differences a live run can show\n")
 	require.True(t, ok, "known-differences has its table of live differences")
