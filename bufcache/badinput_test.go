@@ -103,6 +103,13 @@ func TestBadInput(t *testing.T) {
 		{"Open: empty disk", false, func(r *badRig) error { return open(r, describedDisk{0, 512}) }, ErrBadDevice},
 		{"Open: a disk the machine already has", false, func(r *badRig) error { return open(r, r.d.disk) }, ErrBadDevice},
 		{"AddDisk: a disk the machine already has", false, func(r *badRig) error { _, err := r.m.AddDisk(r.d.disk, DeviceOptions{}); return err }, ErrBadDevice},
+		{"Open: two equal disks that are values", false, func(r *badRig) error {
+			if _, err := r.m.Open(describedDisk{2048, 512}, DeviceOptions{}); err != nil {
+				return err
+			}
+			_, err := r.m.Open(describedDisk{2048, 512}, DeviceOptions{}) // a value has no identity: two disks
+			return err
+		}, nil},
 		{"Open: 2^64-1 sectors", false, func(r *badRig) error { return open(r, describedDisk{math.MaxUint64, 512}) }, ErrBadDevice},
 		{"Open: logical block size 0", false, func(r *badRig) error { return open(r, describedDisk{8, 0}) }, blocksize.ErrNotPowerOfTwo},
 		{"Open: logical block size 1000", false, func(r *badRig) error { return open(r, describedDisk{8, 1000}) }, blocksize.ErrNotPowerOfTwo},

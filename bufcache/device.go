@@ -80,9 +80,10 @@ func (d *BlockDevice) mappingSetError(cpu *CPU) {
 // Errors: the disk's logical block size is invalid for this PAGE_SIZE;
 // ErrBadDevice for a nil disk, an empty one, one larger than
 // MAX_LFS_FILESIZE (i_size is a loff_t: the kernel's capacity arithmetic
-// would wrap), or one this machine already has (a disk has one block device
-// and one page cache; the same disk on two machines is two hosts sharing
-// it, each with a cache of its own, which nothing keeps coherent).
+// would wrap), or one this machine already has (the same pointer: a disk
+// has one block device and one page cache; the same disk on two machines
+// is two hosts sharing it, each with a cache of its own, which nothing
+// keeps coherent).
 func (m *Machine) Open(disk blk.Device, opts DeviceOptions) (*BlockDevice, error) {
 	d, err := m.AddDisk(disk, opts)
 	if err != nil {
@@ -102,6 +103,12 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	}
 	if v := reflect.ValueOf(disk); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, fmt.Errorf("%w: open of a nil %T", ErrBadDevice, disk)
+	}
+	m.mu.Lock()
+	dup := m.hasDiskLocked(disk)
+	m.mu.Unlock()
+	if dup { // before the set-up below confines the disk or reads its limits
+		return nil, errDiskAdded(disk)
 	}
 	sectors := disk.Sectors()
 	if sectors == 0 {
@@ -132,29 +139,34 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	d.setInitBlocksize()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, o := range m.devices {
-		if sameDisk(o.disk, disk) {
-			return nil, fmt.Errorf("%w: %s is already a block device of this machine (a disk has one page cache: open it again with BlockDevice.Open)", ErrBadDevice, disk.Name())
-		}
+	if m.hasDiskLocked(disk) { // added meanwhile by another goroutine
+		return nil, errDiskAdded(disk)
 	}
 	m.devices = append(m.devices, d)
 	d.updateTracer()
 	return d, nil
 }
 
-// sameDisk reports whether a and b are the same disk: the same pointer, or
-// equal values of a comparable type. O(1).
-func sameDisk(a, b blk.Device) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	switch {
-	case ta != tb:
+// hasDiskLocked reports whether disk is already one of m's devices: the same
+// pointer (a disk that is a value, not a pointer, has no identity to
+// compare, and two equal values may be two disks). m.mu is held.
+// O(devices).
+func (m *Machine) hasDiskLocked(disk blk.Device) bool {
+	v := reflect.ValueOf(disk)
+	if v.Kind() != reflect.Pointer {
 		return false
-	case ta.Kind() == reflect.Pointer:
-		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
-	case ta.Comparable():
-		return a == b
+	}
+	for _, o := range m.devices {
+		if w := reflect.ValueOf(o.disk); w.Kind() == reflect.Pointer && w.Type() == v.Type() && w.Pointer() == v.Pointer() {
+			return true
+		}
 	}
 	return false
+}
+
+// errDiskAdded is AddDisk's error for a disk the machine already has.
+func errDiskAdded(disk blk.Device) error {
+	return fmt.Errorf("%w: %s is already a block device of this machine (a disk has one page cache: open it again with BlockDevice.Open)", ErrBadDevice, disk.Name())
 }
 
 // setInitBlocksize models set_init_blocksize (block/bdev.c): i_blkbits from

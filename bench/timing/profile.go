@@ -78,13 +78,16 @@ func (p *Profile) Set(q Param, ns float64, source string) {
 // p's, each source saying so (the memory-stall share, not a cost, is p's);
 // why explains the factor. Callers then Set the
 // costs that differ in kind rather than in speed. It panics unless factor
-// is positive and finite.
+// is positive and finite and every scaled cost one Set takes.
 func (p *Profile) Scaled(name, description string, factor float64, why string) *Profile {
 	if !(factor > 0) || math.IsInf(factor, 1) {
 		panic(fmt.Sprintf("timing: Profile.Scaled by %v: want a positive, finite factor", factor))
 	}
 	s := &Profile{Name: name, Description: description}
 	for i := range NumParams {
+		if err := checkCost(Param(i), p.NS[i]*factor); err != nil && Param(i) != ParamMemStall {
+			panic(fmt.Sprintf("timing: Profile.Scaled by %v: %s: %v", factor, Param(i), err))
+		}
 		s.NS[i] = p.NS[i] * factor
 		s.Source[i] = fmt.Sprintf("%s × %.3g (%s): %s", p.Name, factor, why, p.Source[i])
 	}

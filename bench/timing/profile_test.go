@@ -25,6 +25,7 @@ func TestProfileSetAndScaledRefuseNonsense(t *testing.T) {
 		{"a zero factor", func(p *Profile) { p.Scaled("s", "d", 0, "x") }, "want a positive, finite factor"},
 		{"a negative factor", func(p *Profile) { p.Scaled("s", "d", -2, "x") }, "want a positive, finite factor"},
 		{"an infinite factor", func(p *Profile) { p.Scaled("s", "d", math.Inf(1), "x") }, "want a positive, finite factor"},
+		{"a factor past the costs' bound", func(p *Profile) { p.Scaled("s", "d", 1e20, "x") }, "want nanoseconds from 0 to 1e15"},
 		{"a zero cost", func(p *Profile) { p.Set(bios, 0, "x") }, ""},
 		{"a share", func(p *Profile) { p.Set(ParamMemStall, 0.45, "x") }, ""},
 		{"a factor", func(p *Profile) { assert.InDelta(t, 2*p.NS[bios], p.Scaled("s", "d", 2, "x").NS[bios], 1e-9) }, ""},

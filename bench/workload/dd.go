@@ -96,8 +96,9 @@ var ErrInvalidDD = errors.New("workload: invalid dd")
 // bounded. (A write(2) moves at most MAX_RW_COUNT, just under 2 GiB, anyway.)
 const MaxBS = 64 << 20
 
-// MaxMembers is the most disks a DD's array spans: md's MD_SB_DISKS for a
-// version-0.90 superblock, far more than any thread's machine.
+// MaxMembers is the most disks a DD's array spans, a bound of the model's:
+// md's MD_SB_DISKS for a version-0.90 superblock (mdadm's default 1.2
+// metadata allows far more), and far more than any thread's machine.
 const MaxMembers = 27
 
 // Start builds the machine, the disks and the array of d and opens the
@@ -172,14 +173,14 @@ func (d DD) Start() (*DDRun, error) {
 		disk = r.array
 	}
 	if r.dev, err = m.AddDisk(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
 	mode := bufcache.OWrOnly
 	if d.Read {
 		mode = bufcache.ORdOnly
 	}
 	if r.file, err = r.dev.Open(m.CPU(0), mode); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
 	if d.BS*d.Count > r.dev.Size() {
 		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
@@ -314,20 +315,26 @@ func (s *DDResult) since(earlier *DDResult) *DDResult {
 // Run runs the whole of d: Start, Count blocks, Close.
 func (d DD) Run() (*DDResult, error) { return d.RunContext(context.Background(), nil) }
 
-// progressEvery is how many blocks RunContext copies between looks at its
-// context and calls of its progress callback.
-const progressEvery = 64
+// progressEvery is how many blocks RunContext copies, at most, between looks
+// at its context and calls of its progress callback; progressBytes bounds
+// the bytes between them, for large blocks.
+const (
+	progressEvery = 64
+	progressBytes = 64 << 20
+)
 
 // RunContext runs the whole of d as Run does, stopping with ctx's error once
 // ctx is done, and calls progress, if not nil, with the blocks copied and
-// d.Count every progressEvery blocks and at the end.
+// d.Count every progressEvery blocks (or progressBytes, if fewer blocks)
+// and at the end, before the close's writeback.
 func (d DD) RunContext(ctx context.Context, progress func(done, total int)) (*DDResult, error) {
 	r, err := d.Start()
 	if err != nil {
 		return nil, err
 	}
+	every := max(1, min(progressEvery, progressBytes/d.BS))
 	for i := range d.Count {
-		if i%progressEvery == 0 {
+		if i%every == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -614,7 +621,7 @@ func decimalBytes(n uint64) string {
 	for _, u := range []struct {
 		scale float64
 		name  string
-	}{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+	}{{1e18, "EB"}, {1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
 		if x >= u.scale {
 			return fmt.Sprintf("%.4g %s", x/u.scale, u.name)
 		}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -50,6 +51,7 @@ func TestDDStartErrors(t *testing.T) {
 		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, true},
 		{"no disk model", func(d *DD) { d.Disk = nil }, true},
 		{"no disk capacity", func(d *DD) { d.DiskBytes = 0 }, true},
+		{"logical blocks above a page", func(d *DD) { d.Logical = 8192 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dd := Helios4DD(LayoutDirect, preset, false)
@@ -401,7 +403,22 @@ func TestDecimalBytes(t *testing.T) {
 	for _, tc := range []struct {
 		n    uint64
 		want string
-	}{{0, "0 bytes"}, {512, "512 bytes"}, {4096, "4.096 kB"}, {1 << 20, "1.049 MB"}, {8001563222016, "8.002 TB"}, {1 << 63, "9223 PB"}} {
+	}{{0, "0 bytes"}, {512, "512 bytes"}, {4096, "4.096 kB"}, {1 << 20, "1.049 MB"}, {8001563222016, "8.002 TB"}, {1 << 63, "9.223 EB"}} {
 		assert.Equal(t, tc.want, decimalBytes(tc.n), "%d", tc.n)
 	}
+}
+
+// TestDDProgressLargeBlocks: with blocks of more than a MiB, progress (and
+// the context's check) come every progressBytes, not only every
+// progressEvery blocks.
+func TestDDProgressLargeBlocks(t *testing.T) {
+	dd := Helios4DD(LayoutDirect, MustKernel("5.10.10+revert"), false)
+	dd.BS, dd.Count = 32<<20, 5
+	var calls []int
+	_, err := dd.RunContext(context.Background(), func(done, total int) {
+		assert.Equal(t, 5, total)
+		calls = append(calls, done)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 2, 4, 5}, calls, "every 64 MiB of 32 MiB blocks, then the end")
 }

@@ -458,23 +458,24 @@ var genFields = map[string]string{
 // maxGenSpec bounds a spec's length.
 const maxGenSpec = 4096
 
-// explicitZero refuses a 0 given for a key whose field's zero means "the
-// default" (theta=0 would otherwise run θ = 0.99): 0 is outside each of
-// these keys' ranges (hotio's too: a hot region that takes no I/O is the
-// random pattern).
+// explicitZero refuses a 0 given for a fraction whose field's zero means
+// "the default" (theta=0 would otherwise run θ = 0.99): 0 is outside each
+// of these keys' ranges (hotio's too: a hot region that takes no I/O is
+// the random pattern), or the key does not apply to the pattern. (cpus=
+// and qd= refuse 0 as they parse.)
 func explicitZero(key, value string, g Generator) error {
 	var msg string
 	switch {
+	case key == "theta" && g.Theta == 0 && g.Pattern != GenZipf:
+		return &GenError{Key: key, Field: genFields[key], Msg: "applies to the zipf pattern only"} // as Validate says for other values
+	case (key == "hot" && g.HotSpace == 0 || key == "hotio" && g.HotIO == 0) && g.Pattern != GenHotCold:
+		return &GenError{Key: key, Field: genFields[key], Msg: "hot= and hotio= apply to hotcold only"}
 	case key == "theta" && g.Theta == 0:
 		msg = "is not in (0, 100]"
 	case key == "hot" && g.HotSpace == 0:
 		msg = "is not strictly between 0 and 1"
 	case key == "hotio" && g.HotIO == 0:
 		msg = "is not in (0, 1]: a hot region that takes no I/O is the random pattern"
-	case key == "cpus" && g.CPUs == 0:
-		msg = fmt.Sprintf("is not from 1 to %d", MaxGenCPUs)
-	case key == "qd" && g.QueueDepth == 0:
-		msg = fmt.Sprintf("is not from 1 to %d", MaxGenQueueDepth)
 	default:
 		return nil
 	}
@@ -546,10 +547,10 @@ func ParseGenerator(spec string) (Generator, error) {
 			}
 			return n, nil
 		}
-		num := func(max uint64) (uint64, error) {
+		num := func(lo, hi uint64) (uint64, error) {
 			n, ok := traceUint(v)
-			if !ok || n > max {
-				return 0, bad("%q is not a decimal number from 0 to %d", v, max)
+			if !ok || n < lo || n > hi {
+				return 0, bad("%q is not a decimal number from %d to %d", v, lo, hi)
 			}
 			return n, nil
 		}
@@ -565,7 +566,7 @@ func ParseGenerator(spec string) (Generator, error) {
 		case "dev":
 			g.DeviceSize, err = size()
 		case "n":
-			g.Count, err = num(^uint64(0))
+			g.Count, err = num(0, ^uint64(0))
 		case "bytes":
 			g.Bytes, err = size()
 		case "size":
@@ -592,7 +593,7 @@ func ParseGenerator(spec string) (Generator, error) {
 			}
 		case "cpus":
 			var n uint64
-			n, err = num(MaxGenCPUs)
+			n, err = num(1, MaxGenCPUs)
 			g.CPUs = int(n)
 		case "cpumode":
 			switch v {
@@ -604,14 +605,14 @@ func ParseGenerator(spec string) (Generator, error) {
 			}
 		case "fsync", "fdatasync":
 			var n uint64
-			n, err = num(math.MaxInt32)
+			n, err = num(0, math.MaxInt32)
 			g.FsyncEvery, g.Fdatasync = int(n), k == "fdatasync" && n != 0
 		case "qd":
 			var n uint64
-			n, err = num(MaxGenQueueDepth)
+			n, err = num(1, MaxGenQueueDepth)
 			g.QueueDepth = int(n)
 		case "seed":
-			g.Seed, err = num(^uint64(0))
+			g.Seed, err = num(0, ^uint64(0))
 		}
 		if err != nil {
 			return g, err

@@ -124,7 +124,8 @@ func DiskByName(name string) (Disk, error) {
 // kept.
 type RunOptions struct {
 	// Kernel is the kernel (the zero Kernel: the "6.18" preset; a Kernel
-	// with nothing but a Name: the preset of that name, KernelByName).
+	// with nothing but a Name: the preset of that name, KernelByName; any
+	// other needs a Name, which labels the results).
 	Kernel Kernel
 	// Profile prices the CPUs' events (nil: timing.X86Server);
 	// ProfileCosts says where its costs come from, for the header
@@ -260,8 +261,11 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	if w.Open == nil || w.DeviceSize == 0 {
 		return bad("the workload has no reader or no device size")
 	}
-	if o.Kernel.Name == "" {
+	switch {
+	case o.Kernel == Kernel{}:
 		o.Kernel = linux618()
+	case o.Kernel.Name == "":
+		return bad("a kernel without a Name (the Name labels the results; KernelByName gives a preset)")
 	}
 	k, err := o.Kernel.resolved()
 	if err != nil {

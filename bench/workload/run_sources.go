@@ -42,7 +42,8 @@ type TraceDevice struct {
 // Otherwise TraceWorkload reads the trace once to its end (streaming, in
 // memory independent of its length) for its CPUs (the workload's default:
 // the largest CPU number plus one), its records, and when dev.Size is 0
-// its extent. Errors: OpenTrace's, a bad record (naming its line), a
+// its extent. Errors: OpenTraceSelect's, a bad record (naming its line), a
+// trace with no record (or none of dev.Select's choice: ErrNoRecords), a
 // device size that is not a multiple of its logical block size.
 func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	t, err := OpenTraceSelect(path, dev.Select)
@@ -66,6 +67,10 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	if sum.Records == 0 {
 		msg := "no records: an empty workload has nothing to simulate"
 		switch sel := dev.Select; {
+		case sel.Action != 0 && sel.Device != "":
+			msg = fmt.Sprintf("no %c events of device %s (the trace's devices are the first column of its lines, the actions the sixth)", sel.Action, sel.Device)
+		case sel.Action != 0:
+			msg = fmt.Sprintf("no %c events (the trace's actions are the sixth column of its lines)", sel.Action)
 		case sel.Device != "":
 			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
 		case sel.File != "":

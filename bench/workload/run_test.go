@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/blocksize"
 )
 
 // updateGolden rewrites the step mode's golden files.
@@ -312,7 +314,8 @@ func TestRunCancelAndProgress(t *testing.T) {
 func TestRunOptionErrors(t *testing.T) {
 	w := genWorkload(t, "seq:dev=1M,n=10,seed=1")
 	for _, o := range []RunOptions{{CPUs: -1}, {CPUs: MaxGenCPUs + 1}, {QueueDepth: -2}, {MRCSizes: []int{0}},
-		{MRCSizes: []int{2000}}, {MemoryBytes: 100}, {Access: 9}, {Step: &StepOptions{}}, {Kernel: Kernel{Name: "bogus"}}} {
+		{MRCSizes: []int{2000}}, {MemoryBytes: 100}, {Access: 9}, {Step: &StepOptions{}}, {Kernel: Kernel{Name: "bogus"}},
+		{Kernel: Kernel{Blocksize: blocksize.PolicyLogical}}} {
 		_, err := Run(context.Background(), w, o)
 		assert.ErrorIs(t, err, ErrRunOptions, "%+v", o)
 	}

@@ -162,7 +162,15 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 	if len(g.Counts) > 0 && len(g.Sizes) > 0 {
 		return nil, errors.New("workload: sweep: give counts or sizes, not both")
 	}
-	cells := []DDCell{{DD: g.Base, BlockSize: BlockSizeChoice{Policy: g.Base.Kernel.Blocksize}}}
+	// A kernel named alone is its preset (Kernel.resolved) before any axis
+	// changes one of its variants, which would make it look like a
+	// kernel of its own.
+	base := g.Base
+	var err error
+	if base.Kernel, err = base.Kernel.resolved(); err != nil {
+		return nil, fmt.Errorf("workload: sweep: %w", err)
+	}
+	cells := []DDCell{{DD: base, BlockSize: BlockSizeChoice{Policy: base.Kernel.Blocksize}}}
 	// expand replaces every cell by one per value of an axis of n values.
 	expand := func(n int, set func(c *DDCell, i int) error) error {
 		if n == 0 {
@@ -186,8 +194,12 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 		set func(c *DDCell, i int) error
 	}{
 		{len(g.Kernels), func(c *DDCell, i int) error {
-			c.DD.Kernel = g.Kernels[i]
-			c.BlockSize = BlockSizeChoice{Policy: g.Kernels[i].Blocksize}
+			k, err := g.Kernels[i].resolved()
+			if err != nil {
+				return fmt.Errorf("workload: sweep: %w", err)
+			}
+			c.DD.Kernel = k
+			c.BlockSize = BlockSizeChoice{Policy: k.Blocksize}
 			return nil
 		}},
 		{len(g.BlockSizes), func(c *DDCell, i int) error {
@@ -257,7 +269,9 @@ type SweepOptions struct {
 	// goroutines running the cells, as their dds advance (every
 	// progressEvery blocks and at each cell's end), with the MiB the dds
 	// have moved across all cells and the grid's total: each cell counts
-	// its bs·count rounded up to whole MiB. The last call has done == total.
+	// its bs·count rounded up to whole MiB. The last call of a sweep that
+	// succeeds has done == total. (Before this field counted MiB it
+	// counted cells.)
 	Progress func(done, total int)
 }
 

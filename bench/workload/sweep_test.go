@@ -217,6 +217,34 @@ func TestSweepDD(t *testing.T) {
 	assert.Less(t, serial[0].RequestsPerMiB, serial[0].BiosPerPage*256)
 }
 
+// TestSweepKernelByName: a base or axis kernel named alone is its preset
+// before the block-size axis changes its policy, so the row's label is what
+// ran (5.10.10 alone: logical, 512-byte blocks; with a grow axis: 4096).
+func TestSweepKernelByName(t *testing.T) {
+	base := testGridBase(t)
+	base.Kernel = Kernel{Name: "5.10.10"}
+	for _, tc := range []struct {
+		name  string
+		g     DDGrid
+		label string
+		block uint32
+	}{
+		{"the base alone", DDGrid{Base: base}, "logical", 512},
+		{"a grow axis", DDGrid{Base: base, BlockSizes: []BlockSizeChoice{{Policy: blocksize.PolicyGrow}}}, "grow", 4096},
+		{"a kernels axis", DDGrid{Base: testGridBase(t), Kernels: []Kernel{{Name: "5.10.10"}}}, "logical", 512},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := SweepDD(tc.g, timing.Helios4(), SweepOptions{})
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			assert.Equal(t, tc.label, rows[0].BlockSize.String())
+			assert.Equal(t, tc.block, rows[0].Result.BlockSize)
+		})
+	}
+	_, err := DDGrid{Base: DD{Kernel: Kernel{Name: "4.19"}}}.Cells()
+	assert.ErrorContains(t, err, `unknown kernel "4.19"`)
+}
+
 // TestSweepProgressInMiB: a cell's progress counts its whole MiB moved, a
 // cell of less than a MiB counts one at its end, and the cells add up.
 func TestSweepProgressInMiB(t *testing.T) {

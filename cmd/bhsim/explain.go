@@ -89,14 +89,14 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	prog := newProgress(stderr, isTerminal(stderr), "explain "+op.Name, "dd blocks")
 	less := "a smaller --count"
-	if _, ok := values["bs"]; ok { // its count follows bs by default
-		less += " or a larger --bs"
+	if c := given["count"]; values["bs"] != nil && (c == "" || c == "auto") {
+		less += " or a larger --bs" // with count=auto, a larger bs moves the same bytes in fewer blocks
 	}
 	guard := newBudget(stderr, "explain "+op.Name, "dd blocks", less, prog.task(0), cancel)
 	e, err := op.Build(ctx, opArgs, guard.report)
 	prog.finish()
-	if refused := guard.refused(); refused != nil {
-		return refused
+	if refused := guard.refused(); refused != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return refused // the run's own failure, had one come first, is the one to report
 	}
 	if errors.Is(err, workload.ErrInvalidDD) {
 		return asUsage(err)

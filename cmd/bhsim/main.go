@@ -23,7 +23,8 @@
 // scenario, trace or generator) prints one line naming what is valid and
 // exits with status 2; a failed run exits with status 1. Runs longer than a
 // second draw a progress line on stderr when it is a terminal; in a pipe
-// they stay quiet, but for explain's one-line estimate of a long run.
+// they stay quiet, but for explain's and sweep's one-line estimate of a long
+// run, and both refuse a run whose estimate passes ten minutes.
 //
 // The outputs other tools read (the --format csv|json of reproduce, sweep,
 // run and validate, profile show, version --format json) are versioned;

@@ -85,6 +85,7 @@ func TestErrors(t *testing.T) {
 		{"explain: block past the end", []string{"explain", "find-get-block-slow", "--block", "9999999999999"}, "past the end"},
 		{"explain: dd past the device", []string{"explain", "write-page", "--count", "1000000000"}, "more than the 8.002 TB device holds (count at most 7630885)"},
 		{"explain: a run past ten minutes", []string{"explain", "write-page", "--count", "7000000"}, "more than the 10m0s bhsim explain write-page runs for: ask for less (a smaller --count)"},
+		{"explain: a run past ten minutes at count=auto", []string{"explain", "iomap-write-page", "--bs", "1"}, "ask for less (a smaller --count or a larger --bs)"},
 		{"explain: flag of another op", []string{"explain", "write-page", "--bs", "1M"}, "flag provided but not defined: --bs (flags: --bsize, --cost, --costs, --count, --layout, --profile"},
 		{"explain: crash-loss takes no profile", []string{"explain", "crash-loss", "--profile", "helios4"}, "flags: --count;"},
 

@@ -49,7 +49,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 		lbs:       fs.String("lbs", "512", "a trace's or a generator's logical block `SIZE`: 512, 1K, 2K or 4K"),
 		traceDev:  fs.String("trace-dev", "", "the device `MAJ,MIN` of a blkparse trace to replay, when it holds several (default: its first event's)"),
 		traceFile: fs.String("trace-file", "", "the file `NAME` of a fio iolog to replay, when it names several (default: its first)"),
-		replay:    fs.String("replay", "Q", "the blkparse `ACTION` replayed: Q (bios as queued), D (requests as issued), I (inserted) or C (completed)"),
+		replay:    fs.String("replay", "", "the blkparse `ACTION` replayed: Q (bios as queued, the default), D (requests as issued), I (inserted) or C (completed)"),
 		memory:    fs.String("memory", "2G", "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty"),
 		data:      fs.Bool("data", false, "keep page data (default: a metadata-only device, memory independent of the data)"),
 		dist:      fs.Bool("dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters"),
@@ -88,7 +88,7 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 		return usagef("--dev is a trace's device size: a generator's is its dev=")
 	case scenario && (set["dev"] || set["lbs"]):
 		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
-	case (set["trace-dev"] || set["trace-file"] || set["replay"]) && (*w.gen != "" || scenario):
+	case (set["trace-dev"] || set["trace-file"] || set["replay"]) && (*w.gen != "" || scenario || len(pos) == 0):
 		return usagef("--trace-dev, --trace-file and --replay choose what of a blkparse or fio trace FILE to replay")
 	}
 	if !scenario || *w.dist || *w.step {
@@ -161,8 +161,8 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 	dev.LogicalBlockSize = lbs
 	dev.Select = workload.TraceSelect{Device: *w.traceDev, File: *w.traceFile}
 	switch a := *w.replay; a {
-	case "Q": // the default
-	case "D", "I", "C":
+	case "": // Q, the reader's default
+	case "Q", "D", "I", "C":
 		dev.Select.Action = workload.BlkparseAction(a[0])
 	default:
 		return workload.Workload{}, usagef("--replay %q: want Q, D, I or C", a)

@@ -54,8 +54,6 @@ func TestRunWorkloadInputs(t *testing.T) {
 		want string
 	}{
 		{"blkparse", []string{filepath.Join(traces, "sample.blkparse")}, "(trace (blkparse))"},
-		{"blkparse: one device's issued requests", []string{"--trace-dev", "8,16", "--replay", "D", filepath.Join(traces, "sample.blkparse")}, "(trace (blkparse))"},
-		{"fio: its one file named", []string{"--trace-file", "/dev/sdb", filepath.Join(traces, "sample-v2.iolog")}, "(trace (fio))"},
 		{"fio v2", []string{filepath.Join(traces, "sample-v2.iolog")}, "(trace (fio))"},
 		{"fio v3", []string{filepath.Join(traces, "sample-v3.iolog")}, "(trace (fio))"},
 		{"csv", []string{"--dev", "64K", "--lbs", "1K", filepath.Join(traces, "sample.csv")}, "64K device"},
@@ -141,6 +139,8 @@ func TestRunWorkloadErrors(t *testing.T) {
 		{"trace device of a generator", []string{"--trace-dev", "8,0", "--gen", "seq:dev=1M,n=1"}, 2, "choose what of a blkparse or fio trace FILE to replay"},
 		{"trace device of CSV", []string{"--trace-dev", "8,0", bad}, 2, "applies to a blkparse trace, not to a csv one"},
 		{"trace device it does not hold", []string{"--trace-dev", "8,0", filepath.Join(traces, "sample.blkparse")}, 2, "no records of device 8,0"},
+		{"replay of a CSV trace", []string{"--replay", "Q", bad}, 2, "applies to a blkparse trace, not to a csv one"},
+		{"trace device of a fresh problem", []string{"--step", "-s", "3", "--trace-dev", "8,0"}, 2, "choose what of a blkparse or fio trace FILE to replay"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
@@ -149,4 +149,39 @@ func TestRunWorkloadErrors(t *testing.T) {
 			assert.Empty(t, out)
 		})
 	}
+}
+
+// TestRunTraceSelectFlags: --trace-dev, --replay and --trace-file replay
+// the chosen device, action and file of traces that hold several (each
+// choice gives its own count of operations).
+func TestRunTraceSelectFlags(t *testing.T) {
+	dir := t.TempDir()
+	blk := filepath.Join(dir, "two.blkparse")
+	require.NoError(t, os.WriteFile(blk, []byte("  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n"+
+		"  8,16   0        2     0.000000100     1  Q   W 8 + 8 [a]\n"+
+		"  8,16   0        3     0.000000200     1  Q   W 16 + 8 [a]\n"+
+		"  8,16   0        4     0.000000300     1  D   W 8 + 16 [a]\n"), 0o644))
+	fio := filepath.Join(dir, "two.iolog")
+	require.NoError(t, os.WriteFile(fio, []byte("fio version 2 iolog\n/dev/sdb add\n/dev/sdc add\n/dev/sdb open\n/dev/sdc open\n"+
+		"/dev/sdb write 0 512\n/dev/sdc write 4096 1024\n/dev/sdc write 8192 1024\n/dev/sdc read 0 512\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the first device", []string{"--trace-dev", "8,0", blk}, "\n1 ops"},
+		{"the second device", []string{"--trace-dev", "8,16", blk}, "\n2 ops"},
+		{"its issued requests", []string{"--trace-dev", "8,16", "--replay", "D", blk}, "\n1 ops"},
+		{"the first file", []string{"--trace-file", "/dev/sdb", fio}, "\n1 ops"},
+		{"the second file", []string{"--trace-file", "/dev/sdc", fio}, "\n3 ops"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errs := bhsim(append([]string{"run"}, tc.args...)...)
+			require.Equal(t, 0, status, errs)
+			assert.Contains(t, out, tc.want)
+		})
+	}
+	status, _, errs := bhsim("run", blk)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errs, "choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev")
 }

@@ -104,8 +104,8 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	guard := newBudget(stderr, "sweep", "MiB", "fewer axis values or a smaller --count or --size", prog.task(0), cancel)
 	rows, err := workload.SweepDDContext(ctx, g, p, workload.SweepOptions{Progress: guard.report})
 	prog.finish()
-	if refused := guard.refused(); refused != nil {
-		return refused
+	if refused := guard.refused(); refused != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return refused // a cell's own failure, had one come first, is the one to report
 	}
 	if errors.Is(err, workload.ErrInvalidDD) {
 		return asUsage(err)
