@@ -62,6 +62,8 @@ func TestRunModelKernel618(t *testing.T) {
 			assert.Empty(t, differences(c))
 			for _, r := range []*Result{model, kernel} {
 				for _, cn := range r.Total {
+					_, ok := ParseCounter(cn.Name)
+					assert.True(t, ok, "%s: %s belongs to no counter family", r.Runner, cn.Name)
 					family, _, _ := strings.Cut(cn.Name, ".")
 					assert.Contains(t, counterFamilies, family, "%s: a report pattern could not name %s", r.Runner, cn.Name)
 				}

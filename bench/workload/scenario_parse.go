@@ -333,12 +333,6 @@ func checkPattern(p string) error {
 	return nil
 }
 
-// counterFamilies are the first parts of the counters' names (bio.write,
-// rq.flush, stat.read.ios): a report pattern that starts with none of them
-// (nor with a wildcard) can match nothing. TestRunModelKernel618 checks
-// that the model's and the recorded kernel's counters have no other.
-var counterFamilies = []string{"bio", "buffer", "merge", "pagecache", "plug", "readahead", "rmw", "rq", "sectors", "stat", "wberr"}
-
 // parsers reads one line's arguments (the words after the verb).
 var parsers = map[string]func(args []string) (Op, error){
 	"device": nil, // handled by Parse
