@@ -70,23 +70,17 @@
 //
 // # Counters
 //
-// From the trace: bio.DIR and bio.DIR.bytes=N (block_bio_queue; DIR is read,
-// write, flush or discard; a zero-length write with PREFLUSH is a flush),
-// bio.preflush, bio.fua, bio.read.ahead, bio.split, merge.back, merge.front,
-// merge.rq, rq.get, rq.insert, rq.DIR and rq.DIR.bytes=N (block_rq_issue),
-// rq.write.preflush, rq.write.fua, rq.complete, rq.error and
-// rq.error.errno=N, sectors.read and sectors.written (issued data
-// requests), rmw.read.bios and rmw.read.bytes (read bios submitted during a
-// pwrite operation), plug.plug, plug.unplug and plug.unplug.rqs (the
-// scenario's thread), buffer.dirty (block_dirty_buffer),
-// pagecache.add.order=K, pagecache.add.pages, pagecache.remove.order=K and
-// pagecache.remove.pages (the block device inode's folios),
-// pagecache.dirty (writeback_dirty_folio), readahead.sync, readahead.async,
-// readahead.order=K, readahead.window.pages=N,
-// readahead.unbounded.pages=N, wberr.set and wberr.report. From
-// /sys/block/loopN/stat, completed I/O: stat.read.ios, stat.read.merges,
-// stat.read.sectors, stat.write.ios, stat.write.merges, stat.write.sectors,
-// stat.flush.ios. A counter with no event is absent (it counts 0).
+// Each event counts through the counter vocabulary the model's counting
+// uses (workload.CounterFamilies and the workload.Count* functions), one
+// function per tracepoint group: bio.* from block_bio_queue and
+// block_split, merge.* from the merges, rq.* and sectors.* from the
+// request events, rmw.read.* from read bios inside a pwrite, plug.* from
+// the scenario's thread's block_plug and block_unplug, buffer.dirty,
+// pagecache.* from the block device inode's folios, readahead.* and
+// wberr.*; stat.* are /sys/block/loopN/stat deltas of completed I/O. The
+// families, their units and tracepoints are listed in
+// docs/scenario-language.md ("Counters"). A counter with no event is absent
+// (it counts 0).
 //
 // # Calibration
 //

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,19 +94,19 @@ func parseRWBS(s string) (rwbs, bool) {
 	return rwbs{op: p.Op, preflush: p.Preflush, fua: p.FUA, ahead: p.Ahead, sync: p.Sync}, true
 }
 
-// dir is the operation as a counter name's direction word.
-func (r rwbs) dir() string {
+// dir is the operation's direction in counter names.
+func (r rwbs) dir() workload.Dir {
 	switch r.op {
 	case 'R':
-		return "read"
+		return workload.DirRead
 	case 'W':
-		return "write"
+		return workload.DirWrite
 	case 'D':
-		return "discard"
+		return workload.DirDiscard
 	case 'F':
-		return "flush"
+		return workload.DirFlush
 	}
-	return "other"
+	return workload.DirOther
 }
 
 // filter holds what identifies the runner's device in events.
@@ -157,211 +158,224 @@ func parseUint(s string) (uint64, bool) {
 	return v, err == nil
 }
 
+// counter reads one tracepoint's event into counters (the workload.Count*
+// function of its tracepoint): it reports whether the event belonged to
+// the runner's device. inWrite says the event falls in a pwrite operation.
+type counter func(f filter, ev event, inWrite bool, cs *workload.CounterSet) bool
+
+// counters are the readers of the runner's tracepoints, by event name.
+var counters = map[string]counter{
+	"block_bio_queue":                   filter.countBio,
+	"block_bio_backmerge":               filter.countBio,
+	"block_bio_frontmerge":              filter.countBio,
+	"block_getrq":                       filter.countBio,
+	"block_split":                       filter.countDevEvent,
+	"block_rq_merge":                    filter.countDevEvent,
+	"block_dirty_buffer":                filter.countDevEvent,
+	"block_rq_insert":                   filter.countRq,
+	"block_rq_issue":                    filter.countRq,
+	"block_rq_complete":                 filter.countRqComplete,
+	"block_plug":                        filter.countPlug,
+	"block_unplug":                      filter.countPlug,
+	"mm_filemap_add_to_page_cache":      filter.countFilemap,
+	"mm_filemap_delete_from_page_cache": filter.countFilemap,
+	"page_cache_sync_ra":                filter.countReadahead,
+	"page_cache_async_ra":               filter.countReadahead,
+	"page_cache_ra_order":               filter.countReadahead,
+	"page_cache_ra_unbounded":           filter.countReadahead,
+	"writeback_dirty_folio":             filter.countDirtyFolio,
+	"filemap_set_wb_err":                filter.countWBErr,
+	"file_check_and_advance_wb_err":     filter.countWBErr,
+}
+
 // count adds one event's counters to cs. inWrite says the event falls in a
 // pwrite operation (a read bio there is a read-modify-write read). It
 // reports whether the event belonged to the runner's device.
 func (f filter) count(ev event, inWrite bool, cs *workload.CounterSet) bool {
+	c, ok := counters[ev.name]
+	return ok && c(f, ev, inWrite, cs)
+}
+
+// countBio reads block_bio_queue, the bio merges and block_getrq, whose
+// arguments are "7,3 W 0 + 8 [comm]".
+func (f filter) countBio(ev event, inWrite bool, cs *workload.CounterSet) bool {
+	w := strings.Fields(ev.args)
+	if len(w) < 5 || !f.blockDev(w[0]) || w[3] != "+" {
+		return false
+	}
+	r, ok := parseRWBS(w[1])
+	n, ok2 := parseUint(w[4])
+	if !ok || !ok2 {
+		return false
+	}
 	switch ev.name {
-	case "block_bio_queue", "block_bio_backmerge", "block_bio_frontmerge", "block_getrq":
-		// "7,3 W 0 + 8 [comm]"
-		w := strings.Fields(ev.args)
-		if len(w) < 5 || !f.blockDev(w[0]) || w[3] != "+" {
-			return false
-		}
-		r, ok := parseRWBS(w[1])
-		n, ok2 := parseUint(w[4])
-		if !ok || !ok2 {
-			return false
-		}
-		switch ev.name {
-		case "block_bio_backmerge":
-			cs.Inc("merge.back")
-		case "block_bio_frontmerge":
-			cs.Inc("merge.front")
-		case "block_getrq":
-			cs.Inc("rq.get")
-		default:
-			bytes := n * 512
-			d := r.dir()
-			if r.op == 'W' && n == 0 && r.preflush {
-				d = "flush"
-			}
-			cs.Inc("bio." + d)
-			if bytes > 0 {
-				cs.Inc(fmt.Sprintf("bio.%s.bytes=%d", d, bytes))
-			}
-			if r.preflush {
-				cs.Inc("bio.preflush")
-			}
-			if r.fua {
-				cs.Inc("bio.fua")
-			}
-			if r.ahead {
-				cs.Inc("bio.read.ahead")
-			}
-			if r.op == 'R' && inWrite {
-				cs.Inc("rmw.read.bios")
-				cs.Add("rmw.read.bytes", bytes)
-			}
-		}
-		return true
+	case "block_bio_backmerge":
+		workload.CountMerge(cs, workload.MergeBack)
+	case "block_bio_frontmerge":
+		workload.CountMerge(cs, workload.MergeFront)
+	case "block_getrq":
+		workload.CountGetRq(cs)
+	default:
+		workload.CountBioQueued(cs, workload.BioQueued{Dir: r.dir(), Bytes: n * 512,
+			Preflush: r.preflush, FUA: r.fua, Ahead: r.ahead, InWrite: inWrite})
+	}
+	return true
+}
+
+// countDevEvent reads block_split, block_rq_merge and block_dirty_buffer,
+// of which only the device, the first word, matters.
+func (f filter) countDevEvent(ev event, _ bool, cs *workload.CounterSet) bool {
+	w := strings.Fields(ev.args)
+	if len(w) < 1 || !f.blockDev(w[0]) {
+		return false
+	}
+	switch ev.name {
 	case "block_split":
-		w := strings.Fields(ev.args)
-		if len(w) < 1 || !f.blockDev(w[0]) {
-			return false
-		}
-		cs.Inc("bio.split")
-		return true
+		workload.CountBioSplit(cs)
 	case "block_rq_merge":
-		w := strings.Fields(ev.args)
-		if len(w) < 1 || !f.blockDev(w[0]) {
-			return false
-		}
-		cs.Inc("merge.rq")
+		workload.CountMerge(cs, workload.MergeRq)
+	default:
+		workload.CountBufferDirty(cs)
+	}
+	return true
+}
+
+// countRq reads block_rq_insert and block_rq_issue, whose arguments are
+// "7,3 W 4096 () 0 + 8 none,0,0 [comm]".
+func (f filter) countRq(ev event, _ bool, cs *workload.CounterSet) bool {
+	w := strings.Fields(ev.args)
+	if len(w) < 7 || !f.blockDev(w[0]) {
+		return false
+	}
+	r, ok := parseRWBS(w[1])
+	bytes, ok2 := parseUint(w[2])
+	if !ok || !ok2 {
+		return false
+	}
+	if ev.name == "block_rq_insert" {
+		workload.CountRqInsert(cs)
 		return true
-	case "block_rq_insert", "block_rq_issue":
-		// "7,3 W 4096 () 0 + 8 none,0,0 [comm]"
-		w := strings.Fields(ev.args)
-		if len(w) < 7 || !f.blockDev(w[0]) {
-			return false
-		}
-		r, ok := parseRWBS(w[1])
-		bytes, ok2 := parseUint(w[2])
+	}
+	var sectors uint64
+	if plus := slices.Index(w, "+"); plus > 0 && plus+1 < len(w) {
+		sectors, _ = parseUint(w[plus+1])
+	}
+	workload.CountRqIssued(cs, workload.RqIssued{Dir: r.dir(), Bytes: bytes, Sectors: sectors,
+		Preflush: r.preflush, FUA: r.fua})
+	return true
+}
+
+// countRqComplete reads block_rq_complete, whose arguments are "7,3 W () 0
+// + 8 none,0,0 [0]", the last the (negative) error.
+func (f filter) countRqComplete(ev event, _ bool, cs *workload.CounterSet) bool {
+	w := strings.Fields(ev.args)
+	if len(w) < 2 || !f.blockDev(w[0]) {
+		return false
+	}
+	errno := 0
+	if e, err := strconv.Atoi(strings.Trim(w[len(w)-1], "[]")); err == nil {
+		errno = -e
+	}
+	workload.CountRqComplete(cs, errno)
+	return true
+}
+
+// countPlug reads block_plug and block_unplug ("[comm] 3", the requests it
+// flushes), which carry no device: they are the scenario's thread's.
+func (f filter) countPlug(ev event, _ bool, cs *workload.CounterSet) bool {
+	if ev.pid != f.tid {
+		return false
+	}
+	if ev.name == "block_plug" {
+		workload.CountPlug(cs)
+		return true
+	}
+	w := strings.Fields(ev.args)
+	n, ok := uint64(0), len(w) > 0
+	if ok {
+		n, ok = parseUint(w[len(w)-1])
+	}
+	if !ok {
+		return false
+	}
+	workload.CountUnplug(cs, n)
+	return true
+}
+
+// countFilemap reads mm_filemap_add_to_page_cache and
+// mm_filemap_delete_from_page_cache, whose arguments are "dev 0:5 ino
+// 700003 pfn=0x1 ofs=0 order=0".
+func (f filter) countFilemap(ev event, _ bool, cs *workload.CounterSet) bool {
+	kv := keyValues(ev.args)
+	ino, ok := parseUint("0x" + kv["ino"])
+	order, ok2 := parseUint(kv["order"])
+	if !ok || !ok2 || order > 30 || !f.inodeEvent(kv["dev"], ino) {
+		return false
+	}
+	if ev.name == "mm_filemap_delete_from_page_cache" {
+		workload.CountFolioRemove(cs, uint(order))
+	} else {
+		workload.CountFolioAdd(cs, uint(order))
+	}
+	return true
+}
+
+// countReadahead reads the readahead events, whose arguments are
+// "dev=0:5 ino=700003 index=0 ... order=0 size=32 ...".
+func (f filter) countReadahead(ev event, _ bool, cs *workload.CounterSet) bool {
+	kv := keyValues(ev.args)
+	ino, ok := parseUint("0x" + kv["ino"])
+	if !ok || !f.inodeEvent(kv["dev"], ino) {
+		return false
+	}
+	switch ev.name {
+	case "page_cache_sync_ra":
+		workload.CountReadaheadSync(cs)
+	case "page_cache_async_ra":
+		workload.CountReadaheadAsync(cs)
+	case "page_cache_ra_order":
+		order, ok := parseUint(kv["order"])
+		size, ok2 := parseUint(kv["size"])
 		if !ok || !ok2 {
 			return false
 		}
-		plus := -1
-		for i, x := range w {
-			if x == "+" {
-				plus = i
-				break
-			}
-		}
-		var sectors uint64
-		if plus > 0 && plus+1 < len(w) {
-			sectors, _ = parseUint(w[plus+1])
-		}
-		if ev.name == "block_rq_insert" {
-			cs.Inc("rq.insert")
-			return true
-		}
-		d := r.dir()
-		if r.op == 'W' && bytes == 0 && sectors == 0 && r.preflush {
-			d = "flush"
-		}
-		cs.Inc("rq." + d)
-		if d == "read" || d == "write" {
-			cs.Inc(fmt.Sprintf("rq.%s.bytes=%d", d, bytes))
-			if d == "read" {
-				cs.Add("sectors.read", sectors)
-			} else {
-				cs.Add("sectors.written", sectors)
-			}
-		}
-		if r.preflush && d != "flush" {
-			cs.Inc("rq." + d + ".preflush")
-		}
-		if r.fua {
-			cs.Inc("rq." + d + ".fua")
-		}
-		return true
-	case "block_rq_complete":
-		// "7,3 W () 0 + 8 none,0,0 [0]"
-		w := strings.Fields(ev.args)
-		if len(w) < 2 || !f.blockDev(w[0]) {
-			return false
-		}
-		cs.Inc("rq.complete")
-		last := w[len(w)-1]
-		if e, err := strconv.Atoi(strings.Trim(last, "[]")); err == nil && e != 0 {
-			cs.Inc("rq.error")
-			cs.Inc(fmt.Sprintf("rq.error.errno=%d", -e))
-		}
-		return true
-	case "block_plug", "block_unplug":
-		if ev.pid != f.tid {
-			return false
-		}
-		if ev.name == "block_plug" {
-			cs.Inc("plug.plug")
-			return true
-		}
-		// "[comm] 3"
-		w := strings.Fields(ev.args)
-		n, ok := uint64(0), len(w) > 0
-		if ok {
-			n, ok = parseUint(w[len(w)-1])
-		}
+		workload.CountReadaheadOrder(cs, uint(order), size)
+	case "page_cache_ra_unbounded":
+		n, ok := parseUint(kv["nr_to_read"])
 		if !ok {
 			return false
 		}
-		cs.Inc("plug.unplug")
-		cs.Add("plug.unplug.rqs", n)
-		return true
-	case "block_dirty_buffer":
-		w := strings.Fields(ev.args)
-		if len(w) < 1 || !f.blockDev(w[0]) {
-			return false
-		}
-		cs.Inc("buffer.dirty")
-		return true
-	case "mm_filemap_add_to_page_cache", "mm_filemap_delete_from_page_cache":
-		// "dev 0:5 ino 700003 pfn=0x1 ofs=0 order=0"
-		kv := keyValues(ev.args)
-		ino, ok := parseUint("0x" + kv["ino"])
-		order, ok2 := parseUint(kv["order"])
-		if !ok || !ok2 || order > 30 || !f.inodeEvent(kv["dev"], ino) {
-			return false
-		}
-		what := "add"
-		if ev.name == "mm_filemap_delete_from_page_cache" {
-			what = "remove"
-		}
-		cs.Inc(fmt.Sprintf("pagecache.%s.order=%d", what, order))
-		cs.Add("pagecache."+what+".pages", 1<<order)
-		return true
-	case "page_cache_sync_ra", "page_cache_async_ra", "page_cache_ra_order", "page_cache_ra_unbounded":
-		// "dev=0:5 ino=700003 index=0 ... order=0 size=32 ..."
-		kv := keyValues(ev.args)
-		ino, ok := parseUint("0x" + kv["ino"])
-		if !ok || !f.inodeEvent(kv["dev"], ino) {
-			return false
-		}
-		switch ev.name {
-		case "page_cache_sync_ra":
-			cs.Inc("readahead.sync")
-		case "page_cache_async_ra":
-			cs.Inc("readahead.async")
-		case "page_cache_ra_order":
-			cs.Inc("readahead.order=" + kv["order"])
-			cs.Inc("readahead.window.pages=" + kv["size"])
-		case "page_cache_ra_unbounded":
-			cs.Inc("readahead.unbounded.pages=" + kv["nr_to_read"])
-		}
-		return true
-	case "writeback_dirty_folio":
-		// "bdi 7:3: ino=7340035 index=0"
-		kv := keyValues(ev.args)
-		ino, ok := parseUint(kv["ino"])
-		if !ok || ino != f.bdevIno || kv["bdi"] != fmt.Sprintf("%d:%d:", f.major, f.minor) {
-			return false
-		}
-		cs.Inc("pagecache.dirty")
-		return true
-	case "filemap_set_wb_err", "file_check_and_advance_wb_err":
-		kv := keyValues(ev.args)
-		ino, ok := parseUint(kv["ino"])
-		if !ok || !f.inodeEvent(kv["dev"], ino) {
-			return false
-		}
-		if ev.name == "filemap_set_wb_err" {
-			cs.Inc("wberr.set")
-		} else {
-			cs.Inc("wberr.report")
-		}
-		return true
+		workload.CountReadaheadUnbounded(cs, n)
 	}
-	return false
+	return true
+}
+
+// countDirtyFolio reads writeback_dirty_folio, whose arguments are "bdi
+// 7:3: ino=7340035 index=0".
+func (f filter) countDirtyFolio(ev event, _ bool, cs *workload.CounterSet) bool {
+	kv := keyValues(ev.args)
+	ino, ok := parseUint(kv["ino"])
+	if !ok || ino != f.bdevIno || kv["bdi"] != fmt.Sprintf("%d:%d:", f.major, f.minor) {
+		return false
+	}
+	workload.CountFolioDirty(cs)
+	return true
+}
+
+// countWBErr reads filemap_set_wb_err and file_check_and_advance_wb_err
+// ("... dev=0:3 ino=0x700008 ...").
+func (f filter) countWBErr(ev event, _ bool, cs *workload.CounterSet) bool {
+	kv := keyValues(ev.args)
+	ino, ok := parseUint(kv["ino"])
+	if !ok || !f.inodeEvent(kv["dev"], ino) {
+		return false
+	}
+	if ev.name == "filemap_set_wb_err" {
+		workload.CountWBErrSet(cs)
+	} else {
+		workload.CountWBErrReport(cs)
+	}
+	return true
 }
 
 // attribution spreads a trace over operations: every event after "bhsim

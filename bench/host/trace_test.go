@@ -106,6 +106,7 @@ func TestCountEvents(t *testing.T) {
 		{"huge order", "record-24937 [001] ..... 1.0: mm_filemap_add_to_page_cache: dev 0:3 ino 700008 pfn=0x1 ofs=0 order=99", false, ""},
 		{"sync ra", "r-24937 [000] ..... 1.0: page_cache_sync_ra: dev=0:3 ino=700008 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1", false, "readahead.sync=1"},
 		{"ra order", "r-24937 [000] ..... 1.0: page_cache_ra_order: dev=0:3 ino=700008 index=0 order=0 size=4 async_size=3 ra_pages=32", false, "readahead.order=0=1 readahead.window.pages=4=1"},
+		{"ra order without a size", "r-24937 [000] ..... 1.0: page_cache_ra_order: dev=0:3 ino=700008 index=0 order=0 async_size=3 ra_pages=32", false, ""},
 		{"async ra", "r-24937 [000] ..... 1.0: page_cache_async_ra: dev=0:3 ino=700008 index=1 req_count=1 order=0 size=4 async_size=3 ra_pages=32 mmap_miss=0 prev_pos=4096", false, "readahead.async=1"},
 		{"unbounded ra", "r-24937 [000] ..... 1.0: page_cache_ra_unbounded: dev=0:3 ino=700008 index=0 nr_to_read=16 lookahead_size=0", false, "readahead.unbounded.pages=16=1"},
 		{"dirty folio", "record-24937 [001] dN.1. 1.0: writeback_dirty_folio: bdi 7:8: ino=7340040 index=0", false, "pagecache.dirty=1"},
@@ -124,6 +125,10 @@ func TestCountEvents(t *testing.T) {
 			got := testFilter.count(ev, tt.inWrite, &cs)
 			assert.Equal(t, tt.want != "", got)
 			assert.Equal(t, tt.want, cs.Counters().String())
+			for _, c := range cs.Counters() {
+				_, ok := workload.ParseCounter(c.Name)
+				assert.True(t, ok, "%s belongs to no counter family", c.Name)
+			}
 			if got { // one firing in the runner's thread (pid 24937), none in another's
 				want := map[bool]float64{true: 1, false: 0}[ev.pid == 24937]
 				assert.InDelta(t, want, threadFirings(cs.Counters()), 0, "threadFirings of %s", tt.want)
