@@ -74,7 +74,7 @@ type modelDD struct {
 func (c ddCost) newModelDD(tb testing.TB) *modelDD {
 	tb.Helper()
 	q := c.recorded.Queue
-	lim, err := blk.LoopLimitsFrom(q.Attrs())
+	lim, err := blk.LoopLimitsFrom(workload.QueueAttrs(q))
 	require.NoError(tb, err)
 	mem, err := blk.NewMemDisk("loop8", uint64(c.s.Device.Size), lim.LogicalBlockSize)
 	require.NoError(tb, err)

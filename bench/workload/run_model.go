@@ -140,7 +140,7 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	q := opts.Queue
 	attrs := blk.QueueAttrs{LogicalBlockSize: spec.logical}
 	if q != nil {
-		attrs = q.Attrs()
+		attrs = QueueAttrs(q)
 	}
 	lim, err := blk.LoopLimitsFrom(attrs)
 	if err != nil {
@@ -176,9 +176,10 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	return r, nil
 }
 
-// Attrs returns the limits as package blk takes them (blk.LoopLimitsFrom
-// builds the queue of a recorded loop device from them). O(1).
-func (q *QueueLimits) Attrs() blk.QueueAttrs {
+// QueueAttrs returns the limits q as package blk takes them
+// (blk.LoopLimitsFrom builds the queue of a recorded loop device from them).
+// O(1).
+func QueueAttrs(q *QueueLimits) blk.QueueAttrs {
 	return blk.QueueAttrs{LogicalBlockSize: uint32(q.LogicalBlockSize), PhysicalBlockSize: uint32(q.PhysicalBlockSize),
 		MaxSectorsKB: uint32(q.MaxSectorsKB), MaxHWSectorsKB: uint32(q.MaxHWSectorsKB), MaxSegments: uint32(q.MaxSegments),
 		MaxSegmentSize: uint32(q.MaxSegmentSize), WriteCache: q.WriteCache, FUA: q.FUA, Scheduler: q.Scheduler,
