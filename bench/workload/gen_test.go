@@ -215,7 +215,7 @@ func genAll(t *testing.T, spec string) (Generator, []IO) {
 	require.NoError(t, err)
 	r, err := NewGenerator(g)
 	require.NoError(t, err)
-	recs, err := readIOs(r)
+	recs, err := ReadAll(r)
 	require.NoError(t, err)
 	for i, rec := range recs {
 		if err := rec.Valid(); err != nil {
@@ -350,7 +350,7 @@ func TestGenZipfLarge(t *testing.T) {
 	g := Generator{Pattern: GenZipf, DeviceSize: MaxGenDevice, Count: 1000, Size: FixedSize(1), Theta: 0.5}
 	r, err := NewGenerator(g)
 	require.NoError(t, err)
-	recs, err := readIOs(r)
+	recs, err := ReadAll(r)
 	require.NoError(t, err)
 	for _, rec := range recs {
 		require.NoError(t, rec.CheckDevice(g.DeviceSize))

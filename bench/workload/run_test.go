@@ -166,7 +166,7 @@ func TestRunRefusesInvalidRecords(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Workload{Name: "mine", DeviceSize: 1 << 20, CPUs: 2, Open: func() (IOReader, error) {
-				return &sliceReader{recs: []IO{{Kind: IOWrite, Length: 4096, Line: 6}, tc.rec}}, nil
+				return &SliceReader{Records: []IO{{Kind: IOWrite, Length: 4096, Line: 6}, tc.rec}}, nil
 			}}
 			_, err := Run(context.Background(), w, RunOptions{})
 			require.Error(t, err)

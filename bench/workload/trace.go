@@ -253,6 +253,43 @@ type IOReader interface {
 	Next() (IO, error)
 }
 
+// SliceReader is an IOReader over records held in memory: Next returns
+// Records in order, then Err (io.EOF when Err is nil). It lets a caller run
+// records built in code, or tested, as a trace. O(1) per record.
+type SliceReader struct {
+	Records []IO
+	Err     error
+}
+
+// Next implements IOReader.
+func (s *SliceReader) Next() (IO, error) {
+	if len(s.Records) == 0 {
+		if s.Err != nil {
+			return IO{}, s.Err
+		}
+		return IO{}, io.EOF
+	}
+	r := s.Records[0]
+	s.Records = s.Records[1:]
+	return r, nil
+}
+
+// ReadAll reads r to its end and returns its records and the error that
+// ended it (nil for io.EOF). It holds the whole trace in memory: O(records).
+func ReadAll(r IOReader) ([]IO, error) {
+	var out []IO
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+}
+
 // TraceError is a bad record or line of a trace: File:Line: Format: Msg,
 // as in "app.csv:12: csv: unknown op "rd" (want read, write, ...)". File is
 // empty for a reader built on an io.Reader (OpenTrace fills it in); Line is

@@ -88,7 +88,7 @@ func TestBlkparseLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readIOs(NewBlkparseReader(strings.NewReader(tt.line+"\n"), tt.opts...))
+			got, err := ReadAll(NewBlkparseReader(strings.NewReader(tt.line+"\n"), tt.opts...))
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -103,9 +103,9 @@ func TestBlkparseLines(t *testing.T) {
 func TestBlkparseDevices(t *testing.T) {
 	text := "  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n" +
 		"  8,16   0        2     0.000000100     1  Q   W 8 + 8 [a]\n"
-	_, err := readIOs(NewBlkparseReader(strings.NewReader(text)))
+	_, err := ReadAll(NewBlkparseReader(strings.NewReader(text)))
 	assert.EqualError(t, err, "line 2: blkparse: device 8,16 is not the trace's device 8,0 (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)")
-	got, err := readIOs(NewBlkparseReader(strings.NewReader(text), BlkparseDevice("8,16")))
+	got, err := ReadAll(NewBlkparseReader(strings.NewReader(text), BlkparseDevice("8,16")))
 	require.NoError(t, err)
 	assert.Equal(t, []IO{{Kind: IOWrite, Offset: 4096, Length: 4096, At: 100, Line: 2}}, got)
 }
@@ -115,9 +115,9 @@ func TestBlkparseDevices(t *testing.T) {
 func TestBlkparseSummary(t *testing.T) {
 	text, err := os.ReadFile(filepath.Join(tracesDir, "sample.blkparse"))
 	require.NoError(t, err)
-	one, err := readIOs(NewBlkparseReader(strings.NewReader(string(text))))
+	one, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text))))
 	require.NoError(t, err)
-	two, err := readIOs(NewBlkparseReader(strings.NewReader(string(text) + string(text))))
+	two, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text) + string(text))))
 	require.NoError(t, err)
 	require.Len(t, two, 2*len(one))
 	lines := strings.Count(string(text), "\n")
@@ -128,13 +128,13 @@ func TestBlkparseSummary(t *testing.T) {
 	}
 	// A summary with per-process blocks (blkparse -s).
 	perProcess := "kjournald (697)\n Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\n Allocation wait:        0        \t Allocation wait:         0\n\n"
-	got, err := readIOs(NewBlkparseReader(strings.NewReader(string(text) + perProcess)))
+	got, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text) + perProcess)))
 	require.NoError(t, err)
 	assert.Equal(t, one, got)
 	// A garbage line inside the summary is skipped; before it, an error.
-	_, err = readIOs(NewBlkparseReader(strings.NewReader(string(text) + "garbage\n")))
+	_, err = ReadAll(NewBlkparseReader(strings.NewReader(string(text) + "garbage\n")))
 	assert.NoError(t, err)
-	_, err = readIOs(NewBlkparseReader(strings.NewReader("garbage\n" + string(text))))
+	_, err = ReadAll(NewBlkparseReader(strings.NewReader("garbage\n" + string(text))))
 	assert.Error(t, err)
 }
 
@@ -142,7 +142,7 @@ func TestBlkparseSample(t *testing.T) {
 	f, err := os.Open(filepath.Join(tracesDir, "sample.blkparse"))
 	require.NoError(t, err)
 	defer f.Close()
-	got, err := readIOs(NewBlkparseReader(f))
+	got, err := ReadAll(NewBlkparseReader(f))
 	require.NoError(t, err)
 	want := []IO{
 		{Kind: IORead, Offset: 4456448 * 512, Length: 4096, CPU: 2, At: 0, Line: 1, Flags: FlagMeta},
@@ -205,7 +205,7 @@ func TestBlkparseLoopTraces(t *testing.T) {
 			}
 
 			// Q: the bios.
-			bios, err := readIOs(NewBlkparseReader(strings.NewReader(string(text))))
+			bios, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text))))
 			require.NoError(t, err)
 			n, _ := count(bios, IOWrite)
 			assert.Equal(t, total.Value("bio.write"), n, "bio.write")
@@ -226,7 +226,7 @@ func TestBlkparseLoopTraces(t *testing.T) {
 			assert.Equal(t, total.Value("bio.read.ahead"), ahead, "bio.read.ahead")
 
 			// D: the requests, and the sectors they moved.
-			rqs, err := readIOs(NewBlkparseReader(strings.NewReader(string(text)), BlkparseReplay(BlkparseIssue)))
+			rqs, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text)), BlkparseReplay(BlkparseIssue)))
 			require.NoError(t, err)
 			n, sec := count(rqs, IOWrite)
 			assert.Equal(t, total.Value("rq.write"), n, "rq.write")
@@ -241,7 +241,7 @@ func TestBlkparseLoopTraces(t *testing.T) {
 
 			// C: every request completed; the empty completion of the
 			// preflush write is not a record.
-			done, err := readIOs(NewBlkparseReader(strings.NewReader(string(text)), BlkparseReplay(BlkparseComplete)))
+			done, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text)), BlkparseReplay(BlkparseComplete)))
 			require.NoError(t, err)
 			cLines := 0
 			for _, l := range strings.Split(string(text), "\n") {

@@ -3,7 +3,6 @@ package workload
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,7 @@ func TestCSVSample(t *testing.T) {
 	f, err := os.Open(filepath.Join(tracesDir, "sample.csv"))
 	require.NoError(t, err)
 	defer f.Close()
-	got, err := readIOs(NewCSVReader(f))
+	got, err := ReadAll(NewCSVReader(f))
 	require.NoError(t, err)
 	assert.Equal(t, []IO{
 		{Kind: IOWrite, Offset: 0, Length: 4096, Line: 4},
@@ -88,7 +87,7 @@ func TestCSVLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readIOs(NewCSVReader(strings.NewReader(tt.text)))
+			got, err := ReadAll(NewCSVReader(strings.NewReader(tt.text)))
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -101,23 +100,6 @@ func TestCSVLines(t *testing.T) {
 	}
 }
 
-type sliceReader struct {
-	recs []IO
-	err  error
-}
-
-func (s *sliceReader) Next() (IO, error) {
-	if len(s.recs) == 0 {
-		if s.err != nil {
-			return IO{}, s.err
-		}
-		return IO{}, io.EOF
-	}
-	r := s.recs[0]
-	s.recs = s.recs[1:]
-	return r, nil
-}
-
 func TestWriteCSV(t *testing.T) {
 	recs := []IO{
 		{Kind: IOWrite, Offset: 0, Length: 4096, CPU: 1, At: 5},
@@ -126,7 +108,7 @@ func TestWriteCSV(t *testing.T) {
 		{Kind: IODiscard, Offset: 1 << 30, Length: 3 << 20},
 	}
 	var b bytes.Buffer
-	n, err := WriteCSV(&b, &sliceReader{recs: append([]IO(nil), recs...)}, "gen seq:dev=1G\nsecond line", "")
+	n, err := WriteCSV(&b, &SliceReader{Records: append([]IO(nil), recs...)}, "gen seq:dev=1G\nsecond line", "")
 	require.NoError(t, err)
 	assert.Equal(t, 4, n)
 	want := "# gen seq:dev=1G\n# second line\n#\n" + CSVHeader + "\n" +
@@ -135,7 +117,7 @@ func TestWriteCSV(t *testing.T) {
 	assert.Equal(t, "write,0,4K,1,5", recs[0].String())
 
 	// It reads back to the same records (with their lines).
-	back, err := readIOs(NewCSVReader(strings.NewReader(b.String())))
+	back, err := ReadAll(NewCSVReader(strings.NewReader(b.String())))
 	require.NoError(t, err)
 	for i := range back {
 		back[i].Line = 0
@@ -144,9 +126,9 @@ func TestWriteCSV(t *testing.T) {
 
 	// Errors of the reader and of the writer.
 	boom := errors.New("boom")
-	_, err = WriteCSV(&bytes.Buffer{}, &sliceReader{err: boom})
+	_, err = WriteCSV(&bytes.Buffer{}, &SliceReader{Err: boom})
 	assert.ErrorIs(t, err, boom)
-	_, err = WriteCSV(failingWriter{}, &sliceReader{recs: recs})
+	_, err = WriteCSV(failingWriter{}, &SliceReader{Records: recs})
 	assert.ErrorContains(t, err, "writing CSV")
 }
 

@@ -46,7 +46,7 @@ func TestFioSamples(t *testing.T) {
 			defer f.Close()
 			r := NewFioLogReader(f)
 			assert.Equal(t, 0, r.Version())
-			got, err := readIOs(r)
+			got, err := ReadAll(r)
 			require.NoError(t, err)
 			assert.Equal(t, tt.version, r.Version())
 			assert.Equal(t, tt.want, got)
@@ -103,7 +103,7 @@ func TestFioLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readIOs(NewFioLogReader(strings.NewReader(tt.text), tt.opts...))
+			got, err := ReadAll(NewFioLogReader(strings.NewReader(tt.text), tt.opts...))
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -122,7 +122,7 @@ func TestFioTooManyFiles(t *testing.T) {
 	for i := 0; i <= fioMaxFiles; i++ {
 		b.WriteString("/dev/f" + strconv.Itoa(i) + " add\n")
 	}
-	_, err := readIOs(NewFioLogReader(strings.NewReader(b.String())))
+	_, err := ReadAll(NewFioLogReader(strings.NewReader(b.String())))
 	assert.ErrorContains(t, err, "more than 1024 files")
 }
 

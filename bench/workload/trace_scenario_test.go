@@ -28,7 +28,7 @@ func TestScenarioTextReader(t *testing.T) {
 	r, err := NewScenarioTextReader("t.scn", traceScenarioText)
 	require.NoError(t, err)
 	assert.Equal(t, int64(64<<20), r.Scenario().Device.Size)
-	got, err := readIOs(r)
+	got, err := ReadAll(r)
 	require.NoError(t, err)
 	assert.Equal(t, []IO{
 		{Kind: IOWrite, Offset: 0, Length: 4096, Line: 5},
@@ -65,7 +65,7 @@ func TestScenarioReader(t *testing.T) {
 	}
 	r, err := NewScenarioReader(s)
 	require.NoError(t, err)
-	got, err := readIOs(r)
+	got, err := ReadAll(r)
 	require.NoError(t, err)
 	assert.Equal(t, []IO{
 		{Kind: IORead, Offset: 512, Length: 512},

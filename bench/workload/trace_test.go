@@ -2,7 +2,6 @@ package workload
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,22 +13,6 @@ import (
 )
 
 const tracesDir = "testdata/traces"
-
-// readIOs reads r to its end: the records, and the error that ended it (nil
-// for io.EOF).
-func readIOs(r IOReader) ([]IO, error) {
-	var out []IO
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, rec)
-	}
-}
 
 // traceErrLine returns the line of a *TraceError or *ParseError, -1 for
 // another error.
@@ -315,7 +298,7 @@ func TestOpenTraceScenario(t *testing.T) {
 	assert.Equal(t, TraceScenario, tr.Format)
 	require.NotNil(t, tr.Scenario)
 	assert.Equal(t, int64(16<<20), tr.Scenario.Device.Size)
-	got, err := readIOs(tr)
+	got, err := ReadAll(tr)
 	require.NoError(t, err)
 	assert.Equal(t, []IO{
 		{Kind: IOWrite, Offset: 1000, Length: 100, Line: 6},
@@ -347,7 +330,7 @@ func TestOpenTraceErrors(t *testing.T) {
 	tr, err = OpenTrace(p)
 	require.NoError(t, err)
 	defer tr.Close()
-	_, err = readIOs(tr)
+	_, err = ReadAll(tr)
 	assert.EqualError(t, err, p+`:3: csv: unknown op "wirte" (want read, write, fsync, fdatasync, flush or discard)`)
 
 	// A scenario's errors are the parser's.
@@ -396,7 +379,7 @@ func TestTraceSelect(t *testing.T) {
 	records := func(w Workload) []IO {
 		rd, err := w.Open()
 		require.NoError(t, err)
-		ios, err := readIOs(rd)
+		ios, err := ReadAll(rd)
 		require.NoError(t, err)
 		return ios
 	}
