@@ -8,7 +8,6 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
-	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/internal/pageindex"
 )
 
@@ -105,18 +104,12 @@ func FootprintOf(pages int, sparse bool) (Footprint, error) {
 // heapPerPage caches pages pages with buffers of bsize bytes on a fresh
 // machine and returns the heap growth per page and the index height.
 func heapPerPage(pages int, sparse bool, bsize uint32) (float64, int, error) {
-	m, err := bufcache.NewMachine(bufcache.Config{Blocksize: blocksize.PolicyGrow})
+	m, err := Build(MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+		Disk: DiskSpec{Name: "scale", Size: ScaleDeviceBytes, Logical: 512, MetadataOnly: true}})
 	if err != nil {
 		return 0, 0, err
 	}
-	disk, err := blk.NewMemDisk("scale", ScaleDeviceBytes, 512)
-	if err != nil {
-		return 0, 0, err
-	}
-	d, err := m.Open(disk, bufcache.DeviceOptions{MetadataOnly: true})
-	if err != nil {
-		return 0, 0, err
-	}
+	d := m.Dev
 	cpu := m.CPU(0)
 	if err := d.SetBlocksize(cpu, bsize); err != nil {
 		return 0, 0, err

@@ -7,7 +7,6 @@ import (
 	"github.com/bhsim/bhsim/bench/timing"
 
 	"github.com/bhsim/bhsim/bufcache"
-	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
 // LookupModule is the kernel test module of the bh-LRU thread (Marcelo
@@ -72,18 +71,12 @@ func (s LookupModule) Run() (*LookupResult, error) {
 	if s.Loops <= 0 {
 		return nil, fmt.Errorf("workload: lookup module: %d loops", s.Loops)
 	}
-	m, err := bufcache.NewMachine(s.Kernel.Configure(bufcache.Config{Index: s.Index}))
+	m, err := Build(MachineSpec{Kernel: &s.Kernel, Config: bufcache.Config{Index: s.Index},
+		Disk: DiskSpec{Name: "loop0", Size: s.DeviceBytes, Logical: s.Logical, MetadataOnly: s.DeviceBytes > 64<<30}})
 	if err != nil {
 		return nil, err
 	}
-	disk, err := blk.NewMemDisk("loop0", s.DeviceBytes, s.Logical)
-	if err != nil {
-		return nil, err
-	}
-	d, err := m.Open(disk, bufcache.DeviceOptions{MetadataOnly: s.DeviceBytes > 64<<30})
-	if err != nil {
-		return nil, err
-	}
+	d := m.Dev
 	cpu := m.CPU(0)
 	r := &LookupResult{Setup: s, BlockSize: d.BlockSize(), Page: d.Geometry().PageIndex(s.Block)}
 	if s.Block < d.Geometry().EndBlock(s.DeviceBytes) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
-	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
 // tosattiSize is the size argument of the bh-LRU thread's __find_get_block calls.
@@ -91,16 +90,9 @@ func CycleSweep(maxN, rounds int) ([]CycleRow, error) {
 // 512-byte logical blocks) on a one-CPU mainline machine; above 64 GiB it is
 // metadata-only.
 func lookupMachine(size uint64) (*bufcache.Machine, *bufcache.BlockDevice, error) {
-	m, err := bufcache.NewMachine(bufcache.Config{Blocksize: blocksize.PolicyGrow})
-	if err != nil {
-		return nil, nil, err
-	}
-	disk, err := blk.NewMemDisk("loop0", size, 512)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := m.Open(disk, bufcache.DeviceOptions{MetadataOnly: size > 64<<30})
-	return m, d, err
+	m, err := Build(MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+		Disk: DiskSpec{Name: "loop0", Size: size, Logical: 512, MetadataOnly: size > 64<<30}})
+	return m.Machine, m.Dev, err
 }
 
 // measurePaths reads blocks once, then makes calls lookups cycling over them

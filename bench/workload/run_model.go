@@ -133,10 +133,11 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+2, true, spec.cpus
 		cfg.Kswapd, cfg.KswapdCPU = true, spec.cpus+1
 	}
-	m, err := bufcache.NewMachine(k.Configure(cfg))
+	built, err := Build(MachineSpec{Kernel: &k, Config: cfg})
 	if err != nil {
 		return nil, err
 	}
+	m := built.Machine
 	q := opts.Queue
 	attrs := blk.QueueAttrs{LogicalBlockSize: spec.logical}
 	if q != nil {

@@ -228,19 +228,17 @@ func (w WriteTest) Start() (*WriteTestRun, error) {
 // (sb_set_blocksize); the file position goes back to its start. Errors: the
 // machine or the block size cannot be set up.
 func (r *WriteTestRun) Remount() error {
-	m, err := bufcache.NewMachine(r.w.Kernel.Configure(bufcache.Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1,
-		PageCacheLimit: r.w.PageCacheLimit, DirtyLimit: r.w.DirtyLimit, OneGoroutine: true}))
+	m, err := Build(MachineSpec{Kernel: &r.w.Kernel, Config: bufcache.Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1,
+		PageCacheLimit: r.w.PageCacheLimit, DirtyLimit: r.w.DirtyLimit, OneGoroutine: true},
+		Disk: DiskSpec{Device: r.disk, MetadataOnly: !r.w.Data}})
 	if err != nil {
 		return err
 	}
-	dev, err := m.Open(r.disk, bufcache.DeviceOptions{MetadataOnly: !r.w.Data})
-	if err != nil {
-		return err
-	}
+	dev := m.Dev
 	if err := dev.SetBlocksize(m.CPU(0), r.w.BlockSize); err != nil {
 		return err
 	}
-	r.m, r.dev = m, dev
+	r.m, r.dev = m.Machine, dev
 	r.Rewind()
 	return nil
 }
