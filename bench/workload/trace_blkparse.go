@@ -116,12 +116,13 @@ func (b *BlkparseReader) Next() (IO, error) {
 		if err != nil {
 			return IO{}, err
 		}
-		io, ok, err := b.parse(line)
+		var rec IO
+		ok, err := b.parse(line, &rec)
 		if err != nil {
 			return IO{}, b.lines.stop(err)
 		}
 		if ok {
-			return io, nil
+			return rec, nil
 		}
 	}
 }
@@ -165,33 +166,34 @@ func blkparseSummaryLine(s string) bool {
 	return false
 }
 
-// parse reads one line: a replayed record (ok), a line to skip, or an
-// error.
-func (b *BlkparseReader) parse(line string) (IO, bool, error) {
+// parse reads one line: a replayed record (ok, in rec), a line to skip,
+// or an error.
+func (b *BlkparseReader) parse(line string, rec *IO) (bool, error) {
 	if strings.TrimSpace(line) == "" {
-		return IO{}, false, nil
+		return false, nil
 	}
 	n := b.lines.line
 	f := b.fields[:]
 	nf, _ := traceFields(f, line)
 	if nf == 0 || !strings.Contains(f[0], ",") {
-		return IO{}, false, b.nonEvent(n, line)
+		return false, b.nonEvent(n, line)
 	}
 	if nf < 6 {
 		if b.summary && blkparseSummaryLine(line) {
-			return IO{}, false, nil
+			return false, nil
 		}
-		return IO{}, false, b.lines.fail(n, "an event line needs at least device, cpu, sequence, time, pid and action")
+		return false, b.lines.fail(n, "an event line needs at least device, cpu, sequence, time, pid and action")
 	}
-	ev, replay, err := b.event(n, f[:nf])
+	var ev blkEvent
+	replay, err := b.event(n, f[:nf], &ev)
 	if err != nil || !replay {
-		return IO{}, false, err
+		return false, err
 	}
 	sector, count, skip, err := b.sectors(n, f[7:nf])
 	if err != nil || skip {
-		return IO{}, false, err
+		return false, err
 	}
-	return b.record(n, ev, sector, count)
+	return b.record(n, &ev, sector, count, rec)
 }
 
 // nonEvent handles line n, which does not start with a device: a line of
@@ -218,48 +220,48 @@ type blkEvent struct {
 }
 
 // event checks the leading fields of event line n (f: at least device,
-// CPU, sequence, time, pid and action) and leaves the summary. It reports
-// whether the event is to be replayed: of the replayed action and, with
-// BlkparseDevice, of its device; a message ("m") is not.
-func (b *BlkparseReader) event(n int, f []string) (blkEvent, bool, error) {
-	var ev blkEvent
+// CPU, sequence, time, pid and action), leaves the summary and fills ev.
+// It reports whether the event is to be replayed: of the replayed action
+// and, with BlkparseDevice, of its device; a message ("m") is not.
+func (b *BlkparseReader) event(n int, f []string, ev *blkEvent) (bool, error) {
 	dev, ok := blkparseDev(f[0])
 	if !ok {
-		return ev, false, b.lines.fail(n, "device %q is not MAJ,MIN", f[0])
+		return false, b.lines.fail(n, "device %q is not MAJ,MIN", f[0])
 	}
 	b.summary = false
 	cpu, ok := traceUint(f[1])
 	if !ok || cpu > MaxTraceCPU {
-		return ev, false, b.lines.fail(n, "cpu %q is not a number from 0 to %d", f[1], MaxTraceCPU)
+		return false, b.lines.fail(n, "cpu %q is not a number from 0 to %d", f[1], MaxTraceCPU)
 	}
 	if _, ok := traceUint(f[2]); !ok {
-		return ev, false, b.lines.fail(n, "sequence %q is not a number", f[2])
+		return false, b.lines.fail(n, "sequence %q is not a number", f[2])
 	}
 	at, ok := traceSeconds(f[3])
 	if !ok {
-		return ev, false, b.lines.fail(n, "time %q is not SECONDS.NANOSECONDS", f[3])
+		return false, b.lines.fail(n, "time %q is not SECONDS.NANOSECONDS", f[3])
 	}
 	if _, ok := traceUint(f[4]); !ok {
-		return ev, false, b.lines.fail(n, "pid %q is not a number", f[4])
+		return false, b.lines.fail(n, "pid %q is not a number", f[4])
 	}
 	act := f[5]
 	if len(act) > 2 || !blkparseLetters(act) {
-		return ev, false, b.lines.fail(n, "action %q is not a blkparse action letter (Q, M, G, I, D, C, P, U, X, ...)", act)
+		return false, b.lines.fail(n, "action %q is not a blkparse action letter (Q, M, G, I, D, C, P, U, X, ...)", act)
 	}
 	if act == "m" { // a message: "m N text"
-		return ev, false, nil
+		return false, nil
 	}
 	if len(f) < 7 {
-		return ev, false, b.lines.fail(n, "no rwbs after the action")
+		return false, b.lines.fail(n, "no rwbs after the action")
 	}
 	rw, ok := parseBlkRWBS(f[6])
 	if !ok {
-		return ev, false, b.lines.fail(n, "rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
+		return false, b.lines.fail(n, "rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
 	}
 	if len(act) != 1 || BlkparseAction(act[0]) != b.action || b.devSet && dev != b.dev {
-		return ev, false, nil
+		return false, nil
 	}
-	return blkEvent{dev: dev, cpu: cpu, at: at, rw: rw}, true, nil
+	*ev = blkEvent{dev: dev, cpu: cpu, at: at, rw: rw}
+	return true, nil
 }
 
 // sectors reads the action's own fields of line n (rest, after the rwbs):
@@ -312,20 +314,20 @@ func blkparseNameAfter(tail []string) bool {
 }
 
 // record makes the record of replayed event ev of line n, of count sectors
-// at sector: the device becomes the trace's if it has none and must be it
-// otherwise. A PREFLUSH event returns its flush, and keeps the write (or
-// read, or discard) it carries as pending; an empty event without one is
-// skipped.
-func (b *BlkparseReader) record(n int, ev blkEvent, sector, count uint64) (IO, bool, error) {
+// at sector, in rec: the device becomes the trace's if it has none and
+// must be it otherwise. A PREFLUSH event gives its flush, and keeps the
+// write (or read, or discard) it carries as pending; an empty event
+// without one is skipped.
+func (b *BlkparseReader) record(n int, ev *blkEvent, sector, count uint64, rec *IO) (bool, error) {
 	if b.dev == "" {
 		b.dev = ev.dev
 	} else if ev.dev != b.dev {
-		return IO{}, false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", ev.dev, b.dev)
+		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", ev.dev, b.dev)
 	}
-	rec := IO{CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
+	*rec = IO{CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
 	if count > 0 {
 		if count > (^uint64(0))/512 || sector > (^uint64(0))/512 || sector*512 > ^uint64(0)-count*512 {
-			return IO{}, false, b.lines.fail(n, "%d sectors at sector %d do not fit 64-bit byte offsets", count, sector)
+			return false, b.lines.fail(n, "%d sectors at sector %d do not fit 64-bit byte offsets", count, sector)
 		}
 		rec.Offset, rec.Length = sector*512, count*512
 	}
@@ -338,16 +340,13 @@ func (b *BlkparseReader) record(n int, ev blkEvent, sector, count uint64) (IO, b
 		rec.Kind = IORead
 	}
 	if ev.rw.preflush {
-		flush := IO{Kind: IOFlush, CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
 		if rec.Kind != 0 {
-			b.pending, b.hasPend = rec, true
+			b.pending, b.hasPend = *rec, true
 		}
-		return flush, true, nil
+		*rec = IO{Kind: IOFlush, CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
+		return true, nil
 	}
-	if rec.Kind == 0 {
-		return IO{}, false, nil
-	}
-	return rec, true, nil
+	return rec.Kind != 0, nil
 }
 
 // blkparseLetters reports whether s is one or more ASCII letters.
