@@ -321,57 +321,38 @@ func blkSectors(w []string) (sector, n uint64, ok bool) {
 	return 0, 0, false
 }
 
-// line converts one line of the raw trace.
+// line converts one line of the raw trace, or counts it skipped.
 func (c *blkConv) line(line string) {
+	if !c.convert(line) {
+		c.stats.Skipped++
+	}
+}
+
+// convert converts one line of the raw trace: a block event of the
+// converted device is written (a plug or unplug before the device is
+// known is held), and false means the line is skipped. The first event
+// that names a device chooses it, without BlkparseOptions.Device, and
+// writes the events held.
+func (c *blkConv) convert(line string) bool {
 	pid, cpu, at, name, args, ok := blkRawLine(line)
 	if !ok {
-		c.stats.Skipped++
-		return
+		return false
 	}
 	action, known := blkActions[name]
 	if !known {
-		c.stats.Skipped++
-		return
+		return false
 	}
 	ev := blkEvent{cpu: cpu, pid: pid, at: at, action: action}
 	if action == "P" || action == "U" {
-		// "[comm]" and "[comm] depth"
-		ev.rwbs = "N"
-		comm := blkComm(args)
-		if comm == "" {
-			c.stats.Skipped++
-			return
-		}
-		ev.rest = comm
-		if action == "U" {
-			w := strings.Fields(args)
-			depth, err := strconv.ParseUint(w[len(w)-1], 10, 32)
-			if err != nil {
-				c.stats.Skipped++
-				return
-			}
-			ev.rest = comm + " " + strconv.FormatUint(depth, 10)
-		}
-		if !c.devSet {
-			if len(c.pending) >= maxBlkparsePending {
-				c.stats.Skipped++
-				return
-			}
-			c.pending = append(c.pending, ev)
-			return
-		}
-		c.emit(ev)
-		return
+		return c.plug(ev, args)
 	}
 	w := strings.Fields(args)
 	if len(w) < 2 {
-		c.stats.Skipped++
-		return
+		return false
 	}
 	maj, min, ok := blkParseDev(w[0])
 	if !ok {
-		c.stats.Skipped++
-		return
+		return false
 	}
 	if !c.devSet {
 		c.setDevice(maj, min)
@@ -381,23 +362,71 @@ func (c *blkConv) line(line string) {
 		c.pending = nil
 	}
 	if maj != c.maj || min != c.min {
-		c.stats.Skipped++
-		return
+		return false
 	}
 	sector, n, hasSectors := blkSectors(w)
+	bytes := blkBytes(name, w, n)
+	rwbs, write, ok := blkRWBS(w[1], bytes)
+	if !ok {
+		return false
+	}
+	ev.rwbs, ev.write, ev.bytes = rwbs, write, bytes
+	if ev.rest, ok = blkActionFields(action, w, args, sector, n, hasSectors); !ok {
+		return false
+	}
+	c.emit(ev)
+	return true
+}
+
+// plug converts a plug (P, "[comm]") or unplug (U, "[comm] depth") event
+// ev of args: written, or held while the device is not known (at most
+// maxBlkparsePending); false means it is skipped.
+func (c *blkConv) plug(ev blkEvent, args string) bool {
+	ev.rwbs = "N"
+	comm := blkComm(args)
+	if comm == "" {
+		return false
+	}
+	ev.rest = comm
+	if ev.action == "U" {
+		w := strings.Fields(args)
+		depth, err := strconv.ParseUint(w[len(w)-1], 10, 32)
+		if err != nil {
+			return false
+		}
+		ev.rest = comm + " " + strconv.FormatUint(depth, 10)
+	}
+	if !c.devSet {
+		if len(c.pending) >= maxBlkparsePending {
+			return false
+		}
+		c.pending = append(c.pending, ev)
+		return true
+	}
+	c.emit(ev)
+	return true
+}
+
+// blkBytes is the data size of event name of words w with n sectors:
+// n × 512, or the request's bytes that block_rq_insert, _issue and _merge
+// print third.
+func blkBytes(name string, w []string, n uint64) uint64 {
 	bytes := n * 512
-	// block_rq_insert, _issue and _merge print the request's bytes third.
 	if (name == "block_rq_insert" || name == "block_rq_issue" || name == "block_rq_merge") && len(w) > 2 {
 		if v, err := strconv.ParseUint(w[2], 10, 64); err == nil {
 			bytes = v
 		}
 	}
-	rwbs, write, ok := blkRWBS(w[1], bytes)
-	if !ok {
-		c.stats.Skipped++
-		return
-	}
-	ev.rwbs, ev.write, ev.bytes = rwbs, write, bytes
+	return bytes
+}
+
+// blkActionFields writes the fields blkparse prints after the rwbs for
+// action, from the event's words w (args split) and its sector and count
+// when it has them: "SECTOR + N [comm]" (or "[comm]" for none), "SECTOR +
+// N [errno]" for a completion or requeue, "SECTOR / SECTOR [comm]" for a
+// split, "SECTOR + N <- (MAJ,MIN) SECTOR" for a remap. False: the event
+// lacks what its action prints, and is skipped.
+func blkActionFields(action string, w []string, args string, sector, n uint64, hasSectors bool) (string, bool) {
 	switch action {
 	case "C", "R":
 		// "7,8 WS () 0 + 8 be,0,4 [0]" (rq) or "7,8 W 0 + 8 [0]" (bio)
@@ -406,47 +435,39 @@ func (c *blkConv) line(line string) {
 			errno = last
 		}
 		if !hasSectors {
-			c.stats.Skipped++
-			return
+			return "", false
 		}
 		if n > 0 {
-			ev.rest = fmt.Sprintf("%d + %d %s", sector, n, errno)
-		} else {
-			ev.rest = fmt.Sprintf("%d %s", sector, errno)
+			return fmt.Sprintf("%d + %d %s", sector, n, errno), true
 		}
+		return fmt.Sprintf("%d %s", sector, errno), true
 	case "X":
 		// "7,8 W 0 / 8 [comm]"
 		if len(w) < 5 || w[3] != "/" {
-			c.stats.Skipped++
-			return
+			return "", false
 		}
-		ev.rest = fmt.Sprintf("%s / %s %s", w[2], w[4], blkComm(args))
+		return fmt.Sprintf("%s / %s %s", w[2], w[4], blkComm(args)), true
 	case "A":
 		// "8,0 W 2048 + 8 <- (8,1) 0"
 		i := strings.Index(args, " <- ")
 		if !hasSectors || i < 0 {
-			c.stats.Skipped++
-			return
+			return "", false
 		}
 		from := strings.Fields(args[i+4:])
 		if len(from) < 2 {
-			c.stats.Skipped++
-			return
+			return "", false
 		}
-		ev.rest = fmt.Sprintf("%d + %d <- %s %s", sector, n, from[0], from[1])
+		return fmt.Sprintf("%d + %d <- %s %s", sector, n, from[0], from[1]), true
 	default: // Q M F G I D B S
 		comm := blkComm(args)
 		if !hasSectors || comm == "" {
-			c.stats.Skipped++
-			return
+			return "", false
 		}
 		if n > 0 {
-			ev.rest = fmt.Sprintf("%d + %d %s", sector, n, comm)
-		} else {
-			ev.rest = comm
+			return fmt.Sprintf("%d + %d %s", sector, n, comm), true
 		}
+		return comm, true
 	}
-	c.emit(ev)
 }
 
 // emit writes one event line and accounts it as blkparse does.

@@ -80,27 +80,8 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 	stop := make(chan struct{})
 	defer close(stop)
 	if !opts.NoSignalHandler {
-		sigc := make(chan os.Signal, 1)
-		signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+		sigc := e.exitOnSignal(cancel, stop)
 		defer signal.Stop(sigc)
-		go func() {
-			select {
-			case sig := <-sigc:
-				cancel()
-				select {
-				case <-e.done:
-				case <-time.After(3 * time.Second):
-					_ = e.cleanup()
-				}
-				fmt.Fprintf(os.Stderr, "host: %v: cleaned up, exiting\n", sig)
-				code := 1
-				if n, ok := sig.(syscall.Signal); ok {
-					code = 128 + int(n)
-				}
-				os.Exit(code)
-			case <-stop:
-			}
-		}()
 	}
 	defer func() {
 		if cerr := e.cleanup(); cerr != nil {
@@ -112,15 +93,9 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 	if err := e.setup(ctx, s.Device.Size, s.Device.SectorSize()); err != nil {
 		return nil, err
 	}
-	var bst unix.Stat_t
-	if err := unix.Stat(e.backing, &bst); err != nil {
-		return nil, fmt.Errorf("host: stat backing file: %w", err)
-	}
-	f := filter{
-		major: e.major, minor: e.minor,
-		bdevIno:    kernelDev(e.major, e.minor),
-		backingDev: fmt.Sprintf("%d:%d", unix.Major(bst.Dev), unix.Minor(bst.Dev)),
-		tid:        unix.Gettid(),
+	f, err := e.traceFilter()
+	if err != nil {
+		return nil, err
 	}
 	res = workload.NewResult(s, workload.RunnerKernel)
 	header(res, e)
@@ -131,40 +106,8 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 	att := newAttribution(f, len(s.Ops), isWrite)
 	statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
 	for i, op := range s.Ops {
-		k := i + 1
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("host: before op %d (%s): %w", k, op, err)
-		}
-		if opts.BeforeOp != nil {
-			if err := opts.BeforeOp(k); err != nil {
-				return nil, fmt.Errorf("host: op %d (%s): %w", k, op, err)
-			}
-		}
-		before, err := readStat(statDir)
-		if err != nil {
+		if err := e.runOp(ctx, res, i, op, statDir, opts); err != nil {
 			return nil, err
-		}
-		if err := e.mark("begin", k); err != nil {
-			return nil, err
-		}
-		or := &res.Ops[i]
-		if err := e.exec(ctx, op, or); err != nil {
-			return nil, fmt.Errorf("host: op %d (%s): %w", k, op, err)
-		}
-		waitIdle(statDir)
-		if err := e.mark("end", k); err != nil {
-			return nil, err
-		}
-		after, err := readStat(statDir)
-		if err != nil {
-			return nil, err
-		}
-		var cs workload.CounterSet
-		addStatDelta(&cs, before, after)
-		or.Counters = cs.Counters()
-		switch op.(type) {
-		case workload.Fsync, workload.Fdatasync:
-			res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
 		}
 	}
 	if err := e.stopTracing(att, opts.TraceDump); err != nil {
@@ -181,6 +124,93 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 	}
 	res.Finish()
 	return res, nil
+}
+
+// exitOnSignal makes SIGINT and SIGTERM, until stop is closed, cancel the
+// run, wait (at most 3 s) for its clean-up or clean up itself, and exit
+// with 128 + the signal's number. It returns the signal channel, for
+// signal.Stop.
+func (e *env) exitOnSignal(cancel context.CancelFunc, stop <-chan struct{}) chan os.Signal {
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-sigc:
+			cancel()
+			select {
+			case <-e.done:
+			case <-time.After(3 * time.Second):
+				_ = e.cleanup()
+			}
+			fmt.Fprintf(os.Stderr, "host: %v: cleaned up, exiting\n", sig)
+			code := 1
+			if n, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+			os.Exit(code)
+		case <-stop:
+		}
+	}()
+	return sigc
+}
+
+// traceFilter is the tracing filter of the set-up device: the loop
+// device's numbers and inode, the backing file's device and the runner's
+// thread.
+func (e *env) traceFilter() (filter, error) {
+	var bst unix.Stat_t
+	if err := unix.Stat(e.backing, &bst); err != nil {
+		return filter{}, fmt.Errorf("host: stat backing file: %w", err)
+	}
+	return filter{
+		major: e.major, minor: e.minor,
+		bdevIno:    kernelDev(e.major, e.minor),
+		backingDev: fmt.Sprintf("%d:%d", unix.Major(bst.Dev), unix.Minor(bst.Dev)),
+		tid:        unix.Gettid(),
+	}, nil
+}
+
+// runOp runs op, the scenario's operation i, between its trace markers
+// and fills res.Ops[i]: its result and the device's stat counters it moved
+// (statDir: the loop device's sysfs directory), and for an fsync or
+// fdatasync res.Fsyncs.
+func (e *env) runOp(ctx context.Context, res *workload.Result, i int, op workload.Op, statDir string, opts Options) error {
+	k := i + 1
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("host: before op %d (%s): %w", k, op, err)
+	}
+	if opts.BeforeOp != nil {
+		if err := opts.BeforeOp(k); err != nil {
+			return fmt.Errorf("host: op %d (%s): %w", k, op, err)
+		}
+	}
+	before, err := readStat(statDir)
+	if err != nil {
+		return err
+	}
+	if err := e.mark("begin", k); err != nil {
+		return err
+	}
+	or := &res.Ops[i]
+	if err := e.exec(ctx, op, or); err != nil {
+		return fmt.Errorf("host: op %d (%s): %w", k, op, err)
+	}
+	waitIdle(statDir)
+	if err := e.mark("end", k); err != nil {
+		return err
+	}
+	after, err := readStat(statDir)
+	if err != nil {
+		return err
+	}
+	var cs workload.CounterSet
+	addStatDelta(&cs, before, after)
+	or.Counters = cs.Counters()
+	switch op.(type) {
+	case workload.Fsync, workload.Fdatasync:
+		res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
+	}
+	return nil
 }
 
 // header fills the result's kernel, machine and queue limits.
@@ -317,29 +347,15 @@ func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) e
 		or.Errno = "EBADF"
 		return nil
 	}
-	blockSize := func() {
-		if n, err := unix.IoctlGetInt(fd, unix.BLKBSZGET); err == nil {
-			or.BlockSize = n
-		}
-	}
 	switch o := op.(type) {
 	case workload.Open:
-		flags := []int{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR}[o.Mode] | unix.O_CLOEXEC
-		if o.Excl {
-			flags |= unix.O_EXCL
-		}
-		var nfd int
-		if timed(or, &m, func() (err error) { nfd, err = unix.Open(e.devPath, flags, 0); return err }) == nil {
-			e.fds[o.FD] = nfd
-			fd = nfd
-			blockSize()
-		}
+		e.execOpen(o, or, &m)
 	case workload.Close:
 		_ = timed(or, &m, func() error { return unix.Close(fd) })
 		delete(e.fds, o.FD)
 	case workload.SetBlockSize:
 		if timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKBSZSET, int(o.Size)) }) == nil {
-			blockSize()
+			noteBlockSize(fd, or)
 		}
 	case workload.GetBlockSize:
 		var n int
@@ -347,51 +363,15 @@ func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) e
 			or.BlockSize = n
 		}
 	case workload.Write:
-		buf := make([]byte, o.Len)
-		for i := range buf {
-			buf[i] = o.Fill
-		}
-		for i := 0; i < o.Calls(); i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var n int
-			err := timed(or, &m, func() (err error) { n, err = unix.Pwrite(fd, buf, o.Off+int64(i)*o.Step()); return err })
-			or.Bytes += int64(max(n, 0))
-			if err != nil {
-				break
-			}
-		}
+		return execWrite(ctx, fd, o, or, &m)
 	case workload.Read:
-		buf := make([]byte, o.Len)
-		var data []byte
-		for i := 0; i < o.Calls(); i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var n int
-			err := timed(or, &m, func() (err error) { n, err = unix.Pread(fd, buf, o.Off+int64(i)*o.Step()); return err })
-			if n > 0 {
-				or.Bytes += int64(n)
-				data = append(data, buf[:n]...)
-			}
-			if err != nil {
-				break
-			}
-		}
-		or.Data = workload.DataSummary(data)
+		return execRead(ctx, fd, o, or, &m)
 	case workload.Fsync:
 		_ = timed(or, &m, func() error { return unix.Fsync(fd) })
 	case workload.Fdatasync:
 		_ = timed(or, &m, func() error { return unix.Fdatasync(fd) })
 	case workload.DropCaches:
-		_ = timed(or, &m, func() error {
-			_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKFLSBUF, 0)
-			if errno != 0 {
-				return errno
-			}
-			return nil
-		})
+		_ = timed(or, &m, func() error { return flushBuffers(fd) })
 	case workload.ReadOnly:
 		v := 0
 		if o.On {
@@ -403,6 +383,85 @@ func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) e
 		return e.backingFull()
 	default:
 		return fmt.Errorf("unknown operation %T", op)
+	}
+	return nil
+}
+
+// noteBlockSize records fd's block size (BLKBSZGET) in the result, when
+// the ioctl answers.
+func noteBlockSize(fd int, or *workload.OpResult) {
+	if n, err := unix.IoctlGetInt(fd, unix.BLKBSZGET); err == nil {
+		or.BlockSize = n
+	}
+}
+
+// execOpen runs an Open: open(2) of the loop device in o's mode (O_EXCL with
+// Excl, always O_CLOEXEC), keeping the descriptor under o's name and
+// recording its block size.
+func (e *env) execOpen(o workload.Open, or *workload.OpResult, m *workload.Measurement) {
+	flags := []int{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR}[o.Mode] | unix.O_CLOEXEC
+	if o.Excl {
+		flags |= unix.O_EXCL
+	}
+	var nfd int
+	if timed(or, m, func() (err error) { nfd, err = unix.Open(e.devPath, flags, 0); return err }) == nil {
+		e.fds[o.FD] = nfd
+		noteBlockSize(nfd, or)
+	}
+}
+
+// execWrite runs a Write on fd: its pwrite(2) calls of o.Len bytes of
+// o.Fill, one Step apart, until one fails; the bytes written add up. Only
+// a cancelled ctx is an error.
+func execWrite(ctx context.Context, fd int, o workload.Write, or *workload.OpResult, m *workload.Measurement) error {
+	buf := make([]byte, o.Len)
+	for i := range buf {
+		buf[i] = o.Fill
+	}
+	for i := 0; i < o.Calls(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var n int
+		err := timed(or, m, func() (err error) { n, err = unix.Pwrite(fd, buf, o.Off+int64(i)*o.Step()); return err })
+		or.Bytes += int64(max(n, 0))
+		if err != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// execRead runs a Read on fd: its pread(2) calls of o.Len bytes, one Step
+// apart, until one fails; the bytes read add up and the data read is
+// summarised. Only a cancelled ctx is an error.
+func execRead(ctx context.Context, fd int, o workload.Read, or *workload.OpResult, m *workload.Measurement) error {
+	buf := make([]byte, o.Len)
+	var data []byte
+	for i := 0; i < o.Calls(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var n int
+		err := timed(or, m, func() (err error) { n, err = unix.Pread(fd, buf, o.Off+int64(i)*o.Step()); return err })
+		if n > 0 {
+			or.Bytes += int64(n)
+			data = append(data, buf[:n]...)
+		}
+		if err != nil {
+			break
+		}
+	}
+	or.Data = workload.DataSummary(data)
+	return nil
+}
+
+// flushBuffers is the BLKFLSBUF ioctl on fd: the kernel writes back and
+// drops the device's buffers.
+func flushBuffers(fd int) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKFLSBUF, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }

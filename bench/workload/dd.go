@@ -113,21 +113,8 @@ func (d DD) Start() (*DDRun, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
 	d.Kernel = k
-	switch {
-	case d.CPUs < 2:
-		return nil, fmt.Errorf("%w: it needs at least 2 CPUs (dd's and the flusher's), not %d", ErrInvalidDD, d.CPUs)
-	case d.BS == 0 || d.BS > MaxBS:
-		return nil, fmt.Errorf("%w: bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", ErrInvalidDD, d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
-	case d.Layout >= numLayouts:
-		return nil, fmt.Errorf("%w: unknown layout %s", ErrInvalidDD, d.Layout)
-	case d.Disk == nil:
-		return nil, fmt.Errorf("%w: no disk model", ErrInvalidDD)
-	case d.Count == 0:
-		return nil, fmt.Errorf("%w: count=0: nothing to run", ErrInvalidDD)
-	case d.Layout != LayoutDirect && (d.Members < 1 || d.Members > MaxMembers):
-		return nil, fmt.Errorf("%w: an array of %d members (want 1 to %d)", ErrInvalidDD, d.Members, MaxMembers)
-	case d.Count > math.MaxInt64/d.BS:
-		return nil, fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
+	if err := d.check(); err != nil {
+		return nil, err
 	}
 	// One CPU context more than the machine's CPUs: kswapd's, a thread
 	// that runs on them (Loads counts it in the all-CPU bound only).
@@ -138,16 +125,83 @@ func (d DD) Start() (*DDRun, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
 	r := &DDRun{dd: d, m: m}
+	if err := r.openDevice(); err != nil {
+		return nil, err
+	}
+	if d.BS*d.Count > r.dev.Size() {
+		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
+			ErrInvalidDD, FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
+	}
+	r.allocBuffer()
+	for i := range m.NumCPU() {
+		r.cpus = append(r.cpus, m.CPU(i).Events())
+	}
+	return r, nil
+}
+
+// check refuses a configuration Start cannot run (its kernel resolved):
+// the errors wrap ErrInvalidDD.
+func (d DD) check() error {
+	switch {
+	case d.CPUs < 2:
+		return fmt.Errorf("%w: it needs at least 2 CPUs (dd's and the flusher's), not %d", ErrInvalidDD, d.CPUs)
+	case d.BS == 0 || d.BS > MaxBS:
+		return fmt.Errorf("%w: bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", ErrInvalidDD, d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
+	case d.Layout >= numLayouts:
+		return fmt.Errorf("%w: unknown layout %s", ErrInvalidDD, d.Layout)
+	case d.Disk == nil:
+		return fmt.Errorf("%w: no disk model", ErrInvalidDD)
+	case d.Count == 0:
+		return fmt.Errorf("%w: count=0: nothing to run", ErrInvalidDD)
+	case d.Layout != LayoutDirect && (d.Members < 1 || d.Members > MaxMembers):
+		return fmt.Errorf("%w: an array of %d members (want 1 to %d)", ErrInvalidDD, d.Members, MaxMembers)
+	case d.Count > math.MaxInt64/d.BS:
+		return fmt.Errorf("%w: bs=%d count=%d: more bytes than a file offset holds", ErrInvalidDD, d.BS, d.Count)
+	}
+	return nil
+}
+
+// openDevice builds the run's disks and, for a layout other than direct,
+// the md array over them, adds the result to the machine and opens it for
+// dd's direction. Its errors wrap ErrInvalidDD.
+func (r *DDRun) openDevice() error {
+	d := r.dd
+	members, err := r.newDisks()
+	if err != nil {
+		return err
+	}
+	disk := members[0]
+	if d.Layout != LayoutDirect {
+		if r.array, err = md.New(md.Config{Level: layoutLevels[d.Layout], ChunkSize: d.Chunk, Name: "md0"}, members); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidDD, err)
+		}
+		disk = r.array
+	}
+	if r.dev, err = r.m.AddDisk(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	}
+	mode := bufcache.OWrOnly
+	if d.Read {
+		mode = bufcache.ORdOnly
+	}
+	if r.file, err = r.dev.Open(r.m.CPU(0), mode); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	}
+	return nil
+}
+
+// newDisks builds the run's disks, one for the direct layout and Members
+// for an array, each a memory disk behind a queue of the disk model, and
+// keeps them in r.disks. Its errors wrap ErrInvalidDD.
+func (r *DDRun) newDisks() ([]blk.Device, error) {
+	d := r.dd
 	n := 1
 	if d.Layout != LayoutDirect {
 		n = d.Members
 	}
 	members := make([]blk.Device, n)
 	for i := range n {
-		name := "sd" + string(rune('a'+i))
-		if i >= 26 { // the kernel's sd naming goes on with sdaa
-			name = "sda" + string(rune('a'+i-26))
-		}
+		name := ddDiskName(i)
 		logical := max(d.Logical, 512)
 		store, err := blk.NewMemDisk(name, d.DiskBytes, logical)
 		if err != nil {
@@ -165,46 +219,36 @@ func (d DD) Start() (*DDRun, error) {
 		r.disks = append(r.disks, q)
 		members[i] = q
 	}
-	disk := members[0]
-	if d.Layout != LayoutDirect {
-		if r.array, err = md.New(md.Config{Level: layoutLevels[d.Layout], ChunkSize: d.Chunk, Name: "md0"}, members); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
-		}
-		disk = r.array
+	return members, nil
+}
+
+// ddDiskName is the name of the run's i-th disk (i < MaxMembers): sda,
+// sdb, …, sdz, then sdaa as the kernel's sd naming goes on.
+func ddDiskName(i int) string {
+	if i >= 26 {
+		return "sda" + string(rune('a'+i-26))
 	}
-	if r.dev, err = m.AddDisk(disk, bufcache.DeviceOptions{MetadataOnly: !d.Data}); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	return "sd" + string(rune('a'+i))
+}
+
+// allocBuffer makes dd's buffer: a read's destination, or a write's user
+// buffer of /dev/zero's zeros.
+func (r *DDRun) allocBuffer() {
+	if r.dd.Read {
+		r.dst = make([]byte, r.dd.BS)
+		return
 	}
-	mode := bufcache.OWrOnly
-	if d.Read {
-		mode = bufcache.ORdOnly
+	// dd's buffer, really touched by the pre-fault; it holds /dev/zero's
+	// zeros. dd's read(2) from /dev/zero writes every page of it before
+	// the first write(2), so it is backed by distinct physical pages; a
+	// fresh Go allocation left untouched would map the host's shared zero
+	// page, and the pre-fault's reads would hit one cached page and make
+	// Go time depend on whether the heap reused memory.
+	buf := make([]byte, r.dd.BS)
+	for i := 0; i < len(buf); i += int(r.m.PageSize()) {
+		buf[i] = 0
 	}
-	if r.file, err = r.dev.Open(m.CPU(0), mode); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
-	}
-	if d.BS*d.Count > r.dev.Size() {
-		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
-			ErrInvalidDD, FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
-	}
-	if d.Read {
-		r.dst = make([]byte, d.BS)
-	} else {
-		// dd's buffer, really touched by the pre-fault; it holds /dev/zero's
-		// zeros. dd's read(2) from /dev/zero writes every page of it before
-		// the first write(2), so it is backed by distinct physical pages; a
-		// fresh Go allocation left untouched would map the host's shared zero
-		// page, and the pre-fault's reads would hit one cached page and make
-		// Go time depend on whether the heap reused memory.
-		buf := make([]byte, d.BS)
-		for i := 0; i < len(buf); i += int(m.PageSize()) {
-			buf[i] = 0
-		}
-		r.user = bufcache.NewUserBuf(buf, 0, m.PageSize())
-	}
-	for i := range m.NumCPU() {
-		r.cpus = append(r.cpus, m.CPU(i).Events())
-	}
-	return r, nil
+	r.user = bufcache.NewUserBuf(buf, 0, r.m.PageSize())
 }
 
 // Device returns the opened block device (its BlockSize shows the policy's

@@ -497,148 +497,202 @@ func explicitZero(key, value string, g Generator) error {
 // but not the whole: a CLI may fill in DeviceSize or a seed (WithSeed)
 // before NewGenerator validates it.
 func ParseGenerator(spec string) (Generator, error) {
-	var g Generator
+	var p genParser
 	if len(spec) > maxGenSpec {
-		return g, &GenError{Msg: fmt.Sprintf("a spec is at most %d bytes", maxGenSpec)}
+		return p.g, &GenError{Msg: fmt.Sprintf("a spec is at most %d bytes", maxGenSpec)}
 	}
 	spec = strings.TrimSpace(spec)
 	pat, rest, hasKeys := strings.Cut(spec, ":")
-	switch strings.TrimSpace(pat) {
-	case "seq", "sequential":
-		g.Pattern = GenSequential
-	case "random", "uniform":
-		g.Pattern = GenRandom
-	case "zipf":
-		g.Pattern = GenZipf
-	case "hotcold":
-		g.Pattern = GenHotCold
-	default:
-		return g, &GenError{Field: "Pattern", Msg: fmt.Sprintf("unknown pattern %q (want seq, random, zipf or hotcold, then :key=value,...)", pat)}
+	if err := p.pattern(pat); err != nil {
+		return p.g, err
 	}
 	if !hasKeys || strings.TrimSpace(rest) == "" {
-		return g, nil
+		return p.g, nil
 	}
-	seen := map[string]bool{}
-	var sizeText, stepText string
+	p.seen = map[string]bool{}
 	for _, item := range strings.Split(rest, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return g, &GenError{Msg: fmt.Sprintf("%q is not key=value", item)}
-		}
-		field, known := genFields[k]
-		if !known {
-			return g, &GenError{Msg: fmt.Sprintf("unknown key %q (want one of %s)", k, strings.Join(genKeys, ", "))}
-		}
-		bad := func(msg string, args ...any) error {
-			return &GenError{Key: k, Field: field, Msg: fmt.Sprintf(msg, args...)}
-		}
-		if seen[k] {
-			return g, bad("given twice")
-		}
-		if (k == "fsync" && seen["fdatasync"]) || (k == "fdatasync" && seen["fsync"]) {
-			return g, bad("given twice (fsync= and fdatasync= count as one)")
-		}
-		seen[k] = true
-		size := func() (uint64, error) {
-			n, ok := genSize(v)
-			if !ok {
-				return 0, bad("%q is not a positive byte count (4096, 4K, 1G)", v)
-			}
-			return n, nil
-		}
-		num := func(lo, hi uint64) (uint64, error) {
-			n, ok := traceUint(v)
-			if !ok || n < lo || n > hi {
-				return 0, bad("%q is not a decimal number from %d to %d", v, lo, hi)
-			}
-			return n, nil
-		}
-		frac := func() (float64, error) {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || strings.ContainsAny(v, "xXpP_") {
-				return 0, bad("%q is not a decimal number", v)
-			}
-			return x, nil
-		}
-		var err error
-		switch k {
-		case "dev":
-			g.DeviceSize, err = size()
-		case "n":
-			g.Count, err = num(0, ^uint64(0))
-		case "bytes":
-			g.Bytes, err = size()
-		case "size":
-			sizeText = v
-		case "sizestep":
-			stepText = v
-		case "align":
-			g.Align, err = size()
-		case "reads":
-			g.ReadFraction, err = frac()
-		case "theta":
-			g.Theta, err = frac()
-		case "hot":
-			g.HotSpace, err = frac()
-		case "hotio":
-			g.HotIO, err = frac()
-		case "scatter":
-			switch v {
-			case "1", "true":
-				g.Scatter = true
-			case "0", "false":
-			default:
-				err = bad("%q is not 0 or 1", v)
-			}
-		case "cpus":
-			var n uint64
-			n, err = num(1, MaxGenCPUs)
-			g.CPUs = int(n)
-		case "cpumode":
-			switch v {
-			case "rr":
-			case "percpu":
-				g.PerCPU = true
-			default:
-				err = bad("%q is not rr or percpu", v)
-			}
-		case "fsync", "fdatasync":
-			var n uint64
-			n, err = num(0, math.MaxInt32)
-			g.FsyncEvery, g.Fdatasync = int(n), k == "fdatasync" && n != 0
-		case "qd":
-			var n uint64
-			n, err = num(1, MaxGenQueueDepth)
-			g.QueueDepth = int(n)
-		case "seed":
-			g.Seed, err = num(0, ^uint64(0))
-		}
-		if err != nil {
-			return g, err
-		}
-		if err := explicitZero(k, v, g); err != nil {
-			return g, err
+		if err := p.option(item); err != nil {
+			return p.g, err
 		}
 	}
-	if seen["size"] {
-		d, err := parseGenSize(sizeText)
-		if err != nil {
-			return g, err
-		}
-		g.Size = d
+	err := p.sizes()
+	return p.g, err
+}
+
+// genParser is ParseGenerator's state: the configuration so far, the keys
+// seen, and the texts of size= and sizestep=, which are parsed after every
+// option (sizestep= needs size='s kind whatever their order).
+type genParser struct {
+	g                  Generator
+	seen               map[string]bool
+	sizeText, stepText string
+}
+
+// pattern sets the configuration's pattern from a spec's PATTERN.
+func (p *genParser) pattern(pat string) error {
+	switch strings.TrimSpace(pat) {
+	case "seq", "sequential":
+		p.g.Pattern = GenSequential
+	case "random", "uniform":
+		p.g.Pattern = GenRandom
+	case "zipf":
+		p.g.Pattern = GenZipf
+	case "hotcold":
+		p.g.Pattern = GenHotCold
+	default:
+		return &GenError{Field: "Pattern", Msg: fmt.Sprintf("unknown pattern %q (want seq, random, zipf or hotcold, then :key=value,...)", pat)}
 	}
-	if seen["sizestep"] {
-		if g.Size.Kind != SizeUniform {
-			return g, &GenError{Key: "sizestep", Field: "Size.Step", Msg: "applies to a size range MIN-MAX only"}
+	return nil
+}
+
+// option parses one KEY=VALUE item of a spec into the configuration: the
+// key must be known and new (fsync= and fdatasync= count as one), and its
+// value is read by the key's genSetters entry, then checked by explicitZero.
+func (p *genParser) option(item string) error {
+	k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok || k == "" {
+		return &GenError{Msg: fmt.Sprintf("%q is not key=value", item)}
+	}
+	field, known := genFields[k]
+	if !known {
+		return &GenError{Msg: fmt.Sprintf("unknown key %q (want one of %s)", k, strings.Join(genKeys, ", "))}
+	}
+	o := genOption{key: k, value: v, field: field}
+	if p.seen[k] {
+		return o.bad("given twice")
+	}
+	if (k == "fsync" && p.seen["fdatasync"]) || (k == "fdatasync" && p.seen["fsync"]) {
+		return o.bad("given twice (fsync= and fdatasync= count as one)")
+	}
+	p.seen[k] = true
+	if err := genSetters[k](p, o); err != nil {
+		return err
+	}
+	return explicitZero(k, v, p.g)
+}
+
+// sizes parses the size= and sizestep= texts the options left, once all
+// are read: sizestep= applies to a size range MIN-MAX only.
+func (p *genParser) sizes() error {
+	if p.seen["size"] {
+		d, err := parseGenSize(p.sizeText)
+		if err != nil {
+			return err
 		}
-		n, ok := genSize(stepText)
+		p.g.Size = d
+	}
+	if p.seen["sizestep"] {
+		if p.g.Size.Kind != SizeUniform {
+			return &GenError{Key: "sizestep", Field: "Size.Step", Msg: "applies to a size range MIN-MAX only"}
+		}
+		n, ok := genSize(p.stepText)
 		if !ok {
-			return g, &GenError{Key: "sizestep", Field: "Size.Step", Msg: fmt.Sprintf("%q is not a positive byte count", stepText)}
+			return &GenError{Key: "sizestep", Field: "Size.Step", Msg: fmt.Sprintf("%q is not a positive byte count", p.stepText)}
 		}
-		g.Size.Step = n
+		p.g.Size.Step = n
 	}
-	return g, nil
+	return nil
+}
+
+// genOption is one KEY=VALUE of a spec, with the Generator field the key
+// sets (for its errors).
+type genOption struct{ key, value, field string }
+
+// bad is a GenError about the option.
+func (o genOption) bad(msg string, args ...any) error {
+	return &GenError{Key: o.key, Field: o.field, Msg: fmt.Sprintf(msg, args...)}
+}
+
+// size reads the value as a positive byte count (genSize).
+func (o genOption) size() (uint64, error) {
+	n, ok := genSize(o.value)
+	if !ok {
+		return 0, o.bad("%q is not a positive byte count (4096, 4K, 1G)", o.value)
+	}
+	return n, nil
+}
+
+// num reads the value as a decimal number from lo to hi.
+func (o genOption) num(lo, hi uint64) (uint64, error) {
+	n, ok := traceUint(o.value)
+	if !ok || n < lo || n > hi {
+		return 0, o.bad("%q is not a decimal number from %d to %d", o.value, lo, hi)
+	}
+	return n, nil
+}
+
+// frac reads the value as a finite decimal number (no hexadecimal, no
+// underscores); its range is checked by explicitZero and Validate.
+func (o genOption) frac() (float64, error) {
+	x, err := strconv.ParseFloat(o.value, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || strings.ContainsAny(o.value, "xXpP_") {
+		return 0, o.bad("%q is not a decimal number", o.value)
+	}
+	return x, nil
+}
+
+// genSetters parses each key's value into the configuration (genKeys'
+// keys; TestGenSettersCoverKeys checks they agree). size= and sizestep=
+// only keep their text, for genParser.sizes.
+var genSetters = map[string]func(p *genParser, o genOption) error{
+	"dev":      func(p *genParser, o genOption) (err error) { p.g.DeviceSize, err = o.size(); return err },
+	"n":        func(p *genParser, o genOption) (err error) { p.g.Count, err = o.num(0, ^uint64(0)); return err },
+	"bytes":    func(p *genParser, o genOption) (err error) { p.g.Bytes, err = o.size(); return err },
+	"size":     func(p *genParser, o genOption) error { p.sizeText = o.value; return nil },
+	"sizestep": func(p *genParser, o genOption) error { p.stepText = o.value; return nil },
+	"align":    func(p *genParser, o genOption) (err error) { p.g.Align, err = o.size(); return err },
+	"reads":    func(p *genParser, o genOption) (err error) { p.g.ReadFraction, err = o.frac(); return err },
+	"theta":    func(p *genParser, o genOption) (err error) { p.g.Theta, err = o.frac(); return err },
+	"scatter":  setGenScatter,
+	"hot":      func(p *genParser, o genOption) (err error) { p.g.HotSpace, err = o.frac(); return err },
+	"hotio":    func(p *genParser, o genOption) (err error) { p.g.HotIO, err = o.frac(); return err },
+	"cpus": func(p *genParser, o genOption) error {
+		n, err := o.num(1, MaxGenCPUs)
+		p.g.CPUs = int(n)
+		return err
+	},
+	"cpumode":   setGenCPUMode,
+	"fsync":     setGenFsync,
+	"fdatasync": setGenFsync,
+	"qd": func(p *genParser, o genOption) error {
+		n, err := o.num(1, MaxGenQueueDepth)
+		p.g.QueueDepth = int(n)
+		return err
+	},
+	"seed": func(p *genParser, o genOption) (err error) { p.g.Seed, err = o.num(0, ^uint64(0)); return err },
+}
+
+// setGenScatter parses scatter=: 1 or true, 0 or false.
+func setGenScatter(p *genParser, o genOption) error {
+	switch o.value {
+	case "1", "true":
+		p.g.Scatter = true
+	case "0", "false":
+	default:
+		return o.bad("%q is not 0 or 1", o.value)
+	}
+	return nil
+}
+
+// setGenCPUMode parses cpumode=: rr or percpu.
+func setGenCPUMode(p *genParser, o genOption) error {
+	switch o.value {
+	case "rr":
+	case "percpu":
+		p.g.PerCPU = true
+	default:
+		return o.bad("%q is not rr or percpu", o.value)
+	}
+	return nil
+}
+
+// setGenFsync parses fsync= or fdatasync=: every how many I/Os a stream
+// syncs, 0 for never (fdatasync=0 is fsync=0).
+func setGenFsync(p *genParser, o genOption) error {
+	n, err := o.num(0, math.MaxInt32)
+	p.g.FsyncEvery, p.g.Fdatasync = int(n), o.key == "fdatasync" && n != 0
+	return err
 }
 
 // genSize parses a spec's byte count: positive and at most 2^63, the most

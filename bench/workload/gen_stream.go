@@ -111,41 +111,66 @@ func (s *genStream) Next() (IO, error) {
 	} else {
 		st = &s.streams[0]
 	}
+	// The draws, in NewGenerator's order: the size, read or write, the
+	// offset.
 	rec := IO{Kind: IOWrite, CPU: cpu}
-	// 1. the size
-	switch g.Size.Kind {
-	case SizeFixed:
-		rec.Length = g.Size.Sizes[0]
-	case SizeUniform:
-		k := genBelow(st.rng, (g.Size.Max-g.Size.Min)/g.Size.Step+1)
-		rec.Length = g.Size.Min + k*g.Size.Step
-	case SizeWeighted:
-		u := genFloat(st.rng) * s.cumul[len(s.cumul)-1]
-		i := 0
-		for i < len(s.cumul)-1 && !(u < s.cumul[i]) {
-			i++
-		}
-		for g.Size.Weights[i] == 0 && i > 0 { // never pick a zero weight
-			i--
-		}
-		rec.Length = g.Size.Sizes[i]
-	}
-	// 2. read or write
+	rec.Length = s.size(st)
 	switch {
 	case g.ReadFraction >= 1:
 		rec.Kind = IORead
 	case g.ReadFraction > 0 && genFloat(st.rng) < g.ReadFraction:
 		rec.Kind = IORead
 	}
-	// 3. the offset
+	rec.Offset = s.offset(st, rec.Length)
+	s.n++
+	s.bytes += rec.Length
+	if g.Count != 0 && s.n >= g.Count || g.Bytes != 0 && s.bytes >= g.Bytes {
+		s.done = true
+	}
+	if rec.Kind == IOWrite && g.FsyncEvery > 0 {
+		s.countWrite(cpu)
+	}
+	return rec, nil
+}
+
+// size draws the length of stream st's next I/O from the size
+// distribution (no draw for a fixed size).
+func (s *genStream) size(st *genState) uint64 {
+	d := &s.cfg.Size
+	switch d.Kind {
+	case SizeFixed:
+		return d.Sizes[0]
+	case SizeUniform:
+		k := genBelow(st.rng, (d.Max-d.Min)/d.Step+1)
+		return d.Min + k*d.Step
+	case SizeWeighted:
+		u := genFloat(st.rng) * s.cumul[len(s.cumul)-1]
+		i := 0
+		for i < len(s.cumul)-1 && !(u < s.cumul[i]) {
+			i++
+		}
+		for d.Weights[i] == 0 && i > 0 { // never pick a zero weight
+			i--
+		}
+		return d.Sizes[i]
+	}
+	return 0
+}
+
+// offset draws the offset of stream st's next I/O, of length bytes, by
+// the pattern: the stream's cursor (back to its start when the I/O would
+// pass its end), or an aligned slot of its region, permuted with Scatter.
+func (s *genStream) offset(st *genState, length uint64) uint64 {
+	g := &s.cfg
 	var slot uint64
 	switch g.Pattern {
 	case GenSequential:
-		if st.cursor+rec.Length > st.hi {
+		if st.cursor+length > st.hi {
 			st.cursor = st.lo
 		}
-		rec.Offset = st.cursor
-		st.cursor += rec.Length
+		off := st.cursor
+		st.cursor += length
+		return off
 	case GenRandom:
 		slot = genBelow(st.rng, st.slots)
 	case GenZipf:
@@ -157,29 +182,24 @@ func (s *genStream) Next() (IO, error) {
 			slot = st.hot + genBelow(st.rng, st.slots-st.hot)
 		}
 	}
-	if g.Pattern != GenSequential {
-		if g.Scatter {
-			slot = st.perm.apply(slot)
+	if g.Scatter {
+		slot = st.perm.apply(slot)
+	}
+	return st.lo + slot*g.Align
+}
+
+// countWrite counts a write of CPU cpu and, every FsyncEvery writes of
+// it, queues its fsync (or fdatasync) as the next record.
+func (s *genStream) countWrite(cpu int) {
+	s.writes[cpu]++
+	if s.writes[cpu] == s.cfg.FsyncEvery {
+		s.writes[cpu] = 0
+		k := IOFsync
+		if s.cfg.Fdatasync {
+			k = IOFdatasync
 		}
-		rec.Offset = st.lo + slot*g.Align
+		s.sync, s.hasSync = IO{Kind: k, CPU: cpu}, true
 	}
-	s.n++
-	s.bytes += rec.Length
-	if g.Count != 0 && s.n >= g.Count || g.Bytes != 0 && s.bytes >= g.Bytes {
-		s.done = true
-	}
-	if rec.Kind == IOWrite && g.FsyncEvery > 0 {
-		s.writes[cpu]++
-		if s.writes[cpu] == g.FsyncEvery {
-			s.writes[cpu] = 0
-			k := IOFsync
-			if g.Fdatasync {
-				k = IOFdatasync
-			}
-			s.sync, s.hasSync = IO{Kind: k, CPU: cpu}, true
-		}
-	}
-	return rec, nil
 }
 
 // genBelow returns a uniform integer in [0, n), n > 0: Lemire's

@@ -98,6 +98,18 @@ func TestParseGeneratorErrors(t *testing.T) {
 	}
 }
 
+// TestGenSettersCoverKeys checks that the spec's key lists agree: every
+// key String prints has a field for its errors and a setter, and no
+// setter or field is for a key genKeys does not list.
+func TestGenSettersCoverKeys(t *testing.T) {
+	for _, k := range genKeys {
+		assert.Contains(t, genFields, k, "genFields")
+		assert.Contains(t, genSetters, k, "genSetters")
+	}
+	assert.Len(t, genFields, len(genKeys), "genFields has a key genKeys lacks")
+	assert.Len(t, genSetters, len(genKeys), "genSetters has a key genKeys lacks")
+}
+
 func TestGeneratorValidate(t *testing.T) {
 	base := Generator{Pattern: GenRandom, DeviceSize: 1 << 20, Count: 10}
 	require.NoError(t, base.Validate())

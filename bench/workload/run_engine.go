@@ -274,15 +274,8 @@ func minOf(xs []float64) float64 {
 // for its time.
 func (e *engine) exec(i int, rec IO, start float64) error {
 	c := &e.cpus[i]
-	if len(c.inflight) == cap(c.inflight) { // retire the earliest completion
-		j := 0
-		for k, t := range c.inflight {
-			if t < c.inflight[j] {
-				j = k
-			}
-		}
-		c.inflight[j] = c.inflight[len(c.inflight)-1]
-		c.inflight = c.inflight[:len(c.inflight)-1]
+	if len(c.inflight) == cap(c.inflight) {
+		c.retireEarliest()
 	}
 	issued := start
 	if rec.Kind == IOWrite {
@@ -296,13 +289,58 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 	err := e.do(c, rec)
 	ks := &e.kinds[rec.Kind]
 	if err != nil {
-		ks.errors++
-		if ks.errnos == nil {
-			ks.errnos = map[string]uint64{}
-		}
-		ks.errnos[bufcache.ErrnoOf(err).String()]++
+		ks.noteError(err)
 	}
 	ev := c.cpu.Events().Sub(evBefore)
+	cpuNS := e.charge(c, rec, &ev, &flBefore, start)
+	cpuDone := start + cpuNS
+	done := e.serve(rec, cpuDone)
+	c.free = cpuDone
+	c.busyNS += cpuNS
+	c.inflight = append(c.inflight, done)
+	c.ops++
+	e.end = max(e.end, done, e.flFree, e.disk)
+	e.account(ks, rec, &ev, done-issued, done)
+	if e.step != nil {
+		e.step.after(i, rec, issued, cpuNS, done, err)
+		if e.step.err != nil {
+			return e.step.err
+		}
+	}
+	if e.o.Check {
+		return e.mr.m.Check()
+	}
+	return nil
+}
+
+// retireEarliest removes the earliest completion of the CPU's operations
+// in flight (inflight not empty), making room for one more. O(queue depth).
+func (c *cpuState) retireEarliest() {
+	j := 0
+	for k, t := range c.inflight {
+		if t < c.inflight[j] {
+			j = k
+		}
+	}
+	c.inflight[j] = c.inflight[len(c.inflight)-1]
+	c.inflight = c.inflight[:len(c.inflight)-1]
+}
+
+// noteError counts an operation's error (not nil) by its errno.
+func (ks *kindStats) noteError(err error) {
+	ks.errors++
+	if ks.errnos == nil {
+		ks.errnos = map[string]uint64{}
+	}
+	ks.errnos[bufcache.ErrnoOf(err).String()]++
+}
+
+// charge prices the operation rec just run on c, from time start: its
+// CPU's events ev and the requests issued synchronously go to the CPU,
+// whose time it returns; the flusher's events since flBefore and a
+// write's asynchronous write requests go to the flusher, whose clock it
+// advances.
+func (e *engine) charge(c *cpuState, rec IO, ev, flBefore *bufcache.Counters, start float64) float64 {
 	p := e.o.Profile
 	reqNS := p.NS[timing.ParamRequest]
 	var syncReqs, asyncReqs float64
@@ -313,18 +351,24 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 			syncReqs++
 		}
 	}
-	cpuNS := p.SimNS(ev, 0) + syncReqs*reqNS
-	flNS := p.SimNS(e.flusher.Events().Sub(flBefore), 0) + asyncReqs*reqNS
+	cpuNS := p.SimNS(*ev, 0) + syncReqs*reqNS
+	flNS := p.SimNS(e.flusher.Events().Sub(*flBefore), 0) + asyncReqs*reqNS
 	c.requests += syncReqs
 	e.flReqs += asyncReqs
-	// The disk serves requests first come, first served: the op's own
-	// once its CPU work is done, the flusher's once the flusher's is.
-	cpuDone := start + cpuNS
-	done := cpuDone
 	if flNS > 0 || asyncReqs > 0 {
 		e.flFree = max(e.flFree, start) + flNS
 		e.flBusy += flNS
 	}
+	return cpuNS
+}
+
+// serve puts the requests of operation rec on the disk and returns when
+// rec completes. The disk serves requests first come, first served: the
+// op's own once its CPU work is done (cpuDone), the flusher's (a write's
+// asynchronous writes, queued as writeback under way) once the flusher's
+// is. A sync or flush also waits for the writeback under way.
+func (e *engine) serve(rec IO, cpuDone float64) float64 {
+	done := cpuDone
 	for _, r := range e.meter.reqs {
 		issue := cpuDone
 		async := rec.Kind == IOWrite && r.op == blk.OpWrite
@@ -347,12 +391,14 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 	if rec.Kind == IOFsync || rec.Kind == IOFdatasync || rec.Kind == IOFlush {
 		done = max(done, e.disk) // waits for writeback under way
 	}
-	c.free = cpuDone
-	c.busyNS += cpuNS
-	c.inflight = append(c.inflight, done)
-	c.ops++
-	e.end = max(e.end, done, e.flFree, e.disk)
-	ks.hist.add(done - issued)
+	return done
+}
+
+// account adds operation rec, of latency lat and done at done, to its
+// kind's statistics ks (ev: its CPU's events) and the run's timeline and
+// bytes moved (a read's or write's length).
+func (e *engine) account(ks *kindStats, rec IO, ev *bufcache.Counters, lat, done float64) {
+	ks.hist.add(lat)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
 	ks.requests += uint64(len(e.meter.reqs))
@@ -364,16 +410,6 @@ func (e *engine) exec(i int, rec IO, start float64) error {
 	}
 	e.tl.add(done, moved)
 	e.bytes += moved
-	if e.step != nil {
-		e.step.after(i, rec, issued, cpuNS, done, err)
-		if e.step.err != nil {
-			return e.step.err
-		}
-	}
-	if e.o.Check {
-		return e.mr.m.Check()
-	}
-	return nil
 }
 
 // throttle models balance_dirty_pages in simulated time: a write that

@@ -116,12 +116,13 @@ func (b *BlkparseReader) Next() (IO, error) {
 		if err != nil {
 			return IO{}, err
 		}
-		io, ok, err := b.parse(line)
+		var rec IO
+		ok, err := b.parse(line, &rec)
 		if err != nil {
 			return IO{}, b.lines.stop(err)
 		}
 		if ok {
-			return io, nil
+			return rec, nil
 		}
 	}
 }
@@ -165,146 +166,190 @@ func blkparseSummaryLine(s string) bool {
 	return false
 }
 
-// parse reads one line: a replayed record (ok), a line to skip, or an
-// error.
-func (b *BlkparseReader) parse(line string) (IO, bool, error) {
-	n := b.lines.line
-	fail := func(msg string, args ...any) (IO, bool, error) {
-		return IO{}, false, b.lines.fail(n, msg, args...)
-	}
+// parse reads one line: a replayed record (ok, in rec), a line to skip,
+// or an error.
+func (b *BlkparseReader) parse(line string, rec *IO) (bool, error) {
 	if strings.TrimSpace(line) == "" {
-		return IO{}, false, nil
+		return false, nil
 	}
+	n := b.lines.line
 	f := b.fields[:]
 	nf, _ := traceFields(f, line)
 	if nf == 0 || !strings.Contains(f[0], ",") {
-		if blkparseSummaryLine(line) {
-			b.summary = true
-			return IO{}, false, nil
-		}
-		if b.summary {
-			return IO{}, false, nil
-		}
-		return fail("not a line of blkparse's default output (want \"MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS ...\")")
+		return false, b.nonEvent(n, line)
 	}
 	if nf < 6 {
 		if b.summary && blkparseSummaryLine(line) {
-			return IO{}, false, nil
+			return false, nil
 		}
-		return fail("an event line needs at least device, cpu, sequence, time, pid and action")
+		return false, b.lines.fail(n, "an event line needs at least device, cpu, sequence, time, pid and action")
 	}
+	var ev blkEvent
+	replay, err := b.event(n, f[:nf], &ev)
+	if err != nil || !replay {
+		return false, err
+	}
+	sector, count, skip, err := b.sectors(n, f[7:nf])
+	if err != nil || skip {
+		return false, err
+	}
+	return b.record(n, &ev, sector, count, rec)
+}
+
+// nonEvent handles line n, which does not start with a device: a line of
+// blkparse's summary (which it enters), a line inside the summary, or an
+// error.
+func (b *BlkparseReader) nonEvent(n int, line string) error {
+	if blkparseSummaryLine(line) {
+		b.summary = true
+		return nil
+	}
+	if b.summary {
+		return nil
+	}
+	return b.lines.fail(n, "not a line of blkparse's default output (want \"MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS ...\")")
+}
+
+// blkEvent is what an event line's leading fields give a record: the
+// device, CPU, time and rwbs.
+type blkEvent struct {
+	dev string
+	cpu uint64
+	at  uint64
+	rw  blkRWBS
+}
+
+// event checks the leading fields of event line n (f: at least device,
+// CPU, sequence, time, pid and action), leaves the summary and fills ev.
+// It reports whether the event is to be replayed: of the replayed action
+// and, with BlkparseDevice, of its device; a message ("m") is not.
+func (b *BlkparseReader) event(n int, f []string, ev *blkEvent) (bool, error) {
 	dev, ok := blkparseDev(f[0])
 	if !ok {
-		return fail("device %q is not MAJ,MIN", f[0])
+		return false, b.lines.fail(n, "device %q is not MAJ,MIN", f[0])
 	}
 	b.summary = false
 	cpu, ok := traceUint(f[1])
 	if !ok || cpu > MaxTraceCPU {
-		return fail("cpu %q is not a number from 0 to %d", f[1], MaxTraceCPU)
+		return false, b.lines.fail(n, "cpu %q is not a number from 0 to %d", f[1], MaxTraceCPU)
 	}
 	if _, ok := traceUint(f[2]); !ok {
-		return fail("sequence %q is not a number", f[2])
+		return false, b.lines.fail(n, "sequence %q is not a number", f[2])
 	}
 	at, ok := traceSeconds(f[3])
 	if !ok {
-		return fail("time %q is not SECONDS.NANOSECONDS", f[3])
+		return false, b.lines.fail(n, "time %q is not SECONDS.NANOSECONDS", f[3])
 	}
 	if _, ok := traceUint(f[4]); !ok {
-		return fail("pid %q is not a number", f[4])
+		return false, b.lines.fail(n, "pid %q is not a number", f[4])
 	}
 	act := f[5]
 	if len(act) > 2 || !blkparseLetters(act) {
-		return fail("action %q is not a blkparse action letter (Q, M, G, I, D, C, P, U, X, ...)", act)
+		return false, b.lines.fail(n, "action %q is not a blkparse action letter (Q, M, G, I, D, C, P, U, X, ...)", act)
 	}
 	if act == "m" { // a message: "m N text"
-		return IO{}, false, nil
+		return false, nil
 	}
-	if nf < 7 {
-		return fail("no rwbs after the action")
+	if len(f) < 7 {
+		return false, b.lines.fail(n, "no rwbs after the action")
 	}
 	rw, ok := parseBlkRWBS(f[6])
 	if !ok {
-		return fail("rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
+		return false, b.lines.fail(n, "rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
 	}
-	if len(act) != 1 || BlkparseAction(act[0]) != b.action {
-		return IO{}, false, nil
+	if len(act) != 1 || BlkparseAction(act[0]) != b.action || b.devSet && dev != b.dev {
+		return false, nil
 	}
-	if b.devSet && dev != b.dev {
-		return IO{}, false, nil
-	}
-	// The action's own fields: "SECTOR + N [name]" (with " (ELAPSED)"
-	// before the name under -t), "SECTOR [error]" for an empty completion,
-	// "[name]" for an empty queue, issue or insert, "BYTES (CDB) [name]" for a
-	// passthrough command.
-	rest := f[7:nf]
-	var sector, count uint64
+	*ev = blkEvent{dev: dev, cpu: cpu, at: at, rw: rw}
+	return true, nil
+}
+
+// sectors reads the action's own fields of line n (rest, after the rwbs):
+// "SECTOR + N [name]" (with " (ELAPSED)" before the name under -t),
+// "SECTOR [error]" for an empty completion, "[name]" for an empty queue,
+// issue or insert, "BYTES (CDB) [name]" for a passthrough command, which
+// is skipped. It returns the sector and count, 0 and 0 without them.
+func (b *BlkparseReader) sectors(n int, rest []string) (sector, count uint64, skip bool, err error) {
 	switch {
 	case len(rest) >= 3 && rest[1] == "+":
 		s, ok1 := traceUint(rest[0])
 		c, ok2 := traceUint(rest[2])
 		if !ok1 || !ok2 {
-			return fail("%q is not SECTOR + COUNT", strings.Join(rest[:3], " "))
+			return 0, 0, false, b.lines.fail(n, "%q is not SECTOR + COUNT", strings.Join(rest[:3], " "))
 		}
-		sector, count = s, c
-		tail := rest[3:]
-		if len(tail) > 0 && strings.HasPrefix(tail[0], "(") { // -t's "(%8llu)"
-			for len(tail) > 0 && !strings.HasSuffix(tail[0], ")") {
-				tail = tail[1:]
-			}
-			if len(tail) > 0 {
-				tail = tail[1:]
-			}
+		if !blkparseNameAfter(rest[3:]) {
+			return 0, 0, false, b.lines.fail(n, "no [process] or [error] after SECTOR + COUNT")
 		}
-		if len(tail) == 0 || !strings.HasPrefix(tail[0], "[") || !strings.HasSuffix(tail[len(tail)-1], "]") {
-			return fail("no [process] or [error] after SECTOR + COUNT")
-		}
+		return s, c, false, nil
 	case len(rest) >= 1 && strings.HasPrefix(rest[0], "["):
-		// no sectors
+		return 0, 0, false, nil // no sectors
 	case len(rest) >= 2 && b.action == BlkparseComplete && !strings.HasPrefix(rest[0], "("):
 		if _, ok := traceUint(rest[0]); !ok {
-			return fail("%q is not a sector", rest[0])
+			return 0, 0, false, b.lines.fail(n, "%q is not a sector", rest[0])
 		}
+		return 0, 0, false, nil
 	case len(rest) >= 2:
 		if _, ok := traceUint(rest[0]); ok { // a passthrough command's bytes
-			return IO{}, false, nil
+			return 0, 0, true, nil
 		}
-		return fail("%q is not SECTOR + COUNT", strings.Join(rest, " "))
+		return 0, 0, false, b.lines.fail(n, "%q is not SECTOR + COUNT", strings.Join(rest, " "))
 	default:
-		return fail("no SECTOR + COUNT or [process] after the rwbs")
+		return 0, 0, false, b.lines.fail(n, "no SECTOR + COUNT or [process] after the rwbs")
 	}
+}
+
+// blkparseNameAfter reports whether tail, the fields after SECTOR + COUNT,
+// are an optional -t "(ELAPSED)" (which may hold spaces: "(%8llu)"), then
+// a [process] or [error] that may hold spaces too.
+func blkparseNameAfter(tail []string) bool {
+	if len(tail) > 0 && strings.HasPrefix(tail[0], "(") {
+		for len(tail) > 0 && !strings.HasSuffix(tail[0], ")") {
+			tail = tail[1:]
+		}
+		if len(tail) > 0 {
+			tail = tail[1:]
+		}
+	}
+	return len(tail) > 0 && strings.HasPrefix(tail[0], "[") && strings.HasSuffix(tail[len(tail)-1], "]")
+}
+
+// record makes the record of replayed event ev of line n, of count sectors
+// at sector, in rec: the device becomes the trace's if it has none and
+// must be it otherwise. A PREFLUSH event gives its flush, and keeps the
+// write (or read, or discard) it carries as pending; an empty event
+// without one is skipped.
+func (b *BlkparseReader) record(n int, ev *blkEvent, sector, count uint64, rec *IO) (bool, error) {
 	if b.dev == "" {
-		b.dev = dev
-	} else if dev != b.dev {
-		return fail("device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", dev, b.dev)
+		b.dev = ev.dev
+	} else if ev.dev != b.dev {
+		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", ev.dev, b.dev)
 	}
-	rec := IO{CPU: int(cpu), At: at, Line: n, Flags: rw.flags}
+	*rec = IO{CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
 	if count > 0 {
 		if count > (^uint64(0))/512 || sector > (^uint64(0))/512 || sector*512 > ^uint64(0)-count*512 {
-			return fail("%d sectors at sector %d do not fit 64-bit byte offsets", count, sector)
+			return false, b.lines.fail(n, "%d sectors at sector %d do not fit 64-bit byte offsets", count, sector)
 		}
 		rec.Offset, rec.Length = sector*512, count*512
 	}
 	switch {
-	case rw.op == 'D' && count > 0:
+	case ev.rw.op == 'D' && count > 0:
 		rec.Kind = IODiscard
-	case rw.op == 'W' && count > 0:
+	case ev.rw.op == 'W' && count > 0:
 		rec.Kind = IOWrite
-	case rw.op == 'R' && count > 0:
+	case ev.rw.op == 'R' && count > 0:
 		rec.Kind = IORead
 	}
-	if rw.preflush {
-		flush := IO{Kind: IOFlush, CPU: int(cpu), At: at, Line: n, Flags: rw.flags}
+	if ev.rw.preflush {
 		if rec.Kind != 0 {
-			b.pending, b.hasPend = rec, true
+			b.pending, b.hasPend = *rec, true
 		}
-		return flush, true, nil
+		*rec = IO{Kind: IOFlush, CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
+		return true, nil
 	}
-	if rec.Kind == 0 {
-		return IO{}, false, nil
-	}
-	return rec, true, nil
+	return rec.Kind != 0, nil
 }
 
+// blkparseLetters reports whether s is one or more ASCII letters.
 func blkparseLetters(s string) bool {
 	if s == "" {
 		return false

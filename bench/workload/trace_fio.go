@@ -92,7 +92,8 @@ func (f *FioLogReader) Next() (IO, error) {
 		if err != nil {
 			return IO{}, err
 		}
-		rec, ok, err := f.parse(line)
+		var rec IO
+		ok, err := f.parse(line, &rec)
 		if err != nil {
 			return IO{}, f.lines.stop(err)
 		}
@@ -102,21 +103,20 @@ func (f *FioLogReader) Next() (IO, error) {
 	}
 }
 
-func (f *FioLogReader) parse(line string) (IO, bool, error) {
+// parse reads one line after the header: an I/O record (ok, in rec), a
+// line to skip (blank, a file action, a v2 wait), or an error.
+func (f *FioLogReader) parse(line string, rec *IO) (bool, error) {
 	n := f.lines.line
-	fail := func(msg string, args ...any) (IO, bool, error) {
-		return IO{}, false, f.lines.fail(n, msg, args...)
-	}
 	w := f.fields[:]
 	nf, more := traceFields(w, line)
 	if nf == 0 {
-		return IO{}, false, nil
+		return false, nil
 	}
 	var at uint64
 	if f.version == 3 {
 		ts, ok := traceUint(w[0])
 		if !ok || ts > (^uint64(0))/1000 {
-			return fail("time stamp %q is not a number of microseconds", w[0])
+			return false, f.lines.fail(n, "time stamp %q is not a number of microseconds", w[0])
 		}
 		at = ts * 1000
 		w, nf = w[1:], nf-1
@@ -126,42 +126,55 @@ func (f *FioLogReader) parse(line string) (IO, bool, error) {
 	switch {
 	case more || nf != 2 && nf != 4:
 		if f.version == 3 {
-			return fail("want TIMESTAMP FILE ACTION or TIMESTAMP FILE ACTION OFFSET LENGTH")
+			return false, f.lines.fail(n, "want TIMESTAMP FILE ACTION or TIMESTAMP FILE ACTION OFFSET LENGTH")
 		}
-		return fail("want FILE ACTION or FILE ACTION OFFSET LENGTH")
+		return false, f.lines.fail(n, "want FILE ACTION or FILE ACTION OFFSET LENGTH")
 	case nf == 2:
-		name, act := w[0], w[1]
-		open, added := f.state[name]
-		switch act {
-		case "add":
-			if !added {
-				if len(f.state) >= fioMaxFiles {
-					return fail("more than %d files", fioMaxFiles)
-				}
-				f.state[name] = false
-			}
-		case "open":
-			if !added {
-				return fail("open of %s, which was not added (add it first)", name)
-			}
-			f.state[name] = true
-		case "close":
-			if !open {
-				return fail("close of %s, which is not open", name)
+		return false, f.fileAction(n, w[0], w[1])
+	}
+	return f.ioAction(n, at, w[0], w[1], w[2], w[3], rec)
+}
+
+// fileAction applies file action act (add, open or close) of line n to
+// file name: open needs it added, close needs it open, and at most
+// fioMaxFiles are added.
+func (f *FioLogReader) fileAction(n int, name, act string) error {
+	open, added := f.state[name]
+	switch act {
+	case "add":
+		if !added {
+			if len(f.state) >= fioMaxFiles {
+				return f.lines.fail(n, "more than %d files", fioMaxFiles)
 			}
 			f.state[name] = false
-		case "read", "write", "sync", "datasync", "trim", "wait":
-			return fail("%s needs an offset and a length", act)
-		default:
-			return fail("unknown file action %q (want add, open or close)", act)
 		}
-		return IO{}, false, nil
+	case "open":
+		if !added {
+			return f.lines.fail(n, "open of %s, which was not added (add it first)", name)
+		}
+		f.state[name] = true
+	case "close":
+		if !open {
+			return f.lines.fail(n, "close of %s, which is not open", name)
+		}
+		f.state[name] = false
+	case "read", "write", "sync", "datasync", "trim", "wait":
+		return f.lines.fail(n, "%s needs an offset and a length", act)
+	default:
+		return f.lines.fail(n, "unknown file action %q (want add, open or close)", act)
 	}
-	name, act := w[0], w[1]
-	off, ok1 := traceUint(w[2])
-	length, ok2 := traceUint(w[3])
+	return nil
+}
+
+// ioAction reads I/O action act of line n, at time at, on file name with
+// the texts of its offset and length: a record of the replayed file (ok,
+// in rec), a v2 wait (which adds to the time) or an I/O of another file
+// chosen away, skipped, or an error.
+func (f *FioLogReader) ioAction(n int, at uint64, name, act, offText, lenText string, rec *IO) (bool, error) {
+	off, ok1 := traceUint(offText)
+	length, ok2 := traceUint(lenText)
 	if !ok1 || !ok2 {
-		return fail("offset %q and length %q must be decimal byte counts", w[2], w[3])
+		return false, f.lines.fail(n, "offset %q and length %q must be decimal byte counts", offText, lenText)
 	}
 	var kind IOKind
 	switch act {
@@ -176,44 +189,50 @@ func (f *FioLogReader) parse(line string) (IO, bool, error) {
 	case "datasync":
 		kind = IOFdatasync
 	case "wait":
-		if f.version == 3 {
-			return fail("wait is not allowed in a version 3 iolog (its time stamps say when)")
-		}
-		if off > (^uint64(0)-f.waited)/1000 {
-			return fail("the waits add up past 2^64 nanoseconds")
-		}
-		f.waited += off * 1000
-		return IO{}, false, nil
+		return false, f.wait(n, off)
 	case "add", "open", "close":
-		return fail("file action %s takes no offset and length", act)
+		return false, f.lines.fail(n, "file action %s takes no offset and length", act)
 	default:
-		return fail("unknown I/O action %q (want read, write, sync, datasync, trim or wait)", act)
+		return false, f.lines.fail(n, "unknown I/O action %q (want read, write, sync, datasync, trim or wait)", act)
 	}
 	open, added := f.state[name]
 	switch {
 	case !added:
-		return fail("%s on %s, which was not added (add and open it first)", act, name)
+		return false, f.lines.fail(n, "%s on %s, which was not added (add and open it first)", act, name)
 	case !open:
-		return fail("%s on %s, which is not open", act, name)
+		return false, f.lines.fail(n, "%s on %s, which is not open", act, name)
 	}
 	if f.replayed == "" {
 		f.replayed = name
 	}
 	if name != f.replayed {
 		if f.fileSet {
-			return IO{}, false, nil
+			return false, nil
 		}
-		return fail("I/O on %s, but the trace's file is %s (choose one with FioFile, TraceSelect.File or bhsim run --trace-file)", name, f.replayed)
+		return false, f.lines.fail(n, "I/O on %s, but the trace's file is %s (choose one with FioFile, TraceSelect.File or bhsim run --trace-file)", name, f.replayed)
 	}
-	rec := IO{Kind: kind, At: at, Line: n}
+	*rec = IO{Kind: kind, At: at, Line: n}
 	if kind.HasData() {
 		if length == 0 {
-			return fail("a %s of 0 bytes", act)
+			return false, f.lines.fail(n, "a %s of 0 bytes", act)
 		}
 		if off+length < off {
-			return fail("%d bytes at offset %d end past 2^64", length, off)
+			return false, f.lines.fail(n, "%d bytes at offset %d end past 2^64", length, off)
 		}
 		rec.Offset, rec.Length = off, length
 	}
-	return rec, true, nil
+	return true, nil
+}
+
+// wait applies the wait action of line n, of us microseconds: v2 only,
+// and the waits add up to at most 2^64 nanoseconds.
+func (f *FioLogReader) wait(n int, us uint64) error {
+	if f.version == 3 {
+		return f.lines.fail(n, "wait is not allowed in a version 3 iolog (its time stamps say when)")
+	}
+	if us > (^uint64(0)-f.waited)/1000 {
+		return f.lines.fail(n, "the waits add up past 2^64 nanoseconds")
+	}
+	f.waited += us * 1000
+	return nil
 }
