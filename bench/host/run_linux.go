@@ -204,7 +204,7 @@ func (e *env) runOp(ctx context.Context, res *workload.Result, i int, op workloa
 		return err
 	}
 	var cs workload.CounterSet
-	addStatDelta(&cs, before, after)
+	workload.CountStat(&cs, before, after)
 	or.Counters = cs.Counters()
 	switch op.(type) {
 	case workload.Fsync, workload.Fdatasync:
@@ -257,35 +257,26 @@ func queueLimits(dir string) *workload.QueueLimits {
 	}
 }
 
-// statFields names /sys/block/DEV/stat's fields the runner keeps (by index).
-var statFields = map[int]string{
-	0: "stat.read.ios", 1: "stat.read.merges", 2: "stat.read.sectors",
-	4: "stat.write.ios", 5: "stat.write.merges", 6: "stat.write.sectors",
-	15: "stat.flush.ios",
-}
-
-func readStat(dir string) ([]uint64, error) {
+// readStat reads /sys/block/DEV/stat (Documentation/block/stat.rst): the
+// fields the counters keep are 0-2 (read I/Os, merges, sectors), 4-6 (the
+// same for writes) and 15 (flush I/Os, 0 on a kernel that lacks the field).
+func readStat(dir string) (workload.DiskStat, error) {
 	s, err := readSys(filepath.Join(dir, "stat"))
 	if err != nil {
-		return nil, fmt.Errorf("host: %w", err)
+		return workload.DiskStat{}, fmt.Errorf("host: %w", err)
 	}
-	var out []uint64
-	for _, w := range strings.Fields(s) {
+	var f [17]uint64
+	for i, w := range strings.Fields(s) {
 		n, err := strconv.ParseUint(w, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("host: %s/stat: %q", dir, s)
+			return workload.DiskStat{}, fmt.Errorf("host: %s/stat: %q", dir, s)
 		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func addStatDelta(cs *workload.CounterSet, before, after []uint64) {
-	for i, name := range statFields {
-		if i < len(before) && i < len(after) && after[i] > before[i] {
-			cs.Add(name, after[i]-before[i])
+		if i < len(f) {
+			f[i] = n
 		}
 	}
+	return workload.DiskStat{ReadIOs: f[0], ReadMerges: f[1], ReadSectors: f[2],
+		WriteIOs: f[4], WriteMerges: f[5], WriteSectors: f[6], FlushIOs: f[15]}, nil
 }
 
 // waitIdle waits, at most a second, until the device has no request in flight.

@@ -118,13 +118,13 @@ func (d DD) Start() (*DDRun, error) {
 	}
 	// One CPU context more than the machine's CPUs: kswapd's, a thread
 	// that runs on them (Loads counts it in the all-CPU bound only).
-	m, err := bufcache.NewMachine(d.Kernel.Configure(bufcache.Config{CPUs: d.CPUs + 1, DirtyLimit: d.DirtyLimit,
+	m, err := Build(MachineSpec{Kernel: &d.Kernel, Config: bufcache.Config{CPUs: d.CPUs + 1, DirtyLimit: d.DirtyLimit,
 		SeparateFlusher: true, FlusherCPU: 1, Kswapd: true, KswapdCPU: d.CPUs,
-		PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}))
+		PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
-	r := &DDRun{dd: d, m: m}
+	r := &DDRun{dd: d, m: m.Machine}
 	if err := r.openDevice(); err != nil {
 		return nil, err
 	}
