@@ -275,7 +275,7 @@ func (b *BlkparseReader) parse(line string) (IO, bool, error) {
 	if b.dev == "" {
 		b.dev = dev
 	} else if dev != b.dev {
-		return fail("device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", dev, b.dev)
+		return fail("device %s is not the trace's device %s (choose one with BlkparseDevice or TraceSelect.Device)", dev, b.dev)
 	}
 	rec := IO{CPU: int(cpu), At: at, Line: n, Flags: rw.flags}
 	if count > 0 {

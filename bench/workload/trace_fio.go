@@ -203,7 +203,7 @@ func (f *FioLogReader) parse(line string) (IO, bool, error) {
 		if f.fileSet {
 			return IO{}, false, nil
 		}
-		return fail("I/O on %s, but the trace's file is %s (choose one with FioFile, TraceSelect.File or bhsim run --trace-file)", name, f.replayed)
+		return fail("I/O on %s, but the trace's file is %s (choose one with FioFile or TraceSelect.File)", name, f.replayed)
 	}
 	rec := IO{Kind: kind, At: at, Line: n}
 	if kind.HasData() {

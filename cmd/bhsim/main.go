@@ -120,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case err == nil || errors.Is(err, errHelp):
 			return 0
 		case errors.As(err, &u):
-			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, u.err)
+			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(u.err.Error()))
 			return 2
 		default:
 			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)

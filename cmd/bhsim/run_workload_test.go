@@ -184,4 +184,7 @@ func TestRunTraceSelectFlags(t *testing.T) {
 	status, _, errs := bhsim("run", blk)
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errs, "choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev")
+	status, _, errs = bhsim("run", fio)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errs, "choose one with FioFile, TraceSelect.File or bhsim run --trace-file", "the library's fields, with the flag that sets them")
 }

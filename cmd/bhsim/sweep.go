@@ -83,14 +83,9 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	g := workload.DDGrid{Base: m.Base}
-	for _, a := range workload.GridAxes() {
-		if err := g.SetAxis(a.Name, *axes[a.Name]); err != nil {
-			return asUsage(err)
-		}
-	}
-	if _, err := g.Cells(); err != nil {
-		return asUsage(err)
+	g, err := sweepGrid(m, axes)
+	if err != nil {
+		return err
 	}
 	p, costDesc, err := costs.resolve(m.Profile)
 	if err != nil {
@@ -144,4 +139,27 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 			workload.FormatDDSize(r.BS), r.CPUs, r.Count, r.Op, r.BlockSize, r.MBps, r.BiosPerPage, r.RequestsPerMiB, r.Bottleneck)
 	}
 	return tw.Flush()
+}
+
+// sweepGrid returns machine m's dd grid over the axis flags' values.
+// Errors (usage): a value that does not parse, as "--AXIS: why", or both
+// --count and --size; the grid's own errors.
+func sweepGrid(m workload.DDMachine, axes map[string]*listFlag) (workload.DDGrid, error) {
+	g := workload.DDGrid{Base: m.Base}
+	for _, a := range workload.GridAxes() {
+		err := g.SetAxis(a.Name, *axes[a.Name])
+		switch why := errors.Unwrap(err); {
+		case err == nil:
+			continue
+		case why != nil: // a value's error, wrapped in the name of the axis's field: the flag is the axis
+			return g, usagef("--%s: %w", a.Name, why)
+		case len(g.Counts) > 0 && len(g.Sizes) > 0:
+			return g, usagef("workload: give --count or --size, not both")
+		}
+		return g, asUsage(err)
+	}
+	if _, err := g.Cells(); err != nil {
+		return g, asUsage(err)
+	}
+	return g, nil
 }
