@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
@@ -42,7 +43,7 @@ func TestRunWorkloadOutputs(t *testing.T) {
 	require.Equal(t, 0, status, errs)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	assert.Equal(t, "schema,workload,section,name,metric,value", lines[0])
-	assert.Contains(t, csv, distCSVSchema+",")
+	assert.Contains(t, csv, report.RunCSVSchema+",")
 	assert.Contains(t, csv, ",run,,seed,5\n")
 	assert.Contains(t, csv, ",latency,read,p999_ns,")
 }
