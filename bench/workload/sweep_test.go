@@ -336,12 +336,12 @@ func TestSweepSetAxis(t *testing.T) {
 		want   string // error text, or "" for valid
 	}{
 		{"kernel", []string{"5.10.10", "6.6"}, ""},
-		{"kernel", []string{"4.19"}, "--kernel: workload: unknown kernel \"4.19\" (valid: 9011495c9466"},
+		{"kernel", []string{"4.19"}, "DDGrid.Kernels: workload: unknown kernel \"4.19\" (valid: 9011495c9466"},
 		{"layout", []string{"raid5"}, "valid: direct, raid0, raid10f2, raid10n2, raid6"},
 		{"blocksize", []string{"3000"}, "valid: grow, logical, 512"},
-		{"bs", []string{"1Q"}, "--bs: workload: invalid size \"1Q\""},
+		{"bs", []string{"1Q"}, "DDGrid.BS: workload: invalid size \"1Q\""},
 		{"bs", []string{"8G"}, "above the largest the model simulates (64M)"},
-		{"size", []string{"0"}, "--size: workload: invalid size"},
+		{"size", []string{"0"}, "DDGrid.Sizes: workload: invalid size"},
 		{"cpus", []string{"1"}, "2 to 64"},
 		{"count", []string{"-3"}, "invalid count"},
 		{"count", []string{"0"}, "invalid count"},
@@ -358,7 +358,7 @@ func TestSweepSetAxis(t *testing.T) {
 	}
 	var g DDGrid
 	require.NoError(t, g.SetAxis("count", []string{"1"}))
-	assert.ErrorContains(t, g.SetAxis("size", []string{"1M"}), "not both")
+	assert.EqualError(t, g.SetAxis("size", []string{"1M"}), "workload: DDGrid: both Counts and Sizes are set (a run's length is given by one or the other)")
 	names := []string{}
 	for _, a := range GridAxes() {
 		names = append(names, a.Name)

@@ -322,7 +322,7 @@ func (b *BlkparseReader) record(n int, ev *blkEvent, sector, count uint64, rec *
 	if b.dev == "" {
 		b.dev = ev.dev
 	} else if ev.dev != b.dev {
-		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)", ev.dev, b.dev)
+		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice or TraceSelect.Device)", ev.dev, b.dev)
 	}
 	*rec = IO{CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
 	if count > 0 {

@@ -104,7 +104,7 @@ func TestBlkparseDevices(t *testing.T) {
 	text := "  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n" +
 		"  8,16   0        2     0.000000100     1  Q   W 8 + 8 [a]\n"
 	_, err := ReadAll(NewBlkparseReader(strings.NewReader(text)))
-	assert.EqualError(t, err, "line 2: blkparse: device 8,16 is not the trace's device 8,0 (choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)")
+	assert.EqualError(t, err, "line 2: blkparse: device 8,16 is not the trace's device 8,0 (choose one with BlkparseDevice or TraceSelect.Device)")
 	got, err := ReadAll(NewBlkparseReader(strings.NewReader(text), BlkparseDevice("8,16")))
 	require.NoError(t, err)
 	assert.Equal(t, []IO{{Kind: IOWrite, Offset: 4096, Length: 4096, At: 100, Line: 2}}, got)

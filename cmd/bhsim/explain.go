@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 )
@@ -36,10 +34,7 @@ func explainSynopsis() string {
 // explain implements `bhsim explain OP`: the operation comes first, so that
 // its own flags can be parsed.
 func explain(args []string, stdout, stderr io.Writer) error {
-	var names []string
-	for _, o := range workload.ExplainOps() {
-		names = append(names, o.Name)
-	}
+	names := namesOf(workload.ExplainOps(), func(o workload.ExplainOp) string { return o.Name })
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprintf(stdout, "usage: bhsim explain %s\n", explainSynopsis())
@@ -56,9 +51,9 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	for _, a := range op.Args {
 		values[a.Name] = fs.String(a.Name, a.Default, a.Usage)
 	}
-	var costs *costFlags
+	var costs *report.Costs
 	if op.Profile != "" {
-		costs = addCostFlags(fs, op.Profile, true)
+		costs = addCostFlags(fs, op.Profile, true, nil)
 	}
 	pos, err := parseArgs(fs, explainSynopsis(), args[1:], stdout)
 	if err != nil {
@@ -79,35 +74,21 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	}
 	prof, costDesc := (*timing.Profile)(nil), ""
 	if costs != nil {
-		if prof, costDesc, err = costs.resolve(op.Profile); err != nil {
+		if prof, costDesc, err = resolveCosts(costs, op.Profile); err != nil {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	prog := newProgress(stderr, isTerminal(stderr), "explain "+op.Name, "dd blocks")
 	less := "a smaller --count"
 	if c := given["count"]; values["bs"] != nil && (c == "" || c == "auto") {
 		less += " or a larger --bs" // with count=auto, a larger bs moves the same bytes in fewer blocks
 	}
-	guard := newBudget(stderr, "explain "+op.Name, "dd blocks", less, prog.task(0), cancel)
-	e, err := op.Build(ctx, opArgs, guard.report)
-	prog.finish()
-	if refused := guard.refused(); refused != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		return refused // the run's own failure, had one come first, is the one to report
-	}
-	if errors.Is(err, workload.ErrInvalidDD) {
-		return asUsage(err)
-	}
+	var e workload.Explanation
+	err = budgeted(stderr, "explain "+op.Name, "dd blocks", less, func(ctx context.Context, progress func(done, total int)) (err error) {
+		e, err = op.Build(ctx, opArgs, progress)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	text := e.Text(prof)
-	if costs != nil {
-		text = fmt.Sprintf("costs: %s (profile %s)\n", costDesc, prof.Name) + text
-	}
-	_, err = fmt.Fprint(stdout, text)
-	return err
+	return report.WriteExplanation(stdout, e, prof, costDesc)
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+
+	"github.com/bhsim/bhsim/bench/report"
+	"github.com/bhsim/bhsim/bench/workload"
 )
 
 // usageError is a mistake in the command line: exit status 2.
@@ -24,6 +29,27 @@ func asUsage(err error) error {
 	}
 	return usageError{err}
 }
+
+// flagOf names the flag that sets each field of the library a
+// *report.FieldError names.
+var flagOf = map[string]string{"Costs.Set": "--cost", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev",
+	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc"}
+
+// flagError returns err, if any, as a mistake in the command line, a
+// *report.FieldError's field said as the flag that sets it.
+func flagError(err error) error {
+	var fe *report.FieldError
+	if errors.As(err, &fe) && flagOf[fe.Field] != "" {
+		return usagef("%s %q: %v", flagOf[fe.Field], fe.Value, fe.Err)
+	}
+	return asUsage(err)
+}
+
+// fieldFlags names, beside the library's fields that choose what of a
+// trace to replay, the flags that set them, in a usage error's message.
+var fieldFlags = strings.NewReplacer(
+	"with BlkparseDevice or TraceSelect.Device)", "with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)",
+	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)")
 
 // errHelp is returned once --help has printed a command's help.
 var errHelp = errors.New("help shown")
@@ -45,13 +71,13 @@ func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout io.Write
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
 			if errors.Is(err, flag.ErrHelp) {
 				line, rest, _ := strings.Cut(synopsis, "\n")
 				fmt.Fprintf(stdout, "%s\n", strings.TrimSpace("usage: bhsim "+fs.Name()+" "+line))
 				fmt.Fprintf(stdout, "%s\n", rest)
-				n := 0
-				fs.VisitAll(func(*flag.Flag) { n++ })
-				if n > 0 {
+				if len(names) > 0 {
 					// The flag package prints -name; the usage lines say --name.
 					var b strings.Builder
 					fs.SetOutput(&b)
@@ -60,8 +86,6 @@ func parseArgs(fs *flag.FlagSet, synopsis string, args []string, stdout io.Write
 				}
 				return nil, errHelp
 			}
-			var names []string
-			fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
 			// The flag package names a flag -name; the usage lines say --name.
 			msg := strings.Replace(strings.Replace(err.Error(), ": -", ": --", 1), "for flag -", "for flag --", 1)
 			return nil, usagef("%s (flags: %s; --help explains them)", msg, strings.Join(names, ", "))
@@ -105,6 +129,15 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// namesOf returns the name of each of xs, in order.
+func namesOf[T any](xs []T, name func(T) string) []string {
+	var names []string
+	for _, x := range xs {
+		names = append(names, name(x))
+	}
+	return names
+}
+
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -113,4 +146,51 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressOn returns the progress line of command name's tasks on w when w
+// is a terminal, or nil (which draws nothing).
+func progressOn(w io.Writer, name string, tasks ...string) *report.Progress {
+	if !isTerminal(w) {
+		return nil
+	}
+	return report.NewProgress(w, "bhsim "+name, tasks...)
+}
+
+// printAs prints in format ("json", "csv" or "text") with the writer of
+// that format (nil for one the command does not offer).
+func printAs(w io.Writer, format string, json, csv, text func(io.Writer) error) error {
+	switch format {
+	case "json":
+		return json(w)
+	case "csv":
+		return csv(w)
+	}
+	return text(w)
+}
+
+// jsonOf returns the writer of v's JSON (report.WriteJSON).
+func jsonOf(v any) func(io.Writer) error {
+	return func(w io.Writer) error { return report.WriteJSON(w, v) }
+}
+
+// budgeted calls run, stopped by an interrupt, under a report.Budget for
+// command name: a progress line of unit on a terminal, else a one-line
+// estimate of a long run, and the refusal of one estimated past
+// report.RunLimit, which less says how to shorten. The refusal and a dd
+// the model refuses (workload.ErrInvalidDD) are usage errors.
+func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	prog := progressOn(stderr, name, unit)
+	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)
+	err := guard.Err(run(ctx, guard.Report))
+	prog.Finish()
+	var over *report.OverBudgetError
+	if errors.As(err, &over) || errors.Is(err, workload.ErrInvalidDD) {
+		return asUsage(err)
+	}
+	return err
 }

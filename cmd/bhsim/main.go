@@ -27,8 +27,8 @@
 // run, and both refuse a run whose estimate passes ten minutes.
 //
 // The outputs other tools read (the --format csv|json of reproduce, sweep,
-// run and validate, profile show, version --format json) are versioned;
-// docs/output-schema.md in the repository describes every field.
+// run and validate, profile show, version --format json) are versioned:
+// docs/output-schema.md describes every field, bench/report writes them.
 package main
 
 import (
@@ -36,8 +36,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/bhsim/bhsim/bench/report"
 )
 
 func main() {
@@ -120,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case err == nil || errors.Is(err, errHelp):
 			return 0
 		case errors.As(err, &u):
-			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, u.err)
+			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(u.err.Error()))
 			return 2
 		default:
 			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
@@ -133,4 +136,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "bhsim: unknown command %q (valid: %s)\n", args[0], strings.Join(names, ", "))
 	return 2
+}
+
+// version implements `bhsim version`.
+func version(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("version")
+	format, check := formatFlag(fs, "text", "json")
+	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary.", args, stdout); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	t := report.CurrentTool()
+	if *format == "json" {
+		return report.WriteJSON(stdout, t)
+	}
+	_, err := fmt.Fprintf(stdout, "%s %s/%s\n", t, runtime.GOOS, runtime.GOARCH)
+	return err
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,29 +146,6 @@ func TestIsTerminal(t *testing.T) {
 	require.NoError(t, err)
 	defer null.Close()
 	assert.True(t, isTerminal(null), "a character device")
-}
-
-func TestProgress(t *testing.T) {
-	var buf bytes.Buffer
-	assert.Nil(t, newProgress(&buf, false, "sweep", "cells"), "not a terminal: no progress")
-	var none *progress
-	assert.Nil(t, none.task(0))
-	none.finish()
-
-	quick := newProgress(&buf, true, "sweep", "cells")
-	quick.task(0)(1, 2)
-	quick.finish()
-	assert.Empty(t, buf.String(), "under a second: nothing shown")
-
-	p := newProgress(&buf, true, "reproduce", "alloc", "lru")
-	p.start = time.Now().Add(-4 * time.Second)
-	p.task(0)(1, 2)
-	assert.Contains(t, buf.String(), "\rbhsim reproduce: alloc 1/2, lru 0/?, 4 s")
-	assert.NotContains(t, buf.String(), "left", "no estimate while a total is unknown")
-	p.task(1)(1, 2)
-	assert.Contains(t, buf.String(), "alloc 1/2, lru 1/2, 4 s, about 4 s left")
-	p.finish()
-	assert.True(t, strings.HasSuffix(buf.String(), "\n"))
 }
 
 // TestCalibrateHost runs calibrate --host: on this machine's kernel with

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/internal/race"
@@ -30,9 +31,9 @@ func strictDecode(t *testing.T, data string, v any) {
 func TestReproduceJSON(t *testing.T) {
 	status, out, errs := bhsim("reproduce", "--format", "json", "lru")
 	require.Equal(t, 0, status, errs)
-	var doc reproduceOut
+	var doc report.Reproduce
 	strictDecode(t, out, &doc)
-	assert.Equal(t, reproduceSchema, doc.Schema)
+	assert.Equal(t, report.ReproduceSchema, doc.Schema)
 	assert.Equal(t, "bhsim", doc.Tool.Name)
 	assert.NotEmpty(t, doc.Tool.Version)
 	require.Len(t, doc.Threads, 1)
@@ -72,15 +73,15 @@ func TestReproduceCSV(t *testing.T) {
 	require.Len(t, rows, 7, "two cells and four 6.18 figures")
 	assert.Equal(t, []string{"schema", "thread", "profile", "table", "row", "column", "unit", "published", "simulated",
 		"error_percent", "label"}, rows[0])
-	var doc reproduceOut
+	var doc report.Reproduce
 	strictDecode(t, jsonOut, &doc)
 	for i, d := range doc.Threads[0].Today {
-		assert.Equal(t, []string{reproduceCSVSchema, "lru", "x86-server", "lru-today", "6.18", d.What, d.Unit, "",
-			num(d.Simulated), "", "predicted"}, rows[3+i])
+		assert.Equal(t, []string{report.ReproduceCSVSchema, "lru", "x86-server", "lru-today", "6.18", d.What, d.Unit, "",
+			report.Num(d.Simulated), "", "predicted"}, rows[3+i])
 	}
 	for i, row := range rows[1:3] { // the CSV says what the JSON says
 		c := doc.Threads[0].Tables[0].Cells[i]
-		assert.Equal(t, []string{reproduceCSVSchema, "lru", "x86-server", "lru-tosatti", c.Row, c.Column, "ns per call"}, row[:7])
+		assert.Equal(t, []string{report.ReproduceCSVSchema, "lru", "x86-server", "lru-tosatti", c.Row, c.Column, "ns per call"}, row[:7])
 		for j, want := range []float64{c.Published, c.Simulated, c.ErrorPercent} {
 			got, err := strconv.ParseFloat(row[7+j], 64)
 			require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, status)
 	assert.Regexp(t, `^bhsim \S+ \(revision .+\) go1\.\d+`, out)
 	_, js, _ := bhsim("version", "--format", "json")
-	var v toolInfo
+	var v report.Tool
 	strictDecode(t, js, &v)
 	assert.Equal(t, "bhsim", v.Name)
 }
@@ -159,9 +160,9 @@ func TestSweep(t *testing.T) {
 	args := []string{"sweep", "--layout", "direct,raid0", "--kernel", "5.10.10,5.10.10+revert", "--count", "16"}
 	status, out, errs := bhsim(append(args, "--format", "json")...)
 	require.Equal(t, 0, status, errs)
-	var doc sweepOut
+	var doc report.Sweep
 	strictDecode(t, out, &doc)
-	assert.Equal(t, sweepSchema, doc.Schema)
+	assert.Equal(t, report.SweepSchema, doc.Schema)
 	assert.Equal(t, "fitted", doc.Costs)
 	require.Len(t, doc.Rows, 4)
 	assert.Equal(t, uint32(512), doc.Rows[0].BlockSize)
@@ -172,7 +173,7 @@ func TestSweep(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
 	require.NoError(t, err)
 	assert.Len(t, rows, 5)
-	assert.Equal(t, sweepCSVSchema, rows[1][0])
+	assert.Equal(t, report.SweepCSVSchema, rows[1][0])
 }
 
 // checkChart checks that dir holds a valid SVG and PNG chart of id.
@@ -228,28 +229,12 @@ func TestCommittedFiguresAreCurrent(t *testing.T) {
 	}
 }
 
-// TestWriteFigure draws every kind of panel: bars, lines with published
-// and simulated series, several panels in rows of two.
-func TestWriteFigure(t *testing.T) {
-	dir := t.TempDir()
-	f := threads.Figure{ID: "test", Panels: []threads.Panel{
-		{Title: "bars", XLabel: "x", YLabel: "y", Categories: []string{"a", "b"}, Series: []threads.Series{
-			{Name: "k", Published: true, Y: []float64{1, 2}}, {Name: "k", Y: []float64{1.5, 2.5}}}},
-		{Title: "lines", XLabel: "bs (KiB)", YLabel: "MB/s", Series: []threads.Series{
-			{Name: "a", Published: true, X: []float64{1, 2}, Y: []float64{3, 4}}, {Name: "a", X: []float64{1, 2}, Y: []float64{3, 4}},
-			{Name: "b", X: []float64{1, 2}, Y: []float64{3, 4}}}},
-		{Title: "third", XLabel: "n", YLabel: "ns", Series: []threads.Series{{Name: "c", X: []float64{1}, Y: []float64{1}}}},
-	}}
-	require.NoError(t, writeFigure(dir, f))
-	checkChart(t, dir, "test")
-}
-
 func TestReproduceCrossValidate(t *testing.T) {
 	status, out, errs := bhsim("reproduce", "--cross-validate", "lru")
 	require.Equal(t, 0, status, errs)
 	assert.Contains(t, out, "no leave-one-out: no fitted cell to spare: 1 parameter(s) for 1 fitted cell(s)")
 	_, js, _ := bhsim("reproduce", "--format", "json", "lru")
-	var doc reproduceOut
+	var doc report.Reproduce
 	strictDecode(t, js, &doc)
 	assert.Empty(t, doc.Threads[0].CrossValidation)
 	assert.Contains(t, doc.Threads[0].CrossValidationNote, "no leave-one-out")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
@@ -42,7 +43,7 @@ func TestRunWorkloadOutputs(t *testing.T) {
 	require.Equal(t, 0, status, errs)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	assert.Equal(t, "schema,workload,section,name,metric,value", lines[0])
-	assert.Contains(t, csv, distCSVSchema+",")
+	assert.Contains(t, csv, report.RunCSVSchema+",")
 	assert.Contains(t, csv, ",run,,seed,5\n")
 	assert.Contains(t, csv, ",latency,read,p999_ns,")
 }
@@ -184,4 +185,7 @@ func TestRunTraceSelectFlags(t *testing.T) {
 	status, _, errs := bhsim("run", blk)
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errs, "choose one with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev")
+	status, _, errs = bhsim("run", fio)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errs, "choose one with FioFile, TraceSelect.File or bhsim run --trace-file", "the library's fields, with the flag that sets them")
 }

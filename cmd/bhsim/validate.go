@@ -8,12 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/bhsim/bhsim/bench/host"
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
@@ -32,56 +31,6 @@ summary line; --rows picks the rows (totals: each scenario's summed
 counters, its fsync results and every row that differs; all; diff: only
 rows that differ). Exits 1 when any row differs.`
 
-// validateSchema names validate's JSON.
-const validateSchema = "bhsim-validate/1"
-
-// validateOut is validate's JSON.
-type validateOut struct {
-	Schema    string          `json:"schema"`
-	Tool      toolInfo        `json:"tool"`
-	On        string          `json:"on"`
-	Kernel    string          `json:"kernel"`
-	Model     string          `json:"model_kernel"`
-	Summary   summaryOut      `json:"summary"`
-	Scenarios []comparisonOut `json:"scenarios"`
-}
-
-// summaryOut counts equal rows over every scenario: deterministic rows are
-// those whose kernel value repeated over its runs, ranged the others.
-type summaryOut struct {
-	Scenarios     int `json:"scenarios"`
-	Equal         int `json:"equal"`
-	Total         int `json:"total"`
-	Deterministic int `json:"deterministic"`
-	DetEqual      int `json:"deterministic_equal"`
-	Ranged        int `json:"ranged"`
-	RangedEqual   int `json:"ranged_equal"`
-}
-
-// summaryOf renders the summary of n scenarios' comparisons.
-func summaryOf(n int, s workload.Summary) summaryOut {
-	return summaryOut{Scenarios: n, Equal: s.Equal, Total: s.Total, Deterministic: s.Total - s.Ranged,
-		DetEqual: s.Equal - s.RangedEqual, Ranged: s.Ranged, RangedEqual: s.RangedEqual}
-}
-
-// comparisonOut is one scenario's rows.
-type comparisonOut struct {
-	Scenario string   `json:"scenario"`
-	Equal    int      `json:"equal"`
-	Total    int      `json:"total"`
-	Rows     []rowOut `json:"rows"`
-}
-
-// rowOut is one compared value.
-type rowOut struct {
-	Op     int    `json:"op"`
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
-	Model  string `json:"model"`
-	Kernel string `json:"kernel"`
-	Equal  bool   `json:"equal"`
-}
-
 // validate implements `bhsim validate`.
 func validate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate")
@@ -98,7 +47,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if err := check(); err != nil {
 		return err
 	}
-	if *rows != "totals" && *rows != "all" && *rows != "diff" {
+	if r := report.Rows(*rows); r != report.RowsTotals && r != report.RowsAll && r != report.RowsDiff {
 		return usagef("unknown --rows %q (valid: totals, all, diff)", *rows)
 	}
 	k, err := workload.KernelByName(*kernel)
@@ -108,181 +57,59 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usagef("want at least one scenario DIR or FILE")
 	}
-	scns, err := scenariosOf(pos)
+	scns, err := report.ScenarioFiles(pos...)
 	if err != nil {
 		return asUsage(err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var kernelSide func(context.Context, string, *workload.Scenario) (*workload.Result, error)
-	switch *on {
-	case "recorded":
-		if set["runs"] {
-			return usagef("--runs applies to --on host (a recording holds the runs it was made with)")
-		}
-		kernelSide = func(_ context.Context, path string, s *workload.Scenario) (*workload.Result, error) {
-			dir := *recorded
-			if dir == "" {
-				dir = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
-			}
-			r, err := workload.ReadResultFile(filepath.Join(dir, s.Name+".json"))
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("%s: no recorded result in %s (record one with --on host, or give --recorded DIR)", s.Name, dir)
-			}
-			return r, err
-		}
-	case "host":
-		if set["recorded"] {
-			return usagef("--recorded applies to --on recorded")
-		}
-		if *runs < 1 || *runs > host.MaxRuns {
-			return usagef("--runs %d: want 1 to %d", *runs, host.MaxRuns)
-		}
-		if err := host.Check(); err != nil {
-			return err
-		}
-		kernelSide = func(ctx context.Context, _ string, s *workload.Scenario) (*workload.Result, error) {
-			return host.Run(ctx, s, host.Options{Runs: *runs})
-		}
-	default:
-		return usagef("unknown --on %q (valid: recorded, host)", *on)
+	side, err := kernelSide(fs, *on, *recorded, *runs)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	prog := newProgress(stderr, isTerminal(stderr), "validate", "scenarios")
-	advance := prog.task(0)
-	out := validateOut{Schema: validateSchema, Tool: tool(), On: *on, Model: k.Name}
-	var total workload.Summary
-	for i, sp := range scns {
-		kr, err := kernelSide(ctx, sp.path, sp.s)
-		if err != nil {
-			prog.finish()
-			return err
-		}
-		mr, err := workload.RunModel(ctx, sp.s, workload.ModelOptions{Kernel: k, Queue: kr.Queue})
-		if err != nil {
-			prog.finish()
-			return err
-		}
-		if out.Kernel == "" {
-			out.Kernel = kr.Kernel + " " + kr.Machine
-		}
-		c := workload.Compare(mr, kr)
-		total = total.Add(c.Summary())
-		out.Scenarios = append(out.Scenarios, comparisonOf(c))
-		if advance != nil {
-			advance(i+1, len(scns))
-		}
-	}
-	prog.finish()
-	out.Summary = summaryOf(len(scns), total)
-	if *format == "json" {
-		err = writeJSON(stdout, out)
-	} else {
-		err = validateText(stdout, out, *rows)
+	prog := progressOn(stderr, "validate", "scenarios")
+	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
+	prog.Finish()
+	if errors.As(err, new(*report.NoRecordingError)) {
+		return fmt.Errorf("%w (record one with --on host, or give --recorded DIR)", err)
 	}
 	if err != nil {
 		return err
 	}
-	if d := out.Summary.Total - out.Summary.Equal; d > 0 {
-		return fmt.Errorf("%d of %d compared values differ (docs/known-differences.md lists the known ones)", d, out.Summary.Total)
+	if err := printAs(stdout, *format, jsonOf(v), nil, func(w io.Writer) error { return v.WriteText(w, report.Rows(*rows)) }); err != nil {
+		return err
+	}
+	if d := v.Summary.Differ(); d > 0 {
+		return fmt.Errorf("%d of %d compared values differ (docs/known-differences.md lists the known ones)", d, v.Summary.Total)
 	}
 	return nil
 }
 
-// scenarioPath is a parsed scenario and the file it came from.
-type scenarioPath struct {
-	path string
-	s    *workload.Scenario
-}
-
-// scenariosOf parses the scenarios of each argument: every *.scn of a
-// directory, or the file itself.
-func scenariosOf(args []string) ([]scenarioPath, error) {
-	var out []scenarioPath
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
+// kernelSide returns the kernel's side --on names: results recorded in
+// --recorded DIR, or runs on the host (--runs times each). Flags of the
+// other side that were set are refused.
+func kernelSide(fs *flag.FlagSet, on, recorded string, runs int) (report.KernelSide, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch on {
+	case "recorded":
+		if set["runs"] {
+			return nil, usagef("--runs applies to --on host (a recording holds the runs it was made with)")
+		}
+		return report.Recorded(recorded), nil
+	case "host":
+		if set["recorded"] {
+			return nil, usagef("--recorded applies to --on recorded")
+		}
+		if runs < 1 || runs > host.MaxRuns {
+			return nil, usagef("--runs %d: want 1 to %d", runs, host.MaxRuns)
+		}
+		if err := host.Check(); err != nil {
 			return nil, err
 		}
-		paths := []string{a}
-		if st.IsDir() {
-			if paths, err = filepath.Glob(filepath.Join(a, "*.scn")); err != nil {
-				return nil, err
-			}
-			if len(paths) == 0 {
-				return nil, fmt.Errorf("%s: no *.scn scenario files", a)
-			}
-		}
-		for _, p := range paths {
-			s, err := workload.ParseFile(p)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, scenarioPath{p, s})
-		}
+		return func(ctx context.Context, _ string, s *workload.Scenario) (*workload.Result, error) {
+			return host.Run(ctx, s, host.Options{Runs: runs})
+		}, nil
 	}
-	return out, nil
-}
-
-// comparisonOf renders one comparison.
-func comparisonOf(c *workload.Comparison) comparisonOut {
-	out := comparisonOut{Scenario: c.Scenario}
-	for _, r := range c.Rows {
-		kind := "counter"
-		if r.Kind == workload.RowResult {
-			kind = "result"
-		}
-		out.Rows = append(out.Rows, rowOut{Op: r.Op, Kind: kind, Name: r.Name, Model: r.Model, Kernel: r.Kernel, Equal: r.Equal})
-		out.Total++
-		if r.Equal {
-			out.Equal++
-		}
-	}
-	return out
-}
-
-// validateText prints the table of the rows picked and the summary.
-func validateText(w io.Writer, v validateOut, rows string) error {
-	ew := &errWriter{w: w}
-	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n\n", v.Model, v.Kernel, v.On)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	tew := &errWriter{w: tw}
-	tew.printf("scenario\top\tcounter or result\tmodel\tkernel\t\n")
-	for _, c := range v.Scenarios {
-		for _, r := range c.Rows {
-			if !showRow(r, rows) {
-				continue
-			}
-			op, mark := "total", "="
-			if r.Op > 0 {
-				op = strconv.Itoa(r.Op)
-			}
-			if !r.Equal {
-				mark = "≠"
-			}
-			tew.printf("%s\t%s\t%s\t%s\t%s\t%s\n", c.Scenario, op, r.Name, r.Model, r.Kernel, mark)
-		}
-	}
-	if tew.err == nil {
-		tew.err = tw.Flush()
-	}
-	if tew.err != nil {
-		return tew.err
-	}
-	s := v.Summary
-	ew.printf("\n%d of %d values equal over %d scenarios: deterministic %d of %d, ranged %d of %d within the kernel's range\n",
-		s.Equal, s.Total, s.Scenarios, s.DetEqual, s.Deterministic, s.RangedEqual, s.Ranged)
-	return ew.err
-}
-
-// showRow says whether --rows shows r.
-func showRow(r rowOut, rows string) bool {
-	switch rows {
-	case "all":
-		return true
-	case "diff":
-		return !r.Equal
-	}
-	return !r.Equal || r.Op == 0
+	return nil, usagef("unknown --on %q (valid: recorded, host)", on)
 }

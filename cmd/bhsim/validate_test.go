@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/bench/host"
+	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
@@ -50,9 +51,9 @@ func TestRunFormats(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"schema", "scenario", "runner", "op", "operation", "kind", "name", "value"}, rows[0])
-	assert.Contains(t, rows, []string{resultCSVSchema, "rmw-uncached-bs4k", "model", "1", "open a rdwr", "result", "block_size", "512"},
+	assert.Contains(t, rows, []string{report.ResultCSVSchema, "rmw-uncached-bs4k", "model", "1", "open a rdwr", "result", "block_size", "512"},
 		"5.10.10's set_init_blocksize takes the logical block size")
-	assert.Contains(t, rows, []string{resultCSVSchema, "rmw-uncached-bs4k", "model", "4", "pread a off=0 len=4K", "counter", "bio.read", "7"},
+	assert.Contains(t, rows, []string{report.ResultCSVSchema, "rmw-uncached-bs4k", "model", "4", "pread a off=0 len=4K", "counter", "bio.read", "7"},
 		"a cold read of 512-byte blocks: one bio per block not already read")
 }
 
@@ -78,9 +79,9 @@ func TestValidateRecorded(t *testing.T) {
 
 	status, out, errs = bhsim("validate", "--format", "json", "--rows", "diff", corpus)
 	require.Equal(t, 0, status, errs)
-	var v validateOut
+	var v report.Validation
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
-	assert.Equal(t, validateSchema, v.Schema)
+	assert.Equal(t, report.ValidateSchema, v.Schema)
 	assert.Equal(t, scenarios, v.Summary.Scenarios)
 	assert.Equal(t, total, v.Summary.Total)
 	assert.Equal(t, v.Summary.Total, v.Summary.Deterministic+v.Summary.Ranged)

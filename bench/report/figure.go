@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"image/color"
@@ -29,8 +29,15 @@ const (
 	pngDPI  = 110
 )
 
-// writeFigure writes f as dir/<id>.svg and dir/<id>.png.
-func writeFigure(dir string, f threads.Figure) error {
+// WriteFigure draws f, one of a reproduction's figures, as dir/ID.svg and
+// dir/ID.png (ID is f.ID), overwriting them: its panels in rows of at most
+// two, each 5.5 × 4 inches, bars for a panel with categories and lines
+// otherwise, a published series light (bars) or dashed (lines) beside the
+// simulated one; the PNG at 110 dpi. The same figure draws the same bytes.
+// Preconditions: dir exists; f has a panel; a line series has as many X as Y values.
+// Errors: a value gonum cannot plot (NaN, ±Inf) or a file that cannot be
+// written. O(points) per panel.
+func WriteFigure(dir string, f threads.Figure) error {
 	var panels []*plot.Plot
 	for _, p := range f.Panels {
 		pl, err := panelPlot(p)
@@ -71,6 +78,23 @@ func writeFigure(dir string, f threads.Figure) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
 	drawOn(draw.New(img))
 	return saveTo(filepath.Join(dir, f.ID+".png"), vgimg.PngCanvas{Canvas: img})
+}
+
+// WriteFigures draws every figure of the reproductions rs into dir
+// (WriteFigure), creating it and its parents if missing. Errors: the
+// first figure that cannot be drawn or written.
+func WriteFigures(dir string, rs ...*threads.Reproduction) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		for _, f := range r.Figures {
+			if err := WriteFigure(dir, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // saveTo writes w to the file called name.

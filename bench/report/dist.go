@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -11,13 +11,12 @@ import (
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
-// distCSVSchema names the CSV layout of a workload's distributions.
-const distCSVSchema = "bhsim-run-dist-csv/1"
-
-// distText prints a workload's result: the header, the totals and the
-// bottleneck bound, the latency table, the resources, the bh LRU and its
-// miss-ratio curve, and throughput over simulated time in ten intervals.
-func distText(w io.Writer, r *workload.RunResult) error {
+// WriteRunText prints a workload run's result as `bhsim run` does: the
+// header, the totals and the bottleneck bound, the latency table per
+// operation kind (simulated µs), each resource's busy time, the bh LRU and
+// its miss-ratio curve, and throughput over simulated time in at most ten
+// intervals. Errors: w fails. O(kinds + resources + intervals).
+func WriteRunText(w io.Writer, r *workload.RunResult) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", r.Header())
 	ew.printf("%d ops, %.1f MB read and written in %s simulated: %.1f MB/s, %.0f IOPS\n",
@@ -98,11 +97,13 @@ func seconds(ns float64) string {
 	return fmt.Sprintf("%.1f µs", ns/1e3)
 }
 
-// distCSV writes the result as rows of section, name, metric, value: the
-// header's fields (section run), each kind's latency and counts (latency),
-// each resource (resource), the LRU and its curve (lru, mrc), each
-// throughput interval (throughput, name = its start in ns).
-func distCSV(w io.Writer, r *workload.RunResult) error {
+// WriteRunCSV writes a workload run's result as bhsim-run-dist-csv/1:
+// rows of workload, section, name, metric, value: the header's fields
+// (section run), each kind's latency and counts (latency), each resource
+// (resource), the LRU and its curve (lru, mrc), each throughput interval
+// (throughput, name = its start in ns). The JSON of the same result is
+// WriteJSON of r. Errors: w fails. O(kinds + resources + intervals).
+func WriteRunCSV(w io.Writer, r *workload.RunResult) error {
 	var rows [][]string
 	add := func(section, name, metric, value string) {
 		rows = append(rows, []string{r.Workload, section, name, metric, value})
@@ -113,8 +114,8 @@ func distCSV(w io.Writer, r *workload.RunResult) error {
 	}
 	for _, kv := range [][2]string{{"seed", seed}, {"kernel", r.Kernel}, {"profile", r.Profile}, {"profile_costs", r.ProfileCosts},
 		{"disk", r.Disk}, {"cpus", strconv.Itoa(r.CPUs)}, {"queue_depth", strconv.Itoa(r.QueueDepth)}, {"access", r.Access},
-		{"ops", strconv.FormatUint(r.Ops, 10)}, {"bytes", strconv.FormatUint(r.Bytes, 10)}, {"duration_ns", num(r.DurationNS)},
-		{"mb_per_s", num(r.MBps)}, {"iops", num(r.IOPS)}, {"bound_resource", r.Bound.Resource}, {"bound_mb_per_s", num(r.Bound.MBps)}} {
+		{"ops", strconv.FormatUint(r.Ops, 10)}, {"bytes", strconv.FormatUint(r.Bytes, 10)}, {"duration_ns", Num(r.DurationNS)},
+		{"mb_per_s", Num(r.MBps)}, {"iops", Num(r.IOPS)}, {"bound_resource", r.Bound.Resource}, {"bound_mb_per_s", Num(r.Bound.MBps)}} {
 		add("run", "", kv[0], kv[1])
 	}
 	for _, k := range r.Kinds {
@@ -126,21 +127,21 @@ func distCSV(w io.Writer, r *workload.RunResult) error {
 			{"min_ns", float64(l.MinNS)}, {"p50_ns", float64(l.P50NS)}, {"p90_ns", float64(l.P90NS)}, {"p99_ns", float64(l.P99NS)},
 			{"p999_ns", float64(l.P999NS)}, {"max_ns", float64(l.MaxNS)}, {"bios_per_op", k.BiosPerOp},
 			{"requests_per_op", k.RequestsPerOp}, {"lru_lookups", float64(k.LRULookups)}, {"lru_hits", float64(k.LRUHits)}} {
-			add("latency", k.Kind, kv.m, num(kv.v))
+			add("latency", k.Kind, kv.m, Num(kv.v))
 		}
 	}
 	for _, res := range r.Resources {
-		add("resource", res.Name, "busy_ns", num(res.BusyNS))
-		add("resource", res.Name, "utilisation", num(res.Utilisation))
+		add("resource", res.Name, "busy_ns", Num(res.BusyNS))
+		add("resource", res.Name, "utilisation", Num(res.Utilisation))
 	}
 	add("lru", strconv.Itoa(r.LRU.Size), "lookups", strconv.FormatUint(r.LRU.Lookups, 10))
 	add("lru", strconv.Itoa(r.LRU.Size), "hits", strconv.FormatUint(r.LRU.Hits, 10))
 	for _, p := range r.MRC {
-		add("mrc", strconv.Itoa(p.Size), "miss_ratio", num(p.MissRatio))
+		add("mrc", strconv.Itoa(p.Size), "miss_ratio", Num(p.MissRatio))
 	}
 	for _, b := range r.Throughput {
-		add("throughput", num(b.StartNS), "mb_per_s", num(b.MBps))
-		add("throughput", num(b.StartNS), "iops", num(b.IOPS))
+		add("throughput", Num(b.StartNS), "mb_per_s", Num(b.MBps))
+		add("throughput", Num(b.StartNS), "iops", Num(b.IOPS))
 	}
-	return writeCSV(w, distCSVSchema, []string{"workload", "section", "name", "metric", "value"}, rows)
+	return WriteCSV(w, RunCSVSchema, []string{"workload", "section", "name", "metric", "value"}, rows)
 }

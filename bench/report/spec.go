@@ -1,0 +1,269 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/threads"
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/blocksize"
+)
+
+// Costs chooses the costs a run prices with, as bhsim's commands take them
+// and as the outputs' "costs" fields describe them: a built-in profile or a
+// profile file, a built-in profile's built-in or fitted costs, and single
+// costs set one by one.
+type Costs struct {
+	// Profile is a built-in profile's name or a profile file's path (see
+	// IsProfileFile); "" is Resolve's default.
+	Profile string
+	// Costs is a built-in profile's costs: "built-in" (its documented
+	// estimates) or "fitted" (as the thread measured on that machine
+	// calibrates them, threads.Fitted); "" is built-in. A file's costs are
+	// its own.
+	Costs string
+	// Set are single costs, "PARAM=NS" each (nanoseconds), applied in order
+	// over the profile's.
+	Set []string
+	// SetBy names what set the costs of Set, for their source ("set by
+	// SetBy") and the description; "" is "Costs.Set".
+	SetBy string
+}
+
+// FieldError is the error of one value of a field: Field names it
+// ("Costs.Set"), Value is the value at fault and Err why.
+type FieldError struct {
+	Field, Value string
+	Err          error
+}
+
+// Error prints `Field "Value": Err`.
+func (e *FieldError) Error() string { return fmt.Sprintf("%s %q: %v", e.Field, e.Value, e.Err) }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// IsProfileFile reports whether a profile value names a file (it holds a
+// '/' or ends in .json) rather than a built-in profile.
+func IsProfileFile(v string) bool {
+	return strings.ContainsRune(v, '/') || strings.HasSuffix(v, ".json")
+}
+
+// Resolve returns the profile c chooses, the built-in profile def when
+// c.Profile is "", and what its costs are, as an output's "costs" field
+// says it: "fitted", "built-in" or "from FILE", with ", N set by SetBy"
+// when Set holds N costs. Errors: an unknown profile or Costs value, a
+// file that does not load, and a *FieldError (Field "Costs.Set") for a
+// cost that is not PARAM=NS or that the profile refuses
+// (timing.Profile.SetCost). O(parameters × len(Set)), plus the file.
+func (c Costs) Resolve(def string) (*timing.Profile, string, error) {
+	name := c.Profile
+	if name == "" {
+		name = def
+	}
+	costs := c.Costs
+	if costs == "" {
+		costs = "built-in"
+	}
+	var p *timing.Profile
+	var err error
+	switch {
+	case IsProfileFile(name):
+		p, err = timing.LoadProfile(name)
+		costs = "from " + name
+	case costs == "fitted":
+		if _, err = timing.ProfileByName(name); err == nil {
+			p, err = threads.Fitted(name)
+		}
+	case costs == "built-in":
+		p, err = timing.ProfileByName(name)
+	default:
+		err = fmt.Errorf("unknown costs %q (valid: fitted, built-in)", costs)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	setBy := c.SetBy
+	if setBy == "" {
+		setBy = "Costs.Set"
+	}
+	for _, kv := range c.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		ns, perr := strconv.ParseFloat(v, 64)
+		if !ok || perr != nil {
+			return nil, "", &FieldError{"Costs.Set", kv, errors.New("want PARAM=NS, e.g. bios=1500")}
+		}
+		if err := p.SetCost(k, ns, "set by "+setBy); err != nil {
+			return nil, "", &FieldError{"Costs.Set", kv, err}
+		}
+	}
+	if len(c.Set) > 0 {
+		costs += fmt.Sprintf(", %d set by %s", len(c.Set), setBy)
+	}
+	return p, costs, nil
+}
+
+// WorkloadSpec is a workload of one's own — a trace, a scenario run as a
+// workload, or a seeded generator — and the machine it runs on, in the
+// text forms bhsim's command line takes them (`bhsim run`,
+// docs/traces.md): Workload builds what runs, Options how. Start from
+// DefaultWorkloadSpec, which holds the defaults the comments give. Errors
+// name the field at fault (*FieldError, Field "WorkloadSpec.NAME") or come
+// from bench/workload.
+type WorkloadSpec struct {
+	// Gen is a generator spec (workload.ParseGenerator); when it is "",
+	// File is a trace or scenario file (workload.TraceWorkload).
+	Gen, File string
+	// Seed, if not "", is the generator's seed, in decimal: it overrides
+	// the spec's seed=. Only with Gen.
+	Seed string
+	// Dev is a trace's device size ("64K"; "": the trace's extent, rounded
+	// up to 1M), only with File; LBS the trace's or generator's logical
+	// block size, a power of two from 512 to 4K (default 512).
+	Dev, LBS string
+	// TraceDevice ("MAJ,MIN") and TraceFile choose what a blkparse trace or
+	// a fio iolog that holds several replays (workload.TraceSelect); Replay
+	// is the blkparse action replayed: Q (bios as queued; "" too), D, I or
+	// C.
+	TraceDevice, TraceFile, Replay string
+	// Kernel is the kernel preset (default 6.18); Costs the timing
+	// profile's costs, its default profile x86-server.
+	Kernel string
+	Costs  Costs
+	// Disk is the disk model (workload.DiskByName; default ssd), Access how
+	// records reach the page cache (workload.ParseAccess; default auto) and
+	// Memory the machine's memory size (default 2G).
+	Disk, Access, Memory string
+	// CPUs and QueueDepth are the simulated CPUs and the operations each
+	// keeps in flight (0: the workload's); Data keeps page data.
+	CPUs, QueueDepth int
+	Data             bool
+	// MRC are bh LRU sizes ("4") of a miss-ratio curve, each a rerun.
+	MRC []string
+}
+
+// IsScenarioFile reports whether the file at path holds a scenario
+// (docs/scenario-language.md) rather than a trace, by its content
+// (workload.OpenTrace), or by its .scn extension when it cannot be opened:
+// `bhsim run FILE` runs a scenario on the model, a trace as a workload.
+func IsScenarioFile(path string) bool {
+	t, err := workload.OpenTrace(path)
+	if err != nil {
+		return strings.HasSuffix(path, ".scn")
+	}
+	defer t.Close()
+	return t.Format == workload.TraceScenario
+}
+
+// DefaultWorkloadSpec returns a spec of the defaults: logical blocks of
+// 512 bytes, kernel 6.18, the x86-server profile's built-in costs, an ssd,
+// access auto, 2G of memory; no workload yet (Gen or File).
+func DefaultWorkloadSpec() WorkloadSpec {
+	return WorkloadSpec{LBS: "512", Kernel: "6.18", Disk: "ssd", Access: "auto", Memory: "2G"}
+}
+
+// Workload builds the workload s names: the generator Gen (with Seed), or
+// the trace or scenario in File. Errors: Gen and File, or Seed and File,
+// both set; a *FieldError for Seed, Dev, LBS or Replay; the generator's or
+// the trace's own (workload.ParseGenerator, GenWorkload, TraceWorkload).
+// O(the trace's records) for a trace, which is read for its extent.
+func (s WorkloadSpec) Workload() (workload.Workload, error) {
+	if s.Gen != "" {
+		if s.File != "" {
+			return workload.Workload{}, errors.New("report: WorkloadSpec: both Gen and File are set")
+		}
+		g, err := workload.ParseGenerator(s.Gen)
+		if err != nil {
+			return workload.Workload{}, err
+		}
+		if s.Seed != "" {
+			seed, err := strconv.ParseUint(s.Seed, 10, 64)
+			if err != nil {
+				return workload.Workload{}, &FieldError{"WorkloadSpec.Seed", s.Seed, errors.New("want a decimal seed")}
+			}
+			g = g.WithSeed(seed)
+		}
+		gw, err := workload.GenWorkload(g)
+		if err != nil {
+			return gw, err
+		}
+		gw.LogicalBlockSize, err = s.logicalBlockSize()
+		return gw, err
+	}
+	if s.Seed != "" {
+		return workload.Workload{}, errors.New("report: WorkloadSpec: Seed is set for a File (a seed is a generator's)")
+	}
+	var dev workload.TraceDevice
+	if s.Dev != "" {
+		n, err := workload.ParseDDSize(s.Dev)
+		if err != nil {
+			return workload.Workload{}, &FieldError{"WorkloadSpec.Dev", s.Dev, err}
+		}
+		dev.Size = n
+	}
+	lbs, err := s.logicalBlockSize()
+	if err != nil {
+		return workload.Workload{}, err
+	}
+	dev.LogicalBlockSize = lbs
+	dev.Select = workload.TraceSelect{Device: s.TraceDevice, File: s.TraceFile}
+	switch a := s.Replay; a {
+	case "": // Q, the reader's default
+	case "Q", "D", "I", "C":
+		dev.Select.Action = workload.BlkparseAction(a[0])
+	default:
+		return workload.Workload{}, &FieldError{"WorkloadSpec.Replay", a, errors.New("want Q, D, I or C")}
+	}
+	return workload.TraceWorkload(s.File, dev)
+}
+
+// logicalBlockSize is LBS: a power of two from 512 to a page.
+func (s WorkloadSpec) logicalBlockSize() (uint32, error) {
+	lbs, err := workload.ParseDDSize(s.LBS)
+	if err == nil && (lbs > 1<<12 || blocksize.ValidateLogical(uint32(lbs), 1<<12) != nil) {
+		err = errors.New("not a power of two from 512 to 4K (a logical block is at most a page)")
+	}
+	if err != nil {
+		return 0, &FieldError{"WorkloadSpec.LBS", s.LBS, err}
+	}
+	return uint32(lbs), nil
+}
+
+// Options builds the run options s gives (workload.Run checks the rest:
+// the CPUs, the queue depth, the LRU sizes). Errors: an unknown kernel,
+// disk or access; Costs.Resolve's; a *FieldError for Memory or MRC.
+func (s WorkloadSpec) Options() (workload.RunOptions, error) {
+	var o workload.RunOptions
+	k, err := workload.KernelByName(s.Kernel)
+	if err != nil {
+		return o, err
+	}
+	p, costs, err := s.Costs.Resolve("x86-server")
+	if err != nil {
+		return o, err
+	}
+	d, err := workload.DiskByName(s.Disk)
+	if err != nil {
+		return o, err
+	}
+	a, err := workload.ParseAccess(s.Access)
+	if err != nil {
+		return o, err
+	}
+	mem, err := workload.ParseDDSize(s.Memory)
+	if err != nil {
+		return o, &FieldError{"WorkloadSpec.Memory", s.Memory, err}
+	}
+	o = workload.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a, MemoryBytes: mem, Data: s.Data}
+	for _, v := range s.MRC {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return o, &FieldError{"WorkloadSpec.MRC", v, errors.New("want LRU sizes such as 1,2,4,8,16")}
+		}
+		o.MRCSizes = append(o.MRCSizes, n)
+	}
+	return o, nil
+}

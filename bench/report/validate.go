@@ -1,0 +1,277 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// Validation is the model set beside the kernel over a set of scenarios,
+// bhsim-validate/1 (`bhsim validate --format json`).
+type Validation struct {
+	// Schema is ValidateSchema; Tool the binary that wrote it.
+	Schema string `json:"schema"`
+	Tool   Tool   `json:"tool"`
+	// On is the kernel's side ("recorded", "host"); Kernel its release and
+	// machine, as the first scenario's kernel result names them.
+	On     string `json:"on"`
+	Kernel string `json:"kernel"`
+	// Model is the model's kernel preset.
+	Model     string       `json:"model_kernel"`
+	Summary   Summary      `json:"summary"`
+	Scenarios []Comparison `json:"scenarios"`
+}
+
+// Summary counts equal rows over every scenario: deterministic rows are
+// those whose kernel value repeated over its runs, ranged the others (the
+// model's value must lie in the kernel's min..max).
+type Summary struct {
+	Scenarios     int `json:"scenarios"`
+	Equal         int `json:"equal"`
+	Total         int `json:"total"`
+	Deterministic int `json:"deterministic"`
+	DetEqual      int `json:"deterministic_equal"`
+	Ranged        int `json:"ranged"`
+	RangedEqual   int `json:"ranged_equal"`
+}
+
+// SummaryOf renders the summary s of n scenarios' comparisons.
+func SummaryOf(n int, s workload.Summary) Summary {
+	return Summary{Scenarios: n, Equal: s.Equal, Total: s.Total, Deterministic: s.Total - s.Ranged,
+		DetEqual: s.Equal - s.RangedEqual, Ranged: s.Ranged, RangedEqual: s.RangedEqual}
+}
+
+// Differ is the number of rows that differ.
+func (s Summary) Differ() int { return s.Total - s.Equal }
+
+// Comparison is one scenario's rows in a Validation.
+type Comparison struct {
+	Scenario string `json:"scenario"`
+	Equal    int    `json:"equal"`
+	Total    int    `json:"total"`
+	Rows     []Row  `json:"rows"`
+}
+
+// Row is one compared value: Op is the operation's number from 1, 0 for
+// the totals and fsync results; Kind "counter" or "result"; Model and
+// Kernel the values as text ("min..max" for a range).
+type Row struct {
+	Op     int    `json:"op"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Model  string `json:"model"`
+	Kernel string `json:"kernel"`
+	Equal  bool   `json:"equal"`
+}
+
+// ComparisonOf renders one scenario's comparison. O(rows).
+func ComparisonOf(c *workload.Comparison) Comparison {
+	out := Comparison{Scenario: c.Scenario}
+	for _, r := range c.Rows {
+		kind := "counter"
+		if r.Kind == workload.RowResult {
+			kind = "result"
+		}
+		out.Rows = append(out.Rows, Row{Op: r.Op, Kind: kind, Name: r.Name, Model: r.Model, Kernel: r.Kernel, Equal: r.Equal})
+		out.Total++
+		if r.Equal {
+			out.Equal++
+		}
+	}
+	return out
+}
+
+// ScenarioFile is a parsed scenario and the file it came from.
+type ScenarioFile struct {
+	Path     string
+	Scenario *workload.Scenario
+}
+
+// ScenarioFiles parses the scenarios each path names: every *.scn of a
+// directory, in name order, or the file itself. Errors: a path that does
+// not exist, a directory without *.scn files, a scenario that does not
+// parse (workload.ParseFile's error). O(bytes read).
+func ScenarioFiles(paths ...string) ([]ScenarioFile, error) {
+	var out []ScenarioFile
+	for _, a := range paths {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		files := []string{a}
+		if st.IsDir() {
+			if files, err = filepath.Glob(filepath.Join(a, "*.scn")); err != nil {
+				return nil, err
+			}
+			if len(files) == 0 {
+				return nil, fmt.Errorf("%s: no *.scn scenario files", a)
+			}
+		}
+		for _, p := range files {
+			s, err := workload.ParseFile(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ScenarioFile{p, s})
+		}
+	}
+	return out, nil
+}
+
+// KernelSide returns the kernel's result of scenario s, parsed from the
+// file path: a recording (Recorded) or a run on the host kernel
+// (bench/host.Run).
+type KernelSide func(ctx context.Context, path string, s *workload.Scenario) (*workload.Result, error)
+
+// NoRecordingError is Recorded's error for a scenario with no recorded
+// result; it wraps os.ErrNotExist.
+type NoRecordingError struct {
+	// Scenario is the scenario's name, Dir the directory looked in.
+	Scenario, Dir string
+}
+
+// Error names the scenario and the directory.
+func (e *NoRecordingError) Error() string {
+	return fmt.Sprintf("%s: no recorded result in %s", e.Scenario, e.Dir)
+}
+
+// Unwrap returns os.ErrNotExist.
+func (e *NoRecordingError) Unwrap() error { return os.ErrNotExist }
+
+// Recorded returns the KernelSide of results recorded on Linux 6.18: the
+// file NAME.json (NAME the scenario's name) in dir or, when dir is "", in
+// ../kernel/6.18 beside the scenario file's directory. Its errors: a
+// *NoRecordingError for a missing file, workload.ReadResultFile's for one
+// that does not decode.
+func Recorded(dir string) KernelSide {
+	return func(_ context.Context, path string, s *workload.Scenario) (*workload.Result, error) {
+		d := dir
+		if d == "" {
+			d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
+		}
+		r, err := workload.ReadResultFile(filepath.Join(d, s.Name+".json"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &NoRecordingError{Scenario: s.Name, Dir: d}
+		}
+		return r, err
+	}
+}
+
+// ValidateOptions are Validate's settings.
+type ValidateOptions struct {
+	// On names the kernel's side for the output ("recorded", "host").
+	On string
+	// Kernel is the model's kernel preset; one with no Name is 6.18.
+	Kernel workload.Kernel
+	// Tool is the binary the output names (CurrentTool).
+	Tool Tool
+	// Progress, if not nil, is called after each scenario with the number
+	// done of all.
+	Progress func(done, total int)
+}
+
+// Validate runs every scenario of files on the model (workload.RunModel,
+// over the queue limits the kernel's device had) and sets it beside the
+// kernel's result that kernel returns (workload.Compare), one scenario
+// after another: every row, per scenario and summed. A row that differs is
+// no error: the result's Summary.Differ counts them. Errors: the first
+// scenario whose kernel side or model run fails, or ctx's. O(scenarios ×
+// their runs).
+func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts ValidateOptions) (Validation, error) {
+	model := opts.Kernel.Name
+	if model == "" {
+		model = "6.18"
+	}
+	out := Validation{Schema: ValidateSchema, Tool: opts.Tool, On: opts.On, Model: model}
+	var total workload.Summary
+	for i, f := range files {
+		kr, err := kernel(ctx, f.Path, f.Scenario)
+		if err != nil {
+			return out, err
+		}
+		mr, err := workload.RunModel(ctx, f.Scenario, workload.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue})
+		if err != nil {
+			return out, err
+		}
+		if out.Kernel == "" {
+			out.Kernel = kr.Kernel + " " + kr.Machine
+		}
+		c := workload.Compare(mr, kr)
+		total = total.Add(c.Summary())
+		out.Scenarios = append(out.Scenarios, ComparisonOf(c))
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files))
+		}
+	}
+	out.Summary = SummaryOf(len(files), total)
+	return out, nil
+}
+
+// Rows chooses the rows Validation.WriteText prints.
+type Rows string
+
+// The row choices.
+const (
+	// RowsTotals prints each scenario's summed counters (op 0), its fsync
+	// results and every row that differs.
+	RowsTotals Rows = "totals"
+	// RowsAll prints every row.
+	RowsAll Rows = "all"
+	// RowsDiff prints only the rows that differ.
+	RowsDiff Rows = "diff"
+)
+
+// shows says whether rows shows r; an unknown choice is RowsTotals.
+func (rows Rows) shows(r Row) bool {
+	switch rows {
+	case RowsAll:
+		return true
+	case RowsDiff:
+		return !r.Equal
+	}
+	return !r.Equal || r.Op == 0
+}
+
+// WriteText prints v as `bhsim validate` does: a header, one table of the
+// rows chosen (scenario, op, counter or result, model, kernel, = or ≠) and
+// the summary line. The JSON holds every row whatever rows says. Errors: w
+// fails. O(rows).
+func (v Validation) WriteText(w io.Writer, rows Rows) error {
+	ew := &errWriter{w: w}
+	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n\n", v.Model, v.Kernel, v.On)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tew := &errWriter{w: tw}
+	tew.printf("scenario\top\tcounter or result\tmodel\tkernel\t\n")
+	for _, c := range v.Scenarios {
+		for _, r := range c.Rows {
+			if !rows.shows(r) {
+				continue
+			}
+			op, mark := "total", "="
+			if r.Op > 0 {
+				op = strconv.Itoa(r.Op)
+			}
+			if !r.Equal {
+				mark = "≠"
+			}
+			tew.printf("%s\t%s\t%s\t%s\t%s\t%s\n", c.Scenario, op, r.Name, r.Model, r.Kernel, mark)
+		}
+	}
+	if tew.err == nil {
+		tew.err = tw.Flush()
+	}
+	if tew.err != nil {
+		return tew.err
+	}
+	s := v.Summary
+	ew.printf("\n%d of %d values equal over %d scenarios: deterministic %d of %d, ranged %d of %d within the kernel's range\n",
+		s.Equal, s.Total, s.Scenarios, s.DetEqual, s.Deterministic, s.RangedEqual, s.Ranged)
+	return ew.err
+}

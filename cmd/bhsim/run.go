@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/host"
+	"github.com/bhsim/bhsim/bench/report"
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// runSynopsis is `bhsim run`'s help text.
+const runSynopsis = `[--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
+       bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --step [--quiz [--show]] -s SEED
+
+Runs the scenario in FILE (docs/scenario-language.md) on the model, or with
+--on host on this machine's Linux kernel (root, loop devices and tracefs:
+a private loop device, tmpfs and tracing instance, all removed afterwards),
+and prints per operation and in total the counters both runners derive
+(bios, merges, requests, plugs, sectors, page-cache folios, readahead,
+writeback errors), each call's result, and on the model its event ledger,
+on the host the thread CPU time per call (a measurement, never compared).
+--format json writes the result file bhsim validate compares
+(docs/output-schema.md).
+
+A workload of one's own — a trace (blkparse, fio iolog, CSV; docs/traces.md),
+a seeded generator (--gen), or a scenario with --dist — runs on the model's
+--cpus CPUs, interleaved by simulated time, and prints its distributions:
+latency per operation kind (p50, p90, p99, p99.9, max), throughput over
+simulated time, each resource's busy time, the bh LRU's hit ratio and
+miss-ratio curve (--mrc), bios and requests per operation; every header
+names the seed and the timing profile. --step prints each operation's cost
+and the page cache's state; --quiz hides the answers, --show reveals them;
+--step -s SEED alone makes a fresh small problem.`
+
+// runCmd implements `bhsim run`.
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run")
+	on := fs.String("on", "model", "where to run: model, or host (the running kernel; needs root)")
+	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(kernelNames(), ", "))
+	runs := fs.Int("runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
+	format, check := formatFlag(fs, "text", "csv", "json")
+	wf := addWorkloadFlags(fs)
+	pos, err := parseArgs(fs, runSynopsis, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if len(pos) == 1 {
+		if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
+			return usagef("%s is a directory: run takes one FILE (bhsim validate DIR runs a directory's scenarios)", pos[0])
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if firstSet(set, workloadFlagNames) != "" || len(pos) == 1 && !report.IsScenarioFile(pos[0]) {
+		if *on != "model" || set["runs"] {
+			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
+		}
+		if err := wf.misplaced(set, pos); err != nil {
+			return err
+		}
+		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)
+	}
+	if len(pos) != 1 {
+		return usagef("want one scenario FILE, got %d arguments", len(pos))
+	}
+	s, err := workload.ParseFile(pos[0])
+	if err != nil {
+		return asUsage(err)
+	}
+	r, err := runOn(ctx, set, s, *on, *kernel, *runs)
+	if err != nil {
+		return err
+	}
+	return printAs(stdout, *format, func(w io.Writer) error { return report.WriteResultJSON(w, r) },
+		func(w io.Writer) error { return report.WriteResultCSV(w, r) }, func(w io.Writer) error { return report.WriteResultText(w, r) })
+}
+
+// runOn runs s where on says: on the model of kernel preset name, or on the
+// host (runs times). Flags that do not apply to the chosen runner and were
+// set (set holds the flags given) are refused.
+func runOn(ctx context.Context, set map[string]bool, s *workload.Scenario, on, kernel string, runs int) (*workload.Result, error) {
+	switch on {
+	case "model":
+		if set["runs"] {
+			return nil, usagef("--runs applies to --on host (the model repeats itself exactly)")
+		}
+		k, err := workload.KernelByName(kernel)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		return workload.RunModel(ctx, s, workload.ModelOptions{Kernel: k})
+	case "host":
+		if set["kernel"] {
+			return nil, usagef("--kernel applies to --on model (the host runs its own kernel)")
+		}
+		if runs < 1 || runs > host.MaxRuns {
+			return nil, usagef("--runs %d: want 1 to %d", runs, host.MaxRuns)
+		}
+		if err := host.Check(); err != nil {
+			return nil, err
+		}
+		return host.Run(ctx, s, host.Options{Runs: runs})
+	}
+	return nil, usagef("unknown --on %q (valid: model, host)", on)
+}
+
+// kernelNames lists the kernel presets.
+func kernelNames() []string {
+	return namesOf(workload.Kernels(), func(k workload.Kernel) string { return k.Name })
+}
+
+// workloadFlags are `bhsim run`'s flags for a workload of one's own: a
+// trace or generator on several CPUs, with distributions, step mode and
+// charts. The flags that describe the workload and its machine set spec.
+type workloadFlags struct {
+	spec                   report.WorkloadSpec
+	dist, step, quiz, show bool
+	plot                   string
+}
+
+// addWorkloadFlags adds the workload flags to fs.
+func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
+	w := &workloadFlags{spec: report.DefaultWorkloadSpec()}
+	s := &w.spec
+	fs.StringVar(&s.Gen, "gen", "", "run a seeded generator `SPEC` instead of FILE (docs/traces.md), e.g. random:dev=1G,n=100000,cpus=4,seed=7")
+	fs.StringVar(&s.Seed, "s", "", "the generator's `SEED` (overrides the spec's seed=); with --step and no FILE or --gen, a fresh small problem")
+	fs.IntVar(&s.CPUs, "cpus", 0, "simulated CPUs the records run on, record r on CPU r.cpu mod N (default: the workload's)")
+	fs.IntVar(&s.QueueDepth, "qd", 0, "operations each CPU keeps in flight (default: the workload's, 1)")
+	fs.StringVar(&s.Disk, "disk", s.Disk, "the disk `model`: ssd (400 MB/s, 20 µs: Xu Yang's board as assumed), hdd (7200 rpm) or null (no time)")
+	fs.StringVar(&s.Access, "access", s.Access, "how records reach the page cache: auto, pagecache (pread/pwrite) or buffers (getblk/bread, the bh LRU)")
+	fs.StringVar(&s.Dev, "dev", "", "a trace's device `SIZE` (default: its extent, rounded up to 1M)")
+	fs.StringVar(&s.LBS, "lbs", s.LBS, "a trace's or a generator's logical block `SIZE`: 512, 1K, 2K or 4K")
+	fs.StringVar(&s.TraceDevice, "trace-dev", "", "the device `MAJ,MIN` of a blkparse trace to replay, when it holds several (default: its first event's)")
+	fs.StringVar(&s.TraceFile, "trace-file", "", "the file `NAME` of a fio iolog to replay, when it names several (default: its first)")
+	fs.StringVar(&s.Replay, "replay", "", "the blkparse `ACTION` replayed: Q (bios as queued, the default), D (requests as issued), I (inserted) or C (completed)")
+	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
+	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
+	fs.BoolVar(&w.dist, "dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters")
+	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
+	fs.BoolVar(&w.quiz, "quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)")
+	fs.BoolVar(&w.show, "show", false, "with --quiz: reveal the answers")
+	fs.StringVar(&w.plot, "plot", "", "write a latency CDF and a throughput-over-time chart (SVG and PNG) into `DIR`")
+	addCostFlags(fs, "x86-server", false, &s.Costs)
+	fs.Var((*listFlag)(&s.MRC), "mrc", "bh LRU `SIZES` for the miss-ratio curve (comma-separated; each reruns the workload), e.g. 1,2,4,8,16,32")
+	return w
+}
+
+// workloadFlagNames are the names of the flags addWorkloadFlags adds.
+var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay",
+	"memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
+
+// firstSet returns the first of names that set holds, or "".
+func firstSet(set map[string]bool, names []string) string {
+	for _, n := range names {
+		if set[n] {
+			return n
+		}
+	}
+	return ""
+}
+
+// misplaced refuses a workload flag that would be ignored, or would change
+// what a scenario FILE prints without being asked to: a scenario's device is
+// its device line, a generator's size its dev=, and a scenario runs as a
+// workload only with --dist or --step. set holds the flags given.
+func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
+	scenario := w.spec.Gen == "" && len(pos) == 1 && report.IsScenarioFile(pos[0])
+	switch {
+	case set["dev"] && w.spec.Gen != "":
+		return usagef("--dev is a trace's device size: a generator's is its dev=")
+	case scenario && (set["dev"] || set["lbs"]):
+		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
+	case (set["trace-dev"] || set["trace-file"] || set["replay"]) && (w.spec.Gen != "" || scenario || len(pos) == 0):
+		return usagef("--trace-dev, --trace-file and --replay choose what of a blkparse or fio trace FILE to replay")
+	case scenario && !w.dist && !w.step && firstSet(set, workloadFlagNames) != "":
+		return usagef("--%s applies to a scenario run as a workload: add --dist (its distributions) or --step", firstSet(set, workloadFlagNames))
+	}
+	return nil
+}
+
+// freshProblem is the generator of --step -s SEED without a FILE: a small
+// seeded class problem of reads, writes and syncs on two CPUs.
+const freshProblem = "random:dev=64K,n=8,size=512-4K,sizestep=512,reads=0.3,fsync=3,cpus=2"
+
+// workload builds the workload the flags and positional arguments name.
+func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
+	s := w.spec
+	if s.Gen == "" && len(pos) == 0 && w.step && s.Seed != "" {
+		s.Gen = freshProblem
+	}
+	switch {
+	case s.Gen != "" && len(pos) != 0:
+		return workload.Workload{}, usagef("give --gen SPEC or a FILE, not both")
+	case s.Gen != "":
+	case len(pos) == 0 && (w.quiz || w.show) && !w.step:
+		return workload.Workload{}, usagef("--quiz and --show apply to --step (a fresh problem: bhsim run --step --quiz -s SEED)")
+	case len(pos) == 0 && s.Seed != "":
+		return workload.Workload{}, usagef("-s SEED without a FILE or --gen makes a fresh problem with --step only (bhsim run --step -s %s)", s.Seed)
+	case len(pos) != 1:
+		return workload.Workload{}, usagef("want one FILE (a trace or scenario), or --gen SPEC, got %d arguments", len(pos))
+	case s.Seed != "":
+		return workload.Workload{}, usagef("-s applies to a generator (--gen) or a fresh --step problem")
+	default:
+		s.File = pos[0]
+	}
+	wl, err := s.Workload()
+	return wl, flagError(err)
+}
+
+// options builds the run options the flags give, on the model of kernel
+// preset name.
+func (w *workloadFlags) options(kernel string) (workload.RunOptions, error) {
+	s := w.spec
+	s.Kernel = kernel
+	o, err := s.Options()
+	switch {
+	case err != nil:
+		return o, flagError(err)
+	case (w.quiz || w.show) && !w.step:
+		return o, usagef("--quiz and --show apply to --step")
+	case w.show && !w.quiz:
+		return o, usagef("--show reveals --quiz's answers (--step alone shows them)")
+	}
+	return o, nil
+}
+
+// runWorkload implements `bhsim run` for a workload of one's own.
+func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+	wl, err := w.workload(pos)
+	if err != nil {
+		return err
+	}
+	o, err := w.options(kernel)
+	if err != nil {
+		return err
+	}
+	prog := progressOn(stderr, "run", "records")
+	switch {
+	case w.step && format != "text":
+		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)
+	case w.step && wl.Records > maxStepRecords:
+		return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
+	case w.step:
+		o.Step, prog = &workload.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}, nil
+	}
+	if cb := prog.Task(0); cb != nil {
+		o.Progress = func(done, total uint64) { cb(int(done), int(total)) }
+	}
+	r, err := workload.Run(ctx, wl, o)
+	prog.Finish()
+	var bad *workload.TraceError
+	if errors.Is(err, workload.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, workload.ErrNoRecords)) {
+		return asUsage(err) // the options, or a record of the input (as a malformed line is)
+	}
+	if err != nil {
+		return err
+	}
+	if w.plot != "" {
+		if err := report.WriteRunCharts(w.plot, r); err != nil {
+			return err
+		}
+	}
+	if w.step {
+		if w.quiz && !w.show {
+			_, err = fmt.Fprintf(stdout, "Work out each ?; run again with --show for the answers.\n")
+		}
+		return err
+	}
+	return printAs(stdout, format, jsonOf(r), func(w io.Writer) error { return report.WriteRunCSV(w, r) },
+		func(w io.Writer) error { return report.WriteRunText(w, r) })
+}
+
+// maxStepRecords bounds a step-mode run.
+const maxStepRecords = 10000
