@@ -32,7 +32,9 @@ type DiskSpec struct {
 	Device blk.Device
 	// Name, Size and Logical describe the memory disk to create
 	// (blk.NewMemDisk): its name, its size in bytes and its logical block
-	// size. A zero Size and a nil Device open no disk.
+	// size. A DiskSpec with none of Device, Name, Size and Logical set opens
+	// no disk; any other is created, and refused as blk.NewMemDisk refuses
+	// it (a zero size, a size not a multiple of Logical).
 	Name    string
 	Size    uint64
 	Logical uint32
@@ -62,7 +64,7 @@ func Build(spec MachineSpec) (Machine, error) {
 	}
 	out := Machine{Machine: m}
 	disk := spec.Disk.Device
-	if disk == nil && spec.Disk.Size == 0 {
+	if disk == nil && spec.Disk.Name == "" && spec.Disk.Size == 0 && spec.Disk.Logical == 0 {
 		return out, nil
 	}
 	if disk == nil {

@@ -37,6 +37,7 @@ func TestBuild(t *testing.T) {
 		{name: "existing disk", spec: MachineSpec{Config: grow, Disk: DiskSpec{Device: kept, MetadataOnly: true}},
 			cpus: 3, size: 1 << 20, blockSize: 4096},
 		{name: "disk not a multiple of its sector", spec: MachineSpec{Config: grow, Disk: DiskSpec{Name: "d", Size: 1000, Logical: 512}}, err: true},
+		{name: "zero-sized disk", spec: MachineSpec{Config: grow, Disk: DiskSpec{Name: "d", Logical: 512}}, err: true},
 		{name: "bad machine", spec: MachineSpec{Config: bufcache.Config{CPUs: -1}}, err: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
