@@ -426,10 +426,10 @@ func add(cs *CounterSet, f CounterFamily, v uint64) {
 	cs.Add(fixedNames[f][0], v)
 }
 
-// counterFamilies are the first parts of the families' names (bio, rq,
+// counterRoots are the first parts of the families' names (bio, rq,
 // stat...), sorted: a report pattern that starts with none of them (nor
 // with a wildcard) can match nothing (checkPattern).
-var counterFamilies = func() []string {
+var counterRoots = func() []string {
 	var roots []string
 	for _, f := range families {
 		root, _, _ := strings.Cut(f.pattern, ".")
@@ -664,3 +664,7 @@ func CountStat(cs *CounterSet, before, after DiskStat) {
 		}
 	}
 }
+
+// CounterRoots returns the first parts of the counter families' names
+// (bio, rq, stat...), sorted: the words a report pattern may start with.
+func CounterRoots() []string { return slices.Clone(counterRoots) }

@@ -153,7 +153,7 @@ func TestParseCounter(t *testing.T) {
 // family and round-trips, and every counter the kernel's runs disagreed on
 // is of a ranged family.
 func TestCounterFamiliesRecorded(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(kernelDir, "*.json"))
+	files, err := filepath.Glob(filepath.Join("../../testdata/kernel/6.18", "*.json"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 40, "the recordings")
 	seen := map[CounterFamily]bool{}
@@ -247,7 +247,7 @@ func TestCounterFamiliesDocumented(t *testing.T) {
 	}
 	assert.Equal(t, code, doc, "the documented families")
 	assert.Equal(t, order, docOrder, "in declaration order")
-	assert.Equal(t, counterFamilies, roots, "the report line's counter families")
+	assert.Equal(t, counterRoots, roots, "the report line's counter families")
 }
 
 // TestCountAllocations checks that counting a bio and a request whose

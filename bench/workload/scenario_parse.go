@@ -327,8 +327,8 @@ func checkPattern(p string) error {
 		}
 	}
 	family, _, _ := strings.Cut(p, ".")
-	if !strings.ContainsAny(family, "*?") && !slices.Contains(counterFamilies, family) {
-		return fmt.Errorf("counter pattern %q: no counter's name starts with %q (they start with %s)", p, family, strings.Join(counterFamilies, ", "))
+	if !strings.ContainsAny(family, "*?") && !slices.Contains(counterRoots, family) {
+		return fmt.Errorf("counter pattern %q: no counter's name starts with %q (they start with %s)", p, family, strings.Join(counterRoots, ", "))
 	}
 	return nil
 }
