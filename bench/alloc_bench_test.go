@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/bufcache"
@@ -19,7 +20,7 @@ const allocFixedBytes = 64 << 20
 // memory: the page cache holds 1024 folios and writeback starts at 256 dirty
 // ones (reclaim's walks over the rings it frees add to both variants'
 // ring-walks alike).
-func allocWriteTest(k workload.Kernel, bytes uint64) workload.WriteTest {
+func allocWriteTest(k engine.Kernel, bytes uint64) workload.WriteTest {
 	w := workload.PostedWriteTest(k, 1)
 	w.Bytes, w.PageCacheLimit, w.DirtyLimit = bytes, 1024, 256
 	return w
@@ -45,7 +46,7 @@ func BenchmarkAllocExperiment(b *testing.B) {
 	for _, kernel := range []string{"4.12", "4.12-circular"} {
 		for _, op := range []string{"write", "read"} {
 			b.Run(fmt.Sprintf("kernel=%s/op=%s", kernel, op), func(b *testing.B) {
-				k := workload.MustKernel(kernel)
+				k := engine.MustKernel(kernel)
 				w := allocWriteTest(k, 4<<30)
 				run, err := w.Start()
 				require.NoError(b, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 )
@@ -28,7 +29,7 @@ func BenchmarkDDWrite(b *testing.B) {
 	for _, pol := range []struct{ name, kernel string }{{"logical", "5.10.10"}, {"grow", "5.10.10+revert"}} {
 		for _, l := range workload.Layouts() {
 			b.Run(fmt.Sprintf("policy=%s/dev=%s", pol.name, l), func(b *testing.B) {
-				dd := workload.Helios4DD(l, workload.MustKernel(pol.kernel), false)
+				dd := workload.Helios4DD(l, engine.MustKernel(pol.kernel), false)
 				run, err := dd.Start()
 				require.NoError(b, err)
 				b.SetBytes(int64(dd.BS))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
@@ -21,7 +23,7 @@ const iomapFixedBytes = 256 << 20
 // The page cache holds 1024 folios and writeback starts at 256 dirty ones, so
 // a long benchmark keeps bounded memory and recycles folios and buffers (the
 // steady state of a long dd) while its working set stays in the CPU's caches.
-func iomapDD(k workload.Kernel, bs uint64) workload.DD {
+func iomapDD(k engine.Kernel, bs uint64) workload.DD {
 	dd := workload.IMX8BoardDD(k, bs, 1)
 	dd.DiskBytes = 1 << 40
 	dd.PageCacheLimit, dd.DirtyLimit = 1024, 256
@@ -40,8 +42,8 @@ func BenchmarkIomapWrite(b *testing.B) {
 	p := timing.IMX8Board()
 	for _, name := range []string{"6.6", "6.6-revert", "6.6-fix"} {
 		for _, bs := range threads.IomapBS() {
-			b.Run(fmt.Sprintf("kernel=%s/bs=%s", name, workload.FormatDDSize(bs)), func(b *testing.B) {
-				dd := iomapDD(workload.MustKernel(name), bs)
+			b.Run(fmt.Sprintf("kernel=%s/bs=%s", name, scenario.FormatDDSize(bs)), func(b *testing.B) {
+				dd := iomapDD(engine.MustKernel(name), bs)
 				run, err := dd.Start()
 				require.NoError(b, err)
 				b.SetBytes(int64(bs))
@@ -50,7 +52,7 @@ func BenchmarkIomapWrite(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportFixed(b, "IomapWrite/"+name+"/"+workload.FormatDDSize(bs), func() ([]metric, error) {
+				reportFixed(b, "IomapWrite/"+name+"/"+scenario.FormatDDSize(bs), func() ([]metric, error) {
 					fixed := dd
 					fixed.Count = (iomapFixedBytes + bs - 1) / bs
 					r, err := fixed.Run()
@@ -66,7 +68,7 @@ func BenchmarkIomapWrite(b *testing.B) {
 
 // iomapWriter returns a function that writes 64 MiB with Xu Yang's dd
 // pattern through kernel k's write path (iomapDD).
-func iomapWriter(tb testing.TB, k workload.Kernel, bs uint64) func() {
+func iomapWriter(tb testing.TB, k engine.Kernel, bs uint64) func() {
 	run, err := iomapDD(k, bs).Start()
 	require.NoError(tb, err)
 	blocks := (64<<20 + bs - 1) / bs
@@ -95,7 +97,7 @@ func TestIomapWriteCostVsBlockSize(t *testing.T) {
 		{"6.6-revert", 0.8, 1.2},
 		{"6.6-fix", 0.8, 1.2},
 	} {
-		k := workload.MustKernel(tc.kernel)
+		k := engine.MustKernel(tc.kernel)
 		big, small := iomapWriter(t, k, 4500<<10), iomapWriter(t, k, 400<<10)
 		big() // warm up
 		small()

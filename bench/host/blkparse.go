@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // BlkparseOptions configure WriteBlkparse.
@@ -247,14 +247,14 @@ var blkActions = map[string]string{
 }
 
 // blkRWBS rewrites a tracepoint's rwbs (blk_fill_rwbs, read by
-// workload.ParseRWBS) as blktrace's fill_rwbs would print it
+// scenario.ParseRWBS) as blktrace's fill_rwbs would print it
 // ([F](D|W|R|N)[F][A][S][M]), and reports whether blktrace's write bit is
 // set. bytes is the event's data size (a read of none is N). Write zeroes
 // print as W, a secure erase as D, a zone operation as W when it is a write
 // (op_is_write) and N otherwise, a flush request as FN; blktrace has no
 // letter for the atomic flag. Old blkparse's barrier is not a tracepoint's.
 func blkRWBS(s string, bytes uint64) (out string, write, ok bool) {
-	p, ok := workload.ParseRWBS(s)
+	p, ok := scenario.ParseRWBS(s)
 	if !ok || p.Barrier {
 		return "", false, false
 	}

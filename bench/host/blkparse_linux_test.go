@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // loopTraces are the real traces shipped for the trace readers: each a
@@ -24,7 +24,7 @@ var loopTraces = []struct{ scenario, file string }{
 	{"rmw-cached", "loop-6.18-rmw-cached.blkparse"},
 }
 
-const tracesDir = "../workload/testdata/traces"
+const tracesDir = "../source/testdata/traces"
 
 // blkparseActions counts a blkparse text's event lines by action.
 func blkparseActions(text string) map[string]int {
@@ -49,7 +49,7 @@ func TestLoopTraces(t *testing.T) {
 	needKernel(t)
 	for _, lt := range loopTraces {
 		t.Run(lt.scenario, func(t *testing.T) {
-			s, err := workload.ParseFile(filepath.Join(scenarioDir, lt.scenario+".scn"))
+			s, err := scenario.ParseFile(filepath.Join(scenarioDir, lt.scenario+".scn"))
 			require.NoError(t, err)
 			var raw, out bytes.Buffer
 			_, err = Run(context.Background(), s, Options{TraceDump: &raw})

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/bufcache"
 )
 
 // A host calibration measures, on the running kernel, the thread CPU time
 // per call of a set of microbenchmarks (CalibrationScenarios), runs the same
-// scenarios on the model of that kernel (workload.RunModel, the 6.18 preset)
+// scenarios on the model of that kernel (a ModelRunner: engine.RunModel, the 6.18 preset)
 // for their event counts, fits a profile's primitive costs to half of the
 // measured cells and predicts the other half. The measurement is the host
 // runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken with the
@@ -40,47 +40,47 @@ var CalibrationBlockSizes = []int64{512, 1024, 2048, 4096}
 // more into clean cached pages and fsync again — and one scenario each of
 // cached preads, of BLKBSZSET on an empty cache, and of open/close pairs of
 // a second descriptor (not the last close).
-func CalibrationScenarios() []*workload.Scenario {
+func CalibrationScenarios() []*scenario.Scenario {
 	const dev = 64 << 20
-	write := func(fill uint8) workload.Write {
-		return workload.Write{FD: "a", Len: 4096, Repeat: calibrationWrites, Fill: fill}
+	write := func(fill uint8) scenario.Write {
+		return scenario.Write{FD: "a", Len: 4096, Repeat: calibrationWrites, Fill: fill}
 	}
-	var out []*workload.Scenario
+	var out []*scenario.Scenario
 	for _, bs := range CalibrationBlockSizes {
-		out = append(out, &workload.Scenario{
+		out = append(out, &scenario.Scenario{
 			Name:   fmt.Sprintf("write-bs%d", bs),
 			Pins:   fmt.Sprintf("host calibration: 8 MiB of 4 KiB pwrites at block size %d: new, dirty, fsync, clean, fsync", bs),
-			Device: workload.Device{Size: dev, Sector: 512},
-			Ops: []workload.Op{
-				workload.Open{FD: "a", Mode: workload.ReadWriteMode},
-				workload.SetBlockSize{FD: "a", Size: bs},
-				write(0xa1), write(0xa2), workload.Fsync{FD: "a"}, write(0xa3), workload.Fsync{FD: "a"},
-				workload.Close{FD: "a"},
+			Device: scenario.Device{Size: dev, Sector: 512},
+			Ops: []scenario.Op{
+				scenario.Open{FD: "a", Mode: scenario.ReadWriteMode},
+				scenario.SetBlockSize{FD: "a", Size: bs},
+				write(0xa1), write(0xa2), scenario.Fsync{FD: "a"}, write(0xa3), scenario.Fsync{FD: "a"},
+				scenario.Close{FD: "a"},
 			},
 		})
 	}
-	out = append(out, &workload.Scenario{
+	out = append(out, &scenario.Scenario{
 		Name:   "read-cached",
 		Pins:   "host calibration: 8 MiB written and synced, then read back from the page cache in 4 KiB preads",
-		Device: workload.Device{Size: dev, Sector: 512},
-		Ops: []workload.Op{
-			workload.Open{FD: "a", Mode: workload.ReadWriteMode}, write(0x5a), workload.Fsync{FD: "a"},
-			workload.Read{FD: "a", Len: 4096, Repeat: calibrationWrites},
-			workload.Close{FD: "a"},
+		Device: scenario.Device{Size: dev, Sector: 512},
+		Ops: []scenario.Op{
+			scenario.Open{FD: "a", Mode: scenario.ReadWriteMode}, write(0x5a), scenario.Fsync{FD: "a"},
+			scenario.Read{FD: "a", Len: 4096, Repeat: calibrationWrites},
+			scenario.Close{FD: "a"},
 		},
 	})
-	bsz := &workload.Scenario{Name: "blkbszset", Pins: "host calibration: BLKBSZSET between 1K and 4K on an empty page cache",
-		Device: workload.Device{Size: dev, Sector: 512}, Ops: []workload.Op{workload.Open{FD: "a", Mode: workload.ReadWriteMode}}}
+	bsz := &scenario.Scenario{Name: "blkbszset", Pins: "host calibration: BLKBSZSET between 1K and 4K on an empty page cache",
+		Device: scenario.Device{Size: dev, Sector: 512}, Ops: []scenario.Op{scenario.Open{FD: "a", Mode: scenario.ReadWriteMode}}}
 	for i := range calibrationOpens {
-		bsz.Ops = append(bsz.Ops, workload.SetBlockSize{FD: "a", Size: int64(1024) << (2 * (i % 2))})
+		bsz.Ops = append(bsz.Ops, scenario.SetBlockSize{FD: "a", Size: int64(1024) << (2 * (i % 2))})
 	}
-	bsz.Ops = append(bsz.Ops, workload.Close{FD: "a"})
-	opens := &workload.Scenario{Name: "open-close", Pins: "host calibration: open and close of a second descriptor while the first holds the device",
-		Device: workload.Device{Size: dev, Sector: 512}, Ops: []workload.Op{workload.Open{FD: "a", Mode: workload.ReadWriteMode}}}
+	bsz.Ops = append(bsz.Ops, scenario.Close{FD: "a"})
+	opens := &scenario.Scenario{Name: "open-close", Pins: "host calibration: open and close of a second descriptor while the first holds the device",
+		Device: scenario.Device{Size: dev, Sector: 512}, Ops: []scenario.Op{scenario.Open{FD: "a", Mode: scenario.ReadWriteMode}}}
 	for range calibrationOpens {
-		opens.Ops = append(opens.Ops, workload.Open{FD: "b", Mode: workload.ReadOnlyMode}, workload.Close{FD: "b"})
+		opens.Ops = append(opens.Ops, scenario.Open{FD: "b", Mode: scenario.ReadOnlyMode}, scenario.Close{FD: "b"})
 	}
-	opens.Ops = append(opens.Ops, workload.Close{FD: "a"})
+	opens.Ops = append(opens.Ops, scenario.Close{FD: "a"})
 	return append(out, bsz, opens)
 }
 
@@ -123,7 +123,7 @@ type hostCell struct {
 // hostCells returns the measured cells of scenario s (CalibrationScenarios'
 // layouts): each write and fsync of a write scenario, the reads, and every
 // BLKBSZSET, open or close of the second descriptor pooled.
-func hostCells(s *workload.Scenario) []hostCell {
+func hostCells(s *scenario.Scenario) []hostCell {
 	switch {
 	case strings.HasPrefix(s.Name, "write-bs"):
 		return []hostCell{{"new", []int{2}}, {"dirty", []int{3}}, {"fsync 1", []int{4}}, {"clean", []int{5}}, {"fsync 2", []int{6}}}
@@ -134,8 +134,8 @@ func hostCells(s *workload.Scenario) []hostCell {
 	var out []string
 	for i, op := range s.Ops {
 		switch o := op.(type) {
-		case workload.SetBlockSize:
-		case workload.Open, workload.Close:
+		case scenario.SetBlockSize:
+		case scenario.Open, scenario.Close:
 			if o.Descriptor() != "b" {
 				continue
 			}
@@ -172,14 +172,21 @@ type HostCalibration struct {
 	CrossValidation []timing.LeftOut
 }
 
+// ModelRunner runs scenario s on the model, its device given the queue
+// limits q the kernel's loop device had; engine.RunModel with
+// engine.ModelOptions{Queue: q} is the one bhsim uses. Calibrate takes it
+// as an argument so that the host runner depends on the scenario contract,
+// not on the model that speaks it.
+type ModelRunner func(ctx context.Context, s *scenario.Scenario, q *scenario.QueueLimits) (*scenario.Result, error)
+
 // Calibrate measures the runner's timing cost (MeasureHarness: the
 // profile's timer and syscalls, not fitted), runs CalibrationScenarios on
 // the host (opts.Runs times each, the median of each cell's mean kept) and
-// on the model, and fits fit's costs of base to the host's thread CPU time
-// per call. The fitted profile is base's with the measured and the fitted
-// costs, named "x86-host". Errors: the host runner's (no root, no loop
-// devices, no tracefs, a failed run), the model's, the fit's.
-func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts Options) (*HostCalibration, error) {
+// on the model through model, and fits fit's costs of base to the host's
+// thread CPU time per call. The fitted profile is base's with the measured
+// and the fitted costs, named "x86-host". Errors: the host runner's (no
+// root, no loop devices, no tracefs, a failed run), the model's, the fit's.
+func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts Options, model ModelRunner) (*HostCalibration, error) {
 	var obs []timing.Observation
 	out := &HostCalibration{}
 	var err error
@@ -189,22 +196,22 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts O
 	runs := max(opts.Runs, 1)
 	opts.Runs = 1
 	for _, s := range CalibrationScenarios() {
-		var model *workload.Result
+		var modelled *scenario.Result
 		var perRun [][]timing.Observation
 		for range runs {
 			kernel, err := Run(ctx, s, opts)
 			if err != nil {
 				return nil, fmt.Errorf("host: calibrate: %s on the host: %w", s.Name, err)
 			}
-			if model == nil {
-				if model, err = workload.RunModel(ctx, s, workload.ModelOptions{Queue: kernel.Queue}); err != nil {
+			if modelled == nil {
+				if modelled, err = model(ctx, s, kernel.Queue); err != nil {
 					return nil, fmt.Errorf("host: calibrate: %s on the model: %w", s.Name, err)
 				}
 			}
 			out.Kernel, out.Machine = kernel.Kernel, kernel.Machine
 			var cells []timing.Observation
 			for _, c := range hostCells(s) {
-				o, err := hostObservation(s.Name, c, kernel, model)
+				o, err := hostObservation(s.Name, c, kernel, modelled)
 				if err != nil {
 					return nil, err
 				}
@@ -262,7 +269,7 @@ func median(v []float64) float64 {
 // the calling thread (threadFirings of the model's counters, which mirror
 // the host's). Errors: an operation
 // that failed on either side, or one the host did not time.
-func hostObservation(name string, c hostCell, kernel, model *workload.Result) (timing.Observation, error) {
+func hostObservation(name string, c hostCell, kernel, model *scenario.Result) (timing.Observation, error) {
 	var ns, firings float64
 	var calls int
 	var ev bufcache.Counters

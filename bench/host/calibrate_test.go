@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/bufcache"
 )
 
@@ -24,10 +25,10 @@ func TestCalibrationScenarios(t *testing.T) {
 	var keys []string
 	for _, s := range CalibrationScenarios() {
 		require.NoError(t, s.Validate(), s.Name)
-		back, err := workload.Parse(s.Name, s.Format())
+		back, err := scenario.Parse(s.Name, s.Format())
 		require.NoError(t, err, s.Name)
 		assert.Equal(t, s.Format(), back.Format(), s.Name)
-		m, err := workload.RunModel(context.Background(), s, workload.ModelOptions{})
+		m, err := engine.RunModel(context.Background(), s, engine.ModelOptions{})
 		require.NoError(t, err, s.Name)
 		cells := hostCells(s)
 		require.NotEmpty(t, cells, s.Name)
@@ -67,15 +68,15 @@ func TestCalibrationScenarios(t *testing.T) {
 // system call, and the tracepoint firings in the calling thread; a failed
 // or untimed operation is refused.
 func TestHostObservation(t *testing.T) {
-	kernel := &workload.Result{Ops: []workload.OpResult{
-		{Op: "blkbszset a 1K", CPU: &workload.Measurement{N: 1, MeanNs: 1000}},
-		{Op: "blkbszset a 4K", CPU: &workload.Measurement{N: 3, MeanNs: 2000}},
+	kernel := &scenario.Result{Ops: []scenario.OpResult{
+		{Op: "blkbszset a 1K", CPU: &scenario.Measurement{N: 1, MeanNs: 1000}},
+		{Op: "blkbszset a 4K", CPU: &scenario.Measurement{N: 3, MeanNs: 2000}},
 	}}
-	model := &workload.Result{Ops: []workload.OpResult{
-		{Events: workload.Counters{workload.C("folio-locks", 2), workload.C("bio-completions", 4)},
-			Counters: workload.Counters{workload.C("buffer.dirty", 3)}},
-		{Events: workload.Counters{workload.C("folio-locks", 6)},
-			Counters: workload.Counters{workload.C("bio.write", 5), workload.C("rq.complete", 7)}},
+	model := &scenario.Result{Ops: []scenario.OpResult{
+		{Events: scenario.Counters{scenario.C("folio-locks", 2), scenario.C("bio-completions", 4)},
+			Counters: scenario.Counters{scenario.C("buffer.dirty", 3)}},
+		{Events: scenario.Counters{scenario.C("folio-locks", 6)},
+			Counters: scenario.Counters{scenario.C("bio.write", 5), scenario.C("rq.complete", 7)}},
 	}}
 	o, err := hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
 	require.NoError(t, err)
@@ -102,7 +103,7 @@ func TestCalibrateLive(t *testing.T) {
 	if os.Getenv("BHSIM_KERNEL") != "1" {
 		t.Skip("set BHSIM_KERNEL=1 to calibrate on the host kernel (needs root, loop devices and tracefs)")
 	}
-	c, err := Calibrate(context.Background(), timing.X86Server(), HostFit(), Options{NoSignalHandler: true})
+	c, err := Calibrate(context.Background(), timing.X86Server(), HostFit(), Options{NoSignalHandler: true}, engine.RunOnQueue)
 	require.NoError(t, err)
 	assert.Equal(t, "x86-host", c.Profile.Name)
 	var predicted int
@@ -127,26 +128,26 @@ func TestCalibrateLive(t *testing.T) {
 func TestThreadFirings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cs   workload.Counters
+		cs   scenario.Counters
 		want float64
 	}{
 		{"none", nil, 0},
-		{"a write's", workload.Counters{workload.C("buffer.dirty", 8), workload.C("pagecache.add.order=0", 1),
-			workload.C("pagecache.add.pages", 1), workload.C("pagecache.dirty", 1)}, 10},
-		{"an fsync's", workload.Counters{workload.C("bio.write", 16), workload.C("bio.write.bytes=512", 16),
-			workload.C("bio.flush", 1), workload.C("bio.preflush", 1), workload.C("merge.back", 15),
-			workload.C("plug.plug", 1), workload.C("plug.unplug", 1), workload.C("plug.unplug.rqs", 1),
-			workload.C("rq.get", 2), workload.C("rq.insert", 1), workload.C("rq.write", 1),
-			workload.C("rq.write.bytes=8192", 1), workload.C("sectors.written", 16), workload.C("rq.flush", 1),
-			workload.C("rq.complete", 2), workload.C("stat.write.ios", 1)}, 16 + 1 + 15 + 2 + 2 + 1 + 1},
-		{"a read's", workload.Counters{workload.C("readahead.sync", 1), workload.C("readahead.order=0", 1),
-			workload.C("readahead.window.pages=32", 1), workload.C("readahead.unbounded.pages=4", 1),
-			workload.C("pagecache.add.order=2", 8), workload.C("bio.read", 1), workload.C("bio.read.ahead", 1),
-			workload.C("bio.split", 1), workload.C("merge.front", 1), workload.C("rq.read", 2)}, 1 + 1 + 1 + 8 + 1 + 1 + 1 + 2},
-		{"errors and a truncation", workload.Counters{workload.C("wberr.set", 1), workload.C("wberr.report", 2),
-			workload.C("pagecache.remove.order=0", 3), workload.C("pagecache.remove.pages", 3), workload.C("rq.error", 1)}, 5},
-		{"a write with a preflush", workload.Counters{workload.C("rq.write.preflush", 1), workload.C("bio.write", 1),
-			workload.C("bio.preflush", 1), workload.C("rq.get", 1), workload.C("rq.write", 1), workload.C("merge.rq", 1)}, 3},
+		{"a write's", scenario.Counters{scenario.C("buffer.dirty", 8), scenario.C("pagecache.add.order=0", 1),
+			scenario.C("pagecache.add.pages", 1), scenario.C("pagecache.dirty", 1)}, 10},
+		{"an fsync's", scenario.Counters{scenario.C("bio.write", 16), scenario.C("bio.write.bytes=512", 16),
+			scenario.C("bio.flush", 1), scenario.C("bio.preflush", 1), scenario.C("merge.back", 15),
+			scenario.C("plug.plug", 1), scenario.C("plug.unplug", 1), scenario.C("plug.unplug.rqs", 1),
+			scenario.C("rq.get", 2), scenario.C("rq.insert", 1), scenario.C("rq.write", 1),
+			scenario.C("rq.write.bytes=8192", 1), scenario.C("sectors.written", 16), scenario.C("rq.flush", 1),
+			scenario.C("rq.complete", 2), scenario.C("stat.write.ios", 1)}, 16 + 1 + 15 + 2 + 2 + 1 + 1},
+		{"a read's", scenario.Counters{scenario.C("readahead.sync", 1), scenario.C("readahead.order=0", 1),
+			scenario.C("readahead.window.pages=32", 1), scenario.C("readahead.unbounded.pages=4", 1),
+			scenario.C("pagecache.add.order=2", 8), scenario.C("bio.read", 1), scenario.C("bio.read.ahead", 1),
+			scenario.C("bio.split", 1), scenario.C("merge.front", 1), scenario.C("rq.read", 2)}, 1 + 1 + 1 + 8 + 1 + 1 + 1 + 2},
+		{"errors and a truncation", scenario.Counters{scenario.C("wberr.set", 1), scenario.C("wberr.report", 2),
+			scenario.C("pagecache.remove.order=0", 3), scenario.C("pagecache.remove.pages", 3), scenario.C("rq.error", 1)}, 5},
+		{"a write with a preflush", scenario.Counters{scenario.C("rq.write.preflush", 1), scenario.C("bio.write", 1),
+			scenario.C("bio.preflush", 1), scenario.C("rq.get", 1), scenario.C("rq.write", 1), scenario.C("merge.rq", 1)}, 3},
 	} {
 		assert.InDelta(t, tc.want, threadFirings(tc.cs), 0, tc.name)
 	}

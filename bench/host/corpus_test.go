@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 const (
@@ -20,7 +20,7 @@ const (
 // every scenario parses, says what it pins, is in canonical form apart from
 // comments, and has a recorded result of the same operations.
 func TestCorpus(t *testing.T) {
-	scenarios, err := workload.ParseDir(scenarioDir)
+	scenarios, err := scenario.ParseDir(scenarioDir)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(scenarios), 40)
 	newer := 0
@@ -30,10 +30,10 @@ func TestCorpus(t *testing.T) {
 			if strings.Contains(s.Pins, "[6.15+]") {
 				newer++
 			}
-			r, err := workload.ReadResultFile(filepath.Join(kernelDir, s.Name+".json"))
+			r, err := scenario.ReadResultFile(filepath.Join(kernelDir, s.Name+".json"))
 			require.NoError(t, err, "record it: go run ./bench/host/cmd/record -runs 3 -out testdata/kernel/6.18 testdata/scenarios/%s.scn", s.Name)
 			assert.Equal(t, s.Name, r.Scenario)
-			assert.Equal(t, workload.RunnerKernel, r.Runner)
+			assert.Equal(t, scenario.RunnerKernel, r.Runner)
 			assert.True(t, strings.HasPrefix(r.Kernel, "6.18"), r.Kernel)
 			assert.Equal(t, "x86_64", r.Machine)
 			assert.GreaterOrEqual(t, r.Runs, 3)
@@ -43,7 +43,7 @@ func TestCorpus(t *testing.T) {
 				assert.Equal(t, op.String(), r.Ops[i].Op)
 			}
 			// A recorded result compares equal with itself.
-			c := workload.Compare(r, r)
+			c := scenario.Compare(r, r)
 			assert.Equal(t, c.Summary().Total, c.Summary().Equal)
 		})
 	}

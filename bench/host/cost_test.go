@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/internal/speedtest"
@@ -28,21 +29,21 @@ var ddVsKernel = []string{"dd-bs4k", "dd-bs512"}
 // ddCost is one scenario ready to run on the model: the scenario, its
 // recorded kernel result and its pwrite line.
 type ddCost struct {
-	s        *workload.Scenario
-	recorded *workload.Result
-	write    workload.Write
+	s        *scenario.Scenario
+	recorded *scenario.Result
+	write    scenario.Write
 }
 
 func loadDDCost(tb testing.TB, name string) ddCost {
 	tb.Helper()
-	s, err := workload.ParseFile(filepath.Join(scenarioDir, name+".scn"))
+	s, err := scenario.ParseFile(filepath.Join(scenarioDir, name+".scn"))
 	require.NoError(tb, err)
-	rec, err := workload.ReadResultFile(filepath.Join(kernelDir, name+".json"))
+	rec, err := scenario.ReadResultFile(filepath.Join(kernelDir, name+".json"))
 	require.NoError(tb, err)
 	require.Len(tb, s.Ops, 6, "open, blkbszset, blkbszget, pwrite, fsync, close")
-	w, ok := s.Ops[3].(workload.Write)
+	w, ok := s.Ops[3].(scenario.Write)
 	require.True(tb, ok, "operation 4 is the pwrite stream")
-	_, ok = s.Ops[4].(workload.Fsync)
+	_, ok = s.Ops[4].(scenario.Fsync)
 	require.True(tb, ok, "operation 5 is the fsync")
 	return ddCost{s: s, recorded: rec, write: w}
 }
@@ -52,7 +53,7 @@ func (c ddCost) pages() float64 { return float64(c.write.Len*int64(c.write.Repea
 
 // kernelNSPerPage is the calling thread's CPU time of the pwrite calls and
 // the fsync of result r, per page written.
-func (c ddCost) kernelNSPerPage(tb testing.TB, r *workload.Result) float64 {
+func (c ddCost) kernelNSPerPage(tb testing.TB, r *scenario.Result) float64 {
 	tb.Helper()
 	w, f := r.Ops[3].CPU, r.Ops[4].CPU
 	require.NotNil(tb, w, "the result carries the pwrites' CPU time")
@@ -74,7 +75,7 @@ type modelDD struct {
 func (c ddCost) newModelDD(tb testing.TB) *modelDD {
 	tb.Helper()
 	q := c.recorded.Queue
-	lim, err := blk.LoopLimitsFrom(workload.QueueAttrs(q))
+	lim, err := blk.LoopLimitsFrom(engine.QueueAttrs(q))
 	require.NoError(tb, err)
 	mem, err := blk.NewMemDisk("loop8", uint64(c.s.Device.Size), lim.LogicalBlockSize)
 	require.NoError(tb, err)
@@ -87,7 +88,7 @@ func (c ddCost) newModelDD(tb testing.TB) *modelDD {
 	cpu := m.CPU(0)
 	f, err := d.Open(cpu, bufcache.ORdWr)
 	require.NoError(tb, err)
-	require.NoError(tb, f.SetBlocksize(cpu, int(c.s.Ops[1].(workload.SetBlockSize).Size)))
+	require.NoError(tb, f.SetBlocksize(cpu, int(c.s.Ops[1].(scenario.SetBlockSize).Size)))
 	data := make([]byte, c.write.Len)
 	for i := range data {
 		data[i] = c.write.Fill
@@ -96,7 +97,7 @@ func (c ddCost) newModelDD(tb testing.TB) *modelDD {
 }
 
 // writeSync makes the scenario's pwrites and its fsync.
-func (d *modelDD) writeSync(tb testing.TB, w workload.Write) {
+func (d *modelDD) writeSync(tb testing.TB, w scenario.Write) {
 	for i := range w.Repeat {
 		if err := d.it.Reset(d.buf, 0, uint64(w.Len)); err != nil {
 			tb.Fatal(err)
@@ -122,7 +123,7 @@ func (d *modelDD) dropCaches(tb testing.TB) {
 
 // timedWriteSync drops the caches, then returns the Go time of the pwrites
 // and the fsync.
-func (d *modelDD) timedWriteSync(tb testing.TB, w workload.Write) time.Duration {
+func (d *modelDD) timedWriteSync(tb testing.TB, w scenario.Write) time.Duration {
 	d.dropCaches(tb)
 	start := time.Now()
 	d.writeSync(tb, w)

@@ -1,6 +1,6 @@
 // Package host runs a workload scenario on the host's Linux kernel, the
 // oracle the bhsim model is checked against, and returns the same
-// workload.Result the model runner returns.
+// scenario.Result the model runner returns.
 //
 // # What a run does
 //
@@ -53,8 +53,8 @@
 //
 // # Bounds
 //
-// The scenario's own bounds hold (workload.MaxDeviceSize, 1 GiB, and
-// workload.MaxTotalIO, 64 MiB, of pwrite and pread); each run has a timeout
+// The scenario's own bounds hold (scenario.MaxDeviceSize, 1 GiB, and
+// scenario.MaxTotalIO, 64 MiB, of pwrite and pread); each run has a timeout
 // (Options.Timeout, 2 minutes by default) checked between system calls; the
 // trace buffer is bounded (Options.TraceBufferKB per CPU) and a run whose
 // trace lost events fails rather than report wrong counts.
@@ -71,7 +71,7 @@
 // # Counters
 //
 // Each event counts through the counter vocabulary the model's counting
-// uses (workload.CounterFamilies and the workload.Count* functions), one
+// uses (scenario.CounterFamilies and the workload.Count* functions), one
 // function per tracepoint group: bio.* from block_bio_queue and
 // block_split, merge.* from the merges, rq.* and sectors.* from the
 // request events, rmw.read.* from read bios inside a pwrite, plug.* from

@@ -1,12 +1,12 @@
 package host
 
 import (
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // threadFirings returns how many times the runner's tracepoints fire in
 // the thread that makes the calls, over operations that counted cs: the
-// counters of the firing families (workload.CounterFamily.Firing: one
+// counters of the firing families (scenario.CounterFamily.Firing: one
 // firing of a runner tracepoint each — the model's counters mirror the
 // runner's, which derive them from those events; the counters of an
 // event's arguments, bytes=, sectors, pages, flags, count no firing of
@@ -20,15 +20,15 @@ import (
 // submitting CPU the count would be low. The calibration passes the
 // model's counters, the live test the kernel's; each counter's Max is
 // taken. O(len(cs) × families).
-func threadFirings(cs workload.Counters) float64 {
+func threadFirings(cs scenario.Counters) float64 {
 	var n, kblockd float64
 	for _, c := range cs {
-		p, ok := workload.ParseCounter(c.Name)
+		p, ok := scenario.ParseCounter(c.Name)
 		switch {
 		case !ok || otherThread(p):
 		case p.Family.Firing():
 			n += float64(c.Max)
-		case p.Family == workload.FamilyRqPreflush && p.Dir == workload.DirWrite:
+		case p.Family == scenario.FamilyRqPreflush && p.Dir == scenario.DirWrite:
 			kblockd += float64(c.Max)
 		}
 	}
@@ -38,12 +38,12 @@ func threadFirings(cs workload.Counters) float64 {
 // otherThread reports whether the firings p counts are made by a thread
 // other than the caller's: the completion's (block_rq_complete,
 // filemap_set_wb_err) or kblockd's (a flush request's block_rq_issue).
-func otherThread(p workload.CounterName) bool {
+func otherThread(p scenario.CounterName) bool {
 	switch p.Family {
-	case workload.FamilyRqComplete, workload.FamilyWBErrSet:
+	case scenario.FamilyRqComplete, scenario.FamilyWBErrSet:
 		return true
-	case workload.FamilyRq:
-		return p.Dir == workload.DirFlush
+	case scenario.FamilyRq:
+		return p.Dir == scenario.DirFlush
 	}
 	return false
 }

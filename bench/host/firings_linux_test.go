@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 const firingsScenario = `# the runner's tracepoints in its own thread
@@ -36,12 +37,12 @@ close a
 // thread's (the loop worker's completions, kblockd's flush).
 func TestThreadFiringsLive(t *testing.T) {
 	needKernel(t)
-	s, err := workload.Parse("firings.scn", firingsScenario)
+	s, err := scenario.Parse("firings.scn", firingsScenario)
 	require.NoError(t, err)
 	var dump bytes.Buffer
 	r, err := Run(context.Background(), s, Options{NoSignalHandler: true, TraceDump: &dump})
 	require.NoError(t, err)
-	m, err := workload.RunModel(context.Background(), s, workload.ModelOptions{Queue: r.Queue})
+	m, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Queue: r.Queue})
 	require.NoError(t, err)
 	inThread := make([]float64, len(s.Ops))
 	others := make([]int, len(s.Ops))
@@ -73,7 +74,7 @@ func TestThreadFiringsLive(t *testing.T) {
 	for i, op := range r.Ops {
 		assert.InDelta(t, threadFirings(op.Counters), inThread[i], 0, "op %d (%s): firings in the runner's thread", i+1, op.Op)
 		assert.InDelta(t, threadFirings(m.Ops[i].Counters), inThread[i], 0, "op %d (%s): the model's count", i+1, op.Op)
-		if _, ok := s.Ops[i].(workload.Fsync); ok {
+		if _, ok := s.Ops[i].(scenario.Fsync); ok {
 			fsyncOthers += others[i]
 		}
 	}

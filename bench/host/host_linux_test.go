@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 var update = flag.Bool("update", false, "re-record testdata/kernel/6.18 from the live kernel (with BHSIM_KERNEL=1, as root)")
@@ -64,13 +64,13 @@ close a
 
 func TestRunSmoke(t *testing.T) {
 	needKernel(t)
-	s, err := workload.Parse("smoke.scn", smoke)
+	s, err := scenario.Parse("smoke.scn", smoke)
 	require.NoError(t, err)
 	r, err := Run(context.Background(), s, Options{Runs: 2})
 	require.NoError(t, err)
 	assertNoLeftovers(t, os.Getpid())
 	assert.Equal(t, 2, r.Runs)
-	assert.Equal(t, workload.RunnerKernel, r.Runner)
+	assert.Equal(t, scenario.RunnerKernel, r.Runner)
 	require.NotNil(t, r.Queue)
 	assert.Equal(t, 512, r.Queue.LogicalBlockSize)
 	assert.NotEmpty(t, r.Kernel)
@@ -84,7 +84,7 @@ func TestRunSmoke(t *testing.T) {
 	assert.Equal(t, r.Ops[2].Counters.Value("sectors.written"), r.Ops[2].Counters.Value("stat.write.sectors"), "trace and sysfs agree")
 	assert.Equal(t, uint64(0), r.Ops[1].Counters.Value("bio.write"), "a buffered pwrite submits nothing")
 	assert.Equal(t, "0xab*4096", r.Ops[3].Data)
-	assert.Equal(t, []workload.FsyncResult{{Op: 3, FD: "a"}}, r.Fsyncs)
+	assert.Equal(t, []scenario.FsyncResult{{Op: 3, FD: "a"}}, r.Fsyncs)
 }
 
 // TestCleanupAfterInjectedFailure fails, then panics, in the middle of a
@@ -92,7 +92,7 @@ func TestRunSmoke(t *testing.T) {
 // nothing is left either way.
 func TestCleanupAfterInjectedFailure(t *testing.T) {
 	needKernel(t)
-	s, err := workload.Parse("smoke.scn", smoke)
+	s, err := scenario.Parse("smoke.scn", smoke)
 	require.NoError(t, err)
 	errInjected := errors.New("injected")
 	_, err = Run(context.Background(), s, Options{BeforeOp: func(k int) error {
@@ -131,7 +131,7 @@ func TestCleanupAfterInjectedFailure(t *testing.T) {
 // and sends itself sig before the fourth operation, then waits for the
 // signal to end it (exit status 3 or 4 if something else does).
 func signalSelfMidRun(sig syscall.Signal) {
-	s, err := workload.Parse("smoke.scn", smoke)
+	s, err := scenario.Parse("smoke.scn", smoke)
 	if err != nil {
 		os.Exit(3)
 	}
@@ -176,7 +176,7 @@ func TestSignalCleansUp(t *testing.T) {
 // -update it re-records them (three runs each) instead.
 func TestRecordedResults(t *testing.T) {
 	needKernel(t)
-	scenarios, err := workload.ParseDir(scenarioDir)
+	scenarios, err := scenario.ParseDir(scenarioDir)
 	require.NoError(t, err)
 	var u unix.Utsname
 	require.NoError(t, unix.Uname(&u))
@@ -195,11 +195,11 @@ func TestRecordedResults(t *testing.T) {
 				require.NoError(t, os.WriteFile(golden, b, 0o644))
 				return
 			}
-			want, err := workload.ReadResultFile(golden)
+			want, err := scenario.ReadResultFile(golden)
 			require.NoError(t, err)
 			got, err := Run(context.Background(), s, Options{})
 			require.NoError(t, err)
-			c := workload.Compare(got, want)
+			c := scenario.Compare(got, want)
 			sum := c.Summary()
 			// Counters outside the recorded range are reported, not failed:
 			// the kernel may vary beyond three runs (see docs/host-kernel.md).

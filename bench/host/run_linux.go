@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // Check reports what the host runner lacks here, nil when it can run: root
@@ -44,7 +44,7 @@ func Check() error {
 // loop device, and returns the merged result (counters as min/max over the
 // runs). See the package documentation for what a run does and cleans up.
 // It fails, naming what is missing, without root, loop devices or tracefs.
-func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Result, error) {
+func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Res
 	if err := Check(); err != nil {
 		return nil, err
 	}
-	var runs []*workload.Result
+	var runs []*scenario.Result
 	for i := 0; i < opts.Runs; i++ {
 		r, err := runOnce(ctx, s, opts)
 		if err != nil {
@@ -66,11 +66,11 @@ func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Res
 		}
 		runs = append(runs, r)
 	}
-	return workload.MergeRuns(runs)
+	return scenario.MergeRuns(runs)
 }
 
 // runOnce is one run on a fresh device, on a locked OS thread.
-func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *workload.Result, err error) {
+func runOnce(parent context.Context, s *scenario.Scenario, opts Options) (res *scenario.Result, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
@@ -97,12 +97,12 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 	if err != nil {
 		return nil, err
 	}
-	res = workload.NewResult(s, workload.RunnerKernel)
+	res = scenario.NewResult(s, scenario.RunnerKernel)
 	header(res, e)
 	if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
 		return nil, err
 	}
-	isWrite := func(op int) bool { _, ok := s.Ops[op-1].(workload.Write); return ok }
+	isWrite := func(op int) bool { _, ok := s.Ops[op-1].(scenario.Write); return ok }
 	att := newAttribution(f, len(s.Ops), isWrite)
 	statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
 	for i, op := range s.Ops {
@@ -117,7 +117,7 @@ func runOnce(parent context.Context, s *workload.Scenario, opts Options) (res *w
 		return nil, fmt.Errorf("host: the trace holds %d of the %d begin markers", att.begins, len(s.Ops))
 	}
 	for i := range res.Ops {
-		var cs workload.CounterSet
+		var cs scenario.CounterSet
 		cs.AddAll(res.Ops[i].Counters)
 		cs.AddAll(att.ops[i].Counters())
 		res.Ops[i].Counters = cs.Counters()
@@ -174,7 +174,7 @@ func (e *env) traceFilter() (filter, error) {
 // and fills res.Ops[i]: its result and the device's stat counters it moved
 // (statDir: the loop device's sysfs directory), and for an fsync or
 // fdatasync res.Fsyncs.
-func (e *env) runOp(ctx context.Context, res *workload.Result, i int, op workload.Op, statDir string, opts Options) error {
+func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenario.Op, statDir string, opts Options) error {
 	k := i + 1
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("host: before op %d (%s): %w", k, op, err)
@@ -203,18 +203,18 @@ func (e *env) runOp(ctx context.Context, res *workload.Result, i int, op workloa
 	if err != nil {
 		return err
 	}
-	var cs workload.CounterSet
-	workload.CountStat(&cs, before, after)
+	var cs scenario.CounterSet
+	scenario.CountStat(&cs, before, after)
 	or.Counters = cs.Counters()
 	switch op.(type) {
-	case workload.Fsync, workload.Fdatasync:
-		res.Fsyncs = append(res.Fsyncs, workload.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
+	case scenario.Fsync, scenario.Fdatasync:
+		res.Fsyncs = append(res.Fsyncs, scenario.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
 	}
 	return nil
 }
 
 // header fills the result's kernel, machine and queue limits.
-func header(r *workload.Result, e *env) {
+func header(r *scenario.Result, e *env) {
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		r.Kernel = unix.ByteSliceToString(u.Release[:])
@@ -224,7 +224,7 @@ func header(r *workload.Result, e *env) {
 	r.Queue = queueLimits(fmt.Sprintf("/sys/block/loop%d", e.loop))
 }
 
-func queueLimits(dir string) *workload.QueueLimits {
+func queueLimits(dir string) *scenario.QueueLimits {
 	q := filepath.Join(dir, "queue")
 	num := func(name string) int {
 		s, _ := readSys(filepath.Join(q, name))
@@ -237,7 +237,7 @@ func queueLimits(dir string) *workload.QueueLimits {
 		sched = sched[i+1 : j]
 	}
 	dio, _ := readSys(filepath.Join(dir, "loop", "dio"))
-	return &workload.QueueLimits{
+	return &scenario.QueueLimits{
 		LogicalBlockSize:  num("logical_block_size"),
 		PhysicalBlockSize: num("physical_block_size"),
 		MinimumIOSize:     num("minimum_io_size"),
@@ -260,22 +260,22 @@ func queueLimits(dir string) *workload.QueueLimits {
 // readStat reads /sys/block/DEV/stat (Documentation/block/stat.rst): the
 // fields the counters keep are 0-2 (read I/Os, merges, sectors), 4-6 (the
 // same for writes) and 15 (flush I/Os, 0 on a kernel that lacks the field).
-func readStat(dir string) (workload.DiskStat, error) {
+func readStat(dir string) (scenario.DiskStat, error) {
 	s, err := readSys(filepath.Join(dir, "stat"))
 	if err != nil {
-		return workload.DiskStat{}, fmt.Errorf("host: %w", err)
+		return scenario.DiskStat{}, fmt.Errorf("host: %w", err)
 	}
 	var f [17]uint64
 	for i, w := range strings.Fields(s) {
 		n, err := strconv.ParseUint(w, 10, 64)
 		if err != nil {
-			return workload.DiskStat{}, fmt.Errorf("host: %s/stat: %q", dir, s)
+			return scenario.DiskStat{}, fmt.Errorf("host: %s/stat: %q", dir, s)
 		}
 		if i < len(f) {
 			f[i] = n
 		}
 	}
-	return workload.DiskStat{ReadIOs: f[0], ReadMerges: f[1], ReadSectors: f[2],
+	return scenario.DiskStat{ReadIOs: f[0], ReadMerges: f[1], ReadSectors: f[2],
 		WriteIOs: f[4], WriteMerges: f[5], WriteSectors: f[6], FlushIOs: f[15]}, nil
 }
 
@@ -312,7 +312,7 @@ func errnoName(err error) string {
 }
 
 // timed runs one system call, adds its CPU time to m and counts it.
-func timed(or *workload.OpResult, m *workload.Measurement, call func() error) error {
+func timed(or *scenario.OpResult, m *scenario.Measurement, call func() error) error {
 	t0 := cpuNow()
 	err := call()
 	m.Add(cpuNow() - t0)
@@ -325,51 +325,51 @@ func timed(or *workload.OpResult, m *workload.Measurement, call func() error) er
 
 // exec runs one operation, filling its result. Failing system calls are
 // results (errno); only the runner's own failures are errors.
-func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) error {
-	var m workload.Measurement
+func (e *env) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult) error {
+	var m scenario.Measurement
 	defer func() {
 		if m.N > 0 {
 			or.CPU = &m
 		}
 	}()
 	fd, haveFD := e.fds[op.Descriptor()]
-	if _, isOpen := op.(workload.Open); !isOpen && op.Descriptor() != "" && !haveFD {
+	if _, isOpen := op.(scenario.Open); !isOpen && op.Descriptor() != "" && !haveFD {
 		// The scenario validated: the fd is only missing if open failed.
 		or.Errno = "EBADF"
 		return nil
 	}
 	switch o := op.(type) {
-	case workload.Open:
+	case scenario.Open:
 		e.execOpen(o, or, &m)
-	case workload.Close:
+	case scenario.Close:
 		_ = timed(or, &m, func() error { return unix.Close(fd) })
 		delete(e.fds, o.FD)
-	case workload.SetBlockSize:
+	case scenario.SetBlockSize:
 		if timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKBSZSET, int(o.Size)) }) == nil {
 			noteBlockSize(fd, or)
 		}
-	case workload.GetBlockSize:
+	case scenario.GetBlockSize:
 		var n int
 		if timed(or, &m, func() (err error) { n, err = unix.IoctlGetInt(fd, unix.BLKBSZGET); return err }) == nil {
 			or.BlockSize = n
 		}
-	case workload.Write:
+	case scenario.Write:
 		return execWrite(ctx, fd, o, or, &m)
-	case workload.Read:
+	case scenario.Read:
 		return execRead(ctx, fd, o, or, &m)
-	case workload.Fsync:
+	case scenario.Fsync:
 		_ = timed(or, &m, func() error { return unix.Fsync(fd) })
-	case workload.Fdatasync:
+	case scenario.Fdatasync:
 		_ = timed(or, &m, func() error { return unix.Fdatasync(fd) })
-	case workload.DropCaches:
+	case scenario.DropCaches:
 		_ = timed(or, &m, func() error { return flushBuffers(fd) })
-	case workload.ReadOnly:
+	case scenario.ReadOnly:
 		v := 0
 		if o.On {
 			v = 1
 		}
 		_ = timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKROSET, v) })
-	case workload.BackingFull:
+	case scenario.BackingFull:
 		or.Calls = 1
 		return e.backingFull()
 	default:
@@ -380,7 +380,7 @@ func (e *env) exec(ctx context.Context, op workload.Op, or *workload.OpResult) e
 
 // noteBlockSize records fd's block size (BLKBSZGET) in the result, when
 // the ioctl answers.
-func noteBlockSize(fd int, or *workload.OpResult) {
+func noteBlockSize(fd int, or *scenario.OpResult) {
 	if n, err := unix.IoctlGetInt(fd, unix.BLKBSZGET); err == nil {
 		or.BlockSize = n
 	}
@@ -389,7 +389,7 @@ func noteBlockSize(fd int, or *workload.OpResult) {
 // execOpen runs an Open: open(2) of the loop device in o's mode (O_EXCL with
 // Excl, always O_CLOEXEC), keeping the descriptor under o's name and
 // recording its block size.
-func (e *env) execOpen(o workload.Open, or *workload.OpResult, m *workload.Measurement) {
+func (e *env) execOpen(o scenario.Open, or *scenario.OpResult, m *scenario.Measurement) {
 	flags := []int{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR}[o.Mode] | unix.O_CLOEXEC
 	if o.Excl {
 		flags |= unix.O_EXCL
@@ -404,7 +404,7 @@ func (e *env) execOpen(o workload.Open, or *workload.OpResult, m *workload.Measu
 // execWrite runs a Write on fd: its pwrite(2) calls of o.Len bytes of
 // o.Fill, one Step apart, until one fails; the bytes written add up. Only
 // a cancelled ctx is an error.
-func execWrite(ctx context.Context, fd int, o workload.Write, or *workload.OpResult, m *workload.Measurement) error {
+func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpResult, m *scenario.Measurement) error {
 	buf := make([]byte, o.Len)
 	for i := range buf {
 		buf[i] = o.Fill
@@ -426,7 +426,7 @@ func execWrite(ctx context.Context, fd int, o workload.Write, or *workload.OpRes
 // execRead runs a Read on fd: its pread(2) calls of o.Len bytes, one Step
 // apart, until one fails; the bytes read add up and the data read is
 // summarised. Only a cancelled ctx is an error.
-func execRead(ctx context.Context, fd int, o workload.Read, or *workload.OpResult, m *workload.Measurement) error {
+func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResult, m *scenario.Measurement) error {
 	buf := make([]byte, o.Len)
 	var data []byte
 	for i := 0; i < o.Calls(); i++ {
@@ -443,7 +443,7 @@ func execRead(ctx context.Context, fd int, o workload.Read, or *workload.OpResul
 			break
 		}
 	}
-	or.Data = workload.DataSummary(data)
+	or.Data = scenario.DataSummary(data)
 	return nil
 }
 

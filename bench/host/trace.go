@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // markerPrefix starts every trace_marker line the runner writes.
@@ -83,11 +83,11 @@ type rwbs struct {
 	sync     bool
 }
 
-// parseRWBS reads a tracepoint's rwbs (workload.ParseRWBS) and refuses
+// parseRWBS reads a tracepoint's rwbs (scenario.ParseRWBS) and refuses
 // what the runner's scenarios cannot make: zone operations, write zeroes,
 // atomic writes and blkparse's barrier.
 func parseRWBS(s string) (rwbs, bool) {
-	p, ok := workload.ParseRWBS(s)
+	p, ok := scenario.ParseRWBS(s)
 	if !ok || p.Op == 'Z' || p.Zeroes || p.Atomic || p.Barrier {
 		return rwbs{}, false
 	}
@@ -95,18 +95,18 @@ func parseRWBS(s string) (rwbs, bool) {
 }
 
 // dir is the operation's direction in counter names.
-func (r rwbs) dir() workload.Dir {
+func (r rwbs) dir() scenario.Dir {
 	switch r.op {
 	case 'R':
-		return workload.DirRead
+		return scenario.DirRead
 	case 'W':
-		return workload.DirWrite
+		return scenario.DirWrite
 	case 'D':
-		return workload.DirDiscard
+		return scenario.DirDiscard
 	case 'F':
-		return workload.DirFlush
+		return scenario.DirFlush
 	}
-	return workload.DirOther
+	return scenario.DirOther
 }
 
 // filter holds what identifies the runner's device in events.
@@ -161,7 +161,7 @@ func parseUint(s string) (uint64, bool) {
 // counter reads one tracepoint's event into counters (the workload.Count*
 // function of its tracepoint): it reports whether the event belonged to
 // the runner's device. inWrite says the event falls in a pwrite operation.
-type counter func(f filter, ev event, inWrite bool, cs *workload.CounterSet) bool
+type counter func(f filter, ev event, inWrite bool, cs *scenario.CounterSet) bool
 
 // counters are the readers of the runner's tracepoints, by event name.
 var counters = map[string]counter{
@@ -191,14 +191,14 @@ var counters = map[string]counter{
 // count adds one event's counters to cs. inWrite says the event falls in a
 // pwrite operation (a read bio there is a read-modify-write read). It
 // reports whether the event belonged to the runner's device.
-func (f filter) count(ev event, inWrite bool, cs *workload.CounterSet) bool {
+func (f filter) count(ev event, inWrite bool, cs *scenario.CounterSet) bool {
 	c, ok := counters[ev.name]
 	return ok && c(f, ev, inWrite, cs)
 }
 
 // countBio reads block_bio_queue, the bio merges and block_getrq, whose
 // arguments are "7,3 W 0 + 8 [comm]".
-func (f filter) countBio(ev event, inWrite bool, cs *workload.CounterSet) bool {
+func (f filter) countBio(ev event, inWrite bool, cs *scenario.CounterSet) bool {
 	w := strings.Fields(ev.args)
 	if len(w) < 5 || !f.blockDev(w[0]) || w[3] != "+" {
 		return false
@@ -210,13 +210,13 @@ func (f filter) countBio(ev event, inWrite bool, cs *workload.CounterSet) bool {
 	}
 	switch ev.name {
 	case "block_bio_backmerge":
-		workload.CountMerge(cs, workload.MergeBack)
+		scenario.CountMerge(cs, scenario.MergeBack)
 	case "block_bio_frontmerge":
-		workload.CountMerge(cs, workload.MergeFront)
+		scenario.CountMerge(cs, scenario.MergeFront)
 	case "block_getrq":
-		workload.CountGetRq(cs)
+		scenario.CountGetRq(cs)
 	default:
-		workload.CountBioQueued(cs, workload.BioQueued{Dir: r.dir(), Bytes: n * 512,
+		scenario.CountBioQueued(cs, scenario.BioQueued{Dir: r.dir(), Bytes: n * 512,
 			Preflush: r.preflush, FUA: r.fua, Ahead: r.ahead, InWrite: inWrite})
 	}
 	return true
@@ -224,25 +224,25 @@ func (f filter) countBio(ev event, inWrite bool, cs *workload.CounterSet) bool {
 
 // countDevEvent reads block_split, block_rq_merge and block_dirty_buffer,
 // of which only the device, the first word, matters.
-func (f filter) countDevEvent(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countDevEvent(ev event, _ bool, cs *scenario.CounterSet) bool {
 	w := strings.Fields(ev.args)
 	if len(w) < 1 || !f.blockDev(w[0]) {
 		return false
 	}
 	switch ev.name {
 	case "block_split":
-		workload.CountBioSplit(cs)
+		scenario.CountBioSplit(cs)
 	case "block_rq_merge":
-		workload.CountMerge(cs, workload.MergeRq)
+		scenario.CountMerge(cs, scenario.MergeRq)
 	default:
-		workload.CountBufferDirty(cs)
+		scenario.CountBufferDirty(cs)
 	}
 	return true
 }
 
 // countRq reads block_rq_insert and block_rq_issue, whose arguments are
 // "7,3 W 4096 () 0 + 8 none,0,0 [comm]".
-func (f filter) countRq(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countRq(ev event, _ bool, cs *scenario.CounterSet) bool {
 	w := strings.Fields(ev.args)
 	if len(w) < 7 || !f.blockDev(w[0]) {
 		return false
@@ -253,21 +253,21 @@ func (f filter) countRq(ev event, _ bool, cs *workload.CounterSet) bool {
 		return false
 	}
 	if ev.name == "block_rq_insert" {
-		workload.CountRqInsert(cs)
+		scenario.CountRqInsert(cs)
 		return true
 	}
 	var sectors uint64
 	if plus := slices.Index(w, "+"); plus > 0 && plus+1 < len(w) {
 		sectors, _ = parseUint(w[plus+1])
 	}
-	workload.CountRqIssued(cs, workload.RqIssued{Dir: r.dir(), Bytes: bytes, Sectors: sectors,
+	scenario.CountRqIssued(cs, scenario.RqIssued{Dir: r.dir(), Bytes: bytes, Sectors: sectors,
 		Preflush: r.preflush, FUA: r.fua})
 	return true
 }
 
 // countRqComplete reads block_rq_complete, whose arguments are "7,3 W () 0
 // + 8 none,0,0 [0]", the last the (negative) error.
-func (f filter) countRqComplete(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countRqComplete(ev event, _ bool, cs *scenario.CounterSet) bool {
 	w := strings.Fields(ev.args)
 	if len(w) < 2 || !f.blockDev(w[0]) {
 		return false
@@ -276,18 +276,18 @@ func (f filter) countRqComplete(ev event, _ bool, cs *workload.CounterSet) bool 
 	if e, err := strconv.Atoi(strings.Trim(w[len(w)-1], "[]")); err == nil {
 		errno = -e
 	}
-	workload.CountRqComplete(cs, errno)
+	scenario.CountRqComplete(cs, errno)
 	return true
 }
 
 // countPlug reads block_plug and block_unplug ("[comm] 3", the requests it
 // flushes), which carry no device: they are the scenario's thread's.
-func (f filter) countPlug(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countPlug(ev event, _ bool, cs *scenario.CounterSet) bool {
 	if ev.pid != f.tid {
 		return false
 	}
 	if ev.name == "block_plug" {
-		workload.CountPlug(cs)
+		scenario.CountPlug(cs)
 		return true
 	}
 	w := strings.Fields(ev.args)
@@ -298,14 +298,14 @@ func (f filter) countPlug(ev event, _ bool, cs *workload.CounterSet) bool {
 	if !ok {
 		return false
 	}
-	workload.CountUnplug(cs, n)
+	scenario.CountUnplug(cs, n)
 	return true
 }
 
 // countFilemap reads mm_filemap_add_to_page_cache and
 // mm_filemap_delete_from_page_cache, whose arguments are "dev 0:5 ino
 // 700003 pfn=0x1 ofs=0 order=0".
-func (f filter) countFilemap(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countFilemap(ev event, _ bool, cs *scenario.CounterSet) bool {
 	kv := keyValues(ev.args)
 	ino, ok := parseUint("0x" + kv["ino"])
 	order, ok2 := parseUint(kv["order"])
@@ -313,16 +313,16 @@ func (f filter) countFilemap(ev event, _ bool, cs *workload.CounterSet) bool {
 		return false
 	}
 	if ev.name == "mm_filemap_delete_from_page_cache" {
-		workload.CountFolioRemove(cs, uint(order))
+		scenario.CountFolioRemove(cs, uint(order))
 	} else {
-		workload.CountFolioAdd(cs, uint(order))
+		scenario.CountFolioAdd(cs, uint(order))
 	}
 	return true
 }
 
 // countReadahead reads the readahead events, whose arguments are
 // "dev=0:5 ino=700003 index=0 ... order=0 size=32 ...".
-func (f filter) countReadahead(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countReadahead(ev event, _ bool, cs *scenario.CounterSet) bool {
 	kv := keyValues(ev.args)
 	ino, ok := parseUint("0x" + kv["ino"])
 	if !ok || !f.inodeEvent(kv["dev"], ino) {
@@ -330,50 +330,50 @@ func (f filter) countReadahead(ev event, _ bool, cs *workload.CounterSet) bool {
 	}
 	switch ev.name {
 	case "page_cache_sync_ra":
-		workload.CountReadaheadSync(cs)
+		scenario.CountReadaheadSync(cs)
 	case "page_cache_async_ra":
-		workload.CountReadaheadAsync(cs)
+		scenario.CountReadaheadAsync(cs)
 	case "page_cache_ra_order":
 		order, ok := parseUint(kv["order"])
 		size, ok2 := parseUint(kv["size"])
 		if !ok || !ok2 {
 			return false
 		}
-		workload.CountReadaheadOrder(cs, uint(order), size)
+		scenario.CountReadaheadOrder(cs, uint(order), size)
 	case "page_cache_ra_unbounded":
 		n, ok := parseUint(kv["nr_to_read"])
 		if !ok {
 			return false
 		}
-		workload.CountReadaheadUnbounded(cs, n)
+		scenario.CountReadaheadUnbounded(cs, n)
 	}
 	return true
 }
 
 // countDirtyFolio reads writeback_dirty_folio, whose arguments are "bdi
 // 7:3: ino=7340035 index=0".
-func (f filter) countDirtyFolio(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countDirtyFolio(ev event, _ bool, cs *scenario.CounterSet) bool {
 	kv := keyValues(ev.args)
 	ino, ok := parseUint(kv["ino"])
 	if !ok || ino != f.bdevIno || kv["bdi"] != fmt.Sprintf("%d:%d:", f.major, f.minor) {
 		return false
 	}
-	workload.CountFolioDirty(cs)
+	scenario.CountFolioDirty(cs)
 	return true
 }
 
 // countWBErr reads filemap_set_wb_err and file_check_and_advance_wb_err
 // ("... dev=0:3 ino=0x700008 ...").
-func (f filter) countWBErr(ev event, _ bool, cs *workload.CounterSet) bool {
+func (f filter) countWBErr(ev event, _ bool, cs *scenario.CounterSet) bool {
 	kv := keyValues(ev.args)
 	ino, ok := parseUint(kv["ino"])
 	if !ok || !f.inodeEvent(kv["dev"], ino) {
 		return false
 	}
 	if ev.name == "filemap_set_wb_err" {
-		workload.CountWBErrSet(cs)
+		scenario.CountWBErrSet(cs)
 	} else {
-		workload.CountWBErrReport(cs)
+		scenario.CountWBErrReport(cs)
 	}
 	return true
 }
@@ -385,7 +385,7 @@ func (f filter) countWBErr(ev event, _ bool, cs *workload.CounterSet) bool {
 type attribution struct {
 	f       filter
 	isWrite func(op int) bool
-	ops     []workload.CounterSet
+	ops     []scenario.CounterSet
 	cur     int
 	// Dropped counts lines that were not events of the runner's device.
 	dropped int
@@ -393,7 +393,7 @@ type attribution struct {
 }
 
 func newAttribution(f filter, nops int, isWrite func(op int) bool) *attribution {
-	return &attribution{f: f, isWrite: isWrite, ops: make([]workload.CounterSet, nops)}
+	return &attribution{f: f, isWrite: isWrite, ops: make([]scenario.CounterSet, nops)}
 }
 
 func (a *attribution) line(line string) {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // testFilter is loop8 (7:8, dev_t 0x700008) run by thread 24937, with its
@@ -121,12 +121,12 @@ func TestCountEvents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev, ok := parseTraceLine(tt.line)
 			require.True(t, ok)
-			var cs workload.CounterSet
+			var cs scenario.CounterSet
 			got := testFilter.count(ev, tt.inWrite, &cs)
 			assert.Equal(t, tt.want != "", got)
 			assert.Equal(t, tt.want, cs.Counters().String())
 			for _, c := range cs.Counters() {
-				_, ok := workload.ParseCounter(c.Name)
+				_, ok := scenario.ParseCounter(c.Name)
 				assert.True(t, ok, "%s belongs to no counter family", c.Name)
 			}
 			if got { // one firing in the runner's thread (pid 24937), none in another's
@@ -215,7 +215,7 @@ func FuzzTraceLine(f *testing.F) {
 		a := newAttribution(testFilter, 3, func(int) bool { return true })
 		a.line(line)
 		if ev, ok := parseTraceLine(line); ok {
-			var cs workload.CounterSet
+			var cs scenario.CounterSet
 			testFilter.count(ev, true, &cs)
 			_, _, _ = ev.marker()
 		}

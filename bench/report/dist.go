@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
 )
 
 // WriteRunText prints a workload run's result as `bhsim run` does: the
@@ -16,7 +16,7 @@ import (
 // operation kind (simulated µs), each resource's busy time, the bh LRU and
 // its miss-ratio curve, and throughput over simulated time in at most ten
 // intervals. Errors: w fails. O(kinds + resources + intervals).
-func WriteRunText(w io.Writer, r *workload.RunResult) error {
+func WriteRunText(w io.Writer, r *engine.RunResult) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", r.Header())
 	ew.printf("%d ops, %.1f MB read and written in %s simulated: %.1f MB/s, %.0f IOPS\n",
@@ -64,14 +64,14 @@ func WriteRunText(w io.Writer, r *workload.RunResult) error {
 }
 
 // tenths merges throughput bins into at most ten intervals of equal width.
-func tenths(bins []workload.ThroughputBin) []workload.ThroughputBin {
+func tenths(bins []engine.ThroughputBin) []engine.ThroughputBin {
 	if len(bins) == 0 {
 		return nil
 	}
 	per := (len(bins) + 9) / 10
-	var out []workload.ThroughputBin
+	var out []engine.ThroughputBin
 	for i := 0; i < len(bins); i += per {
-		m := workload.ThroughputBin{StartNS: bins[i].StartNS}
+		m := engine.ThroughputBin{StartNS: bins[i].StartNS}
 		for _, b := range bins[i:min(i+per, len(bins))] {
 			m.WidthNS += b.WidthNS
 			m.Bytes += b.Bytes
@@ -103,7 +103,7 @@ func seconds(ns float64) string {
 // (resource), the LRU and its curve (lru, mrc), each throughput interval
 // (throughput, name = its start in ns). The JSON of the same result is
 // WriteJSON of r. Errors: w fails. O(kinds + resources + intervals).
-func WriteRunCSV(w io.Writer, r *workload.RunResult) error {
+func WriteRunCSV(w io.Writer, r *engine.RunResult) error {
 	var rows [][]string
 	add := func(section, name, metric, value string) {
 		rows = append(rows, []string{r.Workload, section, name, metric, value})

@@ -40,9 +40,9 @@
 // (bhsim-reproduce/1) and ReproduceCSVSchema, SweepSchema (bhsim-sweep/1)
 // and SweepCSVSchema, ValidateSchema (bhsim-validate/1), ResultCSVSchema
 // (bhsim-result-csv/1, a scenario's result; its JSON is
-// workload.Result.Encode's, WriteResultJSON) and RunCSVSchema
+// scenario.Result.Encode's, WriteResultJSON) and RunCSVSchema
 // (bhsim-run-dist-csv/1, a workload's distributions; its JSON is
-// workload.RunResult's, bhsim-run-dist/1). A version changes when a field
+// engine.RunResult's, bhsim-run-dist/1). A version changes when a field
 // is renamed, removed or changes meaning; fields may be added within a
 // version. Every unit is stated: times in nanoseconds (simulated unless
 // said), rates in decimal MB/s, sizes in bytes.

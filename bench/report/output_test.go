@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 )
@@ -128,7 +130,7 @@ func TestRunOutputs(t *testing.T) {
 	require.NoError(t, err)
 	o, err := s.Options()
 	require.NoError(t, err)
-	r, err := workload.Run(context.Background(), w, o)
+	r, err := engine.Run(context.Background(), w, o)
 	require.NoError(t, err)
 
 	var text bytes.Buffer
@@ -155,9 +157,9 @@ func TestRunOutputs(t *testing.T) {
 // TestResultOutputs runs a corpus scenario on the model and writes it
 // every way.
 func TestResultOutputs(t *testing.T) {
-	s, err := workload.ParseFile(filepath.Join(corpus, "rmw-uncached-bs4k.scn"))
+	s, err := scenario.ParseFile(filepath.Join(corpus, "rmw-uncached-bs4k.scn"))
 	require.NoError(t, err)
-	r, err := workload.RunModel(context.Background(), s, workload.ModelOptions{})
+	r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{})
 	require.NoError(t, err)
 	var text bytes.Buffer
 	require.NoError(t, WriteResultText(&text, r))
@@ -167,7 +169,7 @@ func TestResultOutputs(t *testing.T) {
 	}
 	var js bytes.Buffer
 	require.NoError(t, WriteResultJSON(&js, r))
-	back, err := workload.DecodeResult(js.Bytes())
+	back, err := scenario.DecodeResult(js.Bytes())
 	require.NoError(t, err)
 	assert.Equal(t, r, back)
 	var cb bytes.Buffer

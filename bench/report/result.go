@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // WriteResultText prints a scenario's result as `bhsim run FILE` does: a
@@ -14,7 +14,7 @@ import (
 // outcome, counters and (on the model) ledger or (on the host) CPU time per
 // call, then the totals, the fsync results and the counters that varied
 // between runs. Errors: w fails. O(counters).
-func WriteResultText(w io.Writer, r *workload.Result) error {
+func WriteResultText(w io.Writer, r *scenario.Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("scenario %s on the %s (kernel %s, %s", r.Scenario, r.Runner, r.Kernel, r.Machine)
 	if r.Runs > 1 {
@@ -51,7 +51,7 @@ func WriteResultText(w io.Writer, r *workload.Result) error {
 
 // outcome is an operation's result line: calls, bytes, errno, block size,
 // data read.
-func outcome(o workload.OpResult) string {
+func outcome(o scenario.OpResult) string {
 	parts := []string{fmt.Sprintf("calls %d", o.Calls)}
 	if o.Bytes > 0 {
 		parts = append(parts, fmt.Sprintf("bytes %d", o.Bytes))
@@ -76,7 +76,7 @@ func errnoOrOK(e string) string {
 
 // wrapCounters prints cs as "name value" items after a label, comma
 // separated and wrapped at 100 columns; nothing for an empty list.
-func wrapCounters(ew *errWriter, label string, cs workload.Counters) {
+func wrapCounters(ew *errWriter, label string, cs scenario.Counters) {
 	if len(cs) == 0 {
 		return
 	}
@@ -96,9 +96,9 @@ func wrapCounters(ew *errWriter, label string, cs workload.Counters) {
 }
 
 // WriteResultJSON writes a scenario's result as the JSON result file
-// bhsim validate compares (workload.Result.Encode). Errors: r does not
+// bhsim validate compares (scenario.Result.Encode). Errors: r does not
 // encode, or w fails.
-func WriteResultJSON(w io.Writer, r *workload.Result) error {
+func WriteResultJSON(w io.Writer, r *scenario.Result) error {
 	b, err := r.Encode()
 	if err == nil {
 		_, err = w.Write(b)
@@ -111,7 +111,7 @@ func WriteResultJSON(w io.Writer, r *workload.Result) error {
 // for totals), operation, kind (result, counter, event, cpu, fsync), name,
 // value ("min..max" for a range). The JSON of the same result is
 // r.Encode. Errors: w fails. O(counters).
-func WriteResultCSV(w io.Writer, r *workload.Result) error {
+func WriteResultCSV(w io.Writer, r *scenario.Result) error {
 	var rows [][]string
 	add := func(op int, line, kind, name, value string) {
 		rows = append(rows, []string{r.Scenario, r.Runner, strconv.Itoa(op), line, kind, name, value})

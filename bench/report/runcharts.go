@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
 )
 
 // WriteRunCharts draws a workload run's charts into dir, creating it (and
@@ -27,7 +27,7 @@ import (
 // are 5.5 × 4 inches, the PNGs at 110 dpi, and name the workload, seed,
 // kernel, CPUs, profile and disk. Errors: the directory or a file cannot be
 // written. O(kinds × buckets + intervals).
-func WriteRunCharts(dir string, r *workload.RunResult) error {
+func WriteRunCharts(dir string, r *engine.RunResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func WriteRunCharts(dir string, r *workload.RunResult) error {
 }
 
 // subtitle is a chart's second title line: what ran, on what.
-func subtitle(r *workload.RunResult) string {
+func subtitle(r *engine.RunResult) string {
 	seed := ""
 	if r.Seed != nil && !strings.Contains(r.Workload, fmt.Sprintf("seed=%d", *r.Seed)) {
 		seed = fmt.Sprintf(", seed %d", *r.Seed)
@@ -56,7 +56,7 @@ func subtitle(r *workload.RunResult) string {
 
 // latencyCDFPlot draws each kind's latency distribution: the fraction of
 // operations that took at most x µs, x on a log scale.
-func latencyCDFPlot(r *workload.RunResult) (*plot.Plot, error) {
+func latencyCDFPlot(r *engine.RunResult) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = "Simulated latency CDF\n" + subtitle(r)
 	pl.Title.TextStyle.Font.Size = vg.Points(10)
@@ -92,7 +92,7 @@ func latencyCDFPlot(r *workload.RunResult) (*plot.Plot, error) {
 }
 
 // throughputPlot draws MB/s per interval of simulated time.
-func throughputPlot(r *workload.RunResult) (*plot.Plot, error) {
+func throughputPlot(r *engine.RunResult) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = "Throughput over simulated time\n" + subtitle(r)
 	pl.Title.TextStyle.Font.Size = vg.Points(10)
@@ -147,7 +147,7 @@ func throughputPlot(r *workload.RunResult) (*plot.Plot, error) {
 // intervals' rates, so that a burst (the page cache absorbing writes at
 // memory speed) does not flatten the rest, or the largest rate when no
 // interval exceeds it.
-func clipAt(bins []workload.ThroughputBin) float64 {
+func clipAt(bins []engine.ThroughputBin) float64 {
 	rates := make([]float64, len(bins))
 	for i, b := range bins {
 		rates[i] = b.MBps

@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/blocksize"
 )
 
@@ -114,8 +116,8 @@ func (c Costs) Resolve(def string) (*timing.Profile, string, error) {
 // name the field at fault (*FieldError, Field "WorkloadSpec.NAME") or come
 // from bench/workload.
 type WorkloadSpec struct {
-	// Gen is a generator spec (workload.ParseGenerator); when it is "",
-	// File is a trace or scenario file (workload.TraceWorkload).
+	// Gen is a generator spec (source.ParseGenerator); when it is "",
+	// File is a trace or scenario file (engine.TraceWorkload).
 	Gen, File string
 	// Seed, if not "", is the generator's seed, in decimal: it overrides
 	// the spec's seed=. Only with Gen.
@@ -125,7 +127,7 @@ type WorkloadSpec struct {
 	// block size, a power of two from 512 to 4K (default 512).
 	Dev, LBS string
 	// TraceDevice ("MAJ,MIN") and TraceFile choose what a blkparse trace or
-	// a fio iolog that holds several replays (workload.TraceSelect); Replay
+	// a fio iolog that holds several replays (source.TraceSelect); Replay
 	// is the blkparse action replayed: Q (bios as queued; "" too), D, I or
 	// C.
 	TraceDevice, TraceFile, Replay string
@@ -133,8 +135,8 @@ type WorkloadSpec struct {
 	// profile's costs, its default profile x86-server.
 	Kernel string
 	Costs  Costs
-	// Disk is the disk model (workload.DiskByName; default ssd), Access how
-	// records reach the page cache (workload.ParseAccess; default auto) and
+	// Disk is the disk model (engine.DiskByName; default ssd), Access how
+	// records reach the page cache (engine.ParseAccess; default auto) and
 	// Memory the machine's memory size (default 2G).
 	Disk, Access, Memory string
 	// CPUs and QueueDepth are the simulated CPUs and the operations each
@@ -147,15 +149,15 @@ type WorkloadSpec struct {
 
 // IsScenarioFile reports whether the file at path holds a scenario
 // (docs/scenario-language.md) rather than a trace, by its content
-// (workload.OpenTrace), or by its .scn extension when it cannot be opened:
+// (source.OpenTrace), or by its .scn extension when it cannot be opened:
 // `bhsim run FILE` runs a scenario on the model, a trace as a workload.
 func IsScenarioFile(path string) bool {
-	t, err := workload.OpenTrace(path)
+	t, err := source.OpenTrace(path)
 	if err != nil {
 		return strings.HasSuffix(path, ".scn")
 	}
 	defer t.Close()
-	return t.Format == workload.TraceScenario
+	return t.Format == source.TraceScenario
 }
 
 // DefaultWorkloadSpec returns a spec of the defaults: logical blocks of
@@ -168,25 +170,25 @@ func DefaultWorkloadSpec() WorkloadSpec {
 // Workload builds the workload s names: the generator Gen (with Seed), or
 // the trace or scenario in File. Errors: Gen and File, or Seed and File,
 // both set; a *FieldError for Seed, Dev, LBS or Replay; the generator's or
-// the trace's own (workload.ParseGenerator, GenWorkload, TraceWorkload).
+// the trace's own (source.ParseGenerator, GenWorkload, TraceWorkload).
 // O(the trace's records) for a trace, which is read for its extent.
-func (s WorkloadSpec) Workload() (workload.Workload, error) {
+func (s WorkloadSpec) Workload() (engine.Workload, error) {
 	if s.Gen != "" {
 		if s.File != "" {
-			return workload.Workload{}, errors.New("report: WorkloadSpec: both Gen and File are set")
+			return engine.Workload{}, errors.New("report: WorkloadSpec: both Gen and File are set")
 		}
-		g, err := workload.ParseGenerator(s.Gen)
+		g, err := source.ParseGenerator(s.Gen)
 		if err != nil {
-			return workload.Workload{}, err
+			return engine.Workload{}, err
 		}
 		if s.Seed != "" {
 			seed, err := strconv.ParseUint(s.Seed, 10, 64)
 			if err != nil {
-				return workload.Workload{}, &FieldError{"WorkloadSpec.Seed", s.Seed, errors.New("want a decimal seed")}
+				return engine.Workload{}, &FieldError{"WorkloadSpec.Seed", s.Seed, errors.New("want a decimal seed")}
 			}
 			g = g.WithSeed(seed)
 		}
-		gw, err := workload.GenWorkload(g)
+		gw, err := engine.GenWorkload(g)
 		if err != nil {
 			return gw, err
 		}
@@ -194,35 +196,35 @@ func (s WorkloadSpec) Workload() (workload.Workload, error) {
 		return gw, err
 	}
 	if s.Seed != "" {
-		return workload.Workload{}, errors.New("report: WorkloadSpec: Seed is set for a File (a seed is a generator's)")
+		return engine.Workload{}, errors.New("report: WorkloadSpec: Seed is set for a File (a seed is a generator's)")
 	}
-	var dev workload.TraceDevice
+	var dev engine.TraceDevice
 	if s.Dev != "" {
-		n, err := workload.ParseDDSize(s.Dev)
+		n, err := scenario.ParseDDSize(s.Dev)
 		if err != nil {
-			return workload.Workload{}, &FieldError{"WorkloadSpec.Dev", s.Dev, err}
+			return engine.Workload{}, &FieldError{"WorkloadSpec.Dev", s.Dev, err}
 		}
 		dev.Size = n
 	}
 	lbs, err := s.logicalBlockSize()
 	if err != nil {
-		return workload.Workload{}, err
+		return engine.Workload{}, err
 	}
 	dev.LogicalBlockSize = lbs
-	dev.Select = workload.TraceSelect{Device: s.TraceDevice, File: s.TraceFile}
+	dev.Select = source.TraceSelect{Device: s.TraceDevice, File: s.TraceFile}
 	switch a := s.Replay; a {
 	case "": // Q, the reader's default
 	case "Q", "D", "I", "C":
-		dev.Select.Action = workload.BlkparseAction(a[0])
+		dev.Select.Action = source.BlkparseAction(a[0])
 	default:
-		return workload.Workload{}, &FieldError{"WorkloadSpec.Replay", a, errors.New("want Q, D, I or C")}
+		return engine.Workload{}, &FieldError{"WorkloadSpec.Replay", a, errors.New("want Q, D, I or C")}
 	}
-	return workload.TraceWorkload(s.File, dev)
+	return engine.TraceWorkload(s.File, dev)
 }
 
 // logicalBlockSize is LBS: a power of two from 512 to a page.
 func (s WorkloadSpec) logicalBlockSize() (uint32, error) {
-	lbs, err := workload.ParseDDSize(s.LBS)
+	lbs, err := scenario.ParseDDSize(s.LBS)
 	if err == nil && (lbs > 1<<12 || blocksize.ValidateLogical(uint32(lbs), 1<<12) != nil) {
 		err = errors.New("not a power of two from 512 to 4K (a logical block is at most a page)")
 	}
@@ -235,9 +237,9 @@ func (s WorkloadSpec) logicalBlockSize() (uint32, error) {
 // Options builds the run options s gives (workload.Run checks the rest:
 // the CPUs, the queue depth, the LRU sizes). Errors: an unknown kernel,
 // disk or access; Costs.Resolve's; a *FieldError for Memory or MRC.
-func (s WorkloadSpec) Options() (workload.RunOptions, error) {
-	var o workload.RunOptions
-	k, err := workload.KernelByName(s.Kernel)
+func (s WorkloadSpec) Options() (engine.RunOptions, error) {
+	var o engine.RunOptions
+	k, err := engine.KernelByName(s.Kernel)
 	if err != nil {
 		return o, err
 	}
@@ -245,19 +247,19 @@ func (s WorkloadSpec) Options() (workload.RunOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	d, err := workload.DiskByName(s.Disk)
+	d, err := engine.DiskByName(s.Disk)
 	if err != nil {
 		return o, err
 	}
-	a, err := workload.ParseAccess(s.Access)
+	a, err := engine.ParseAccess(s.Access)
 	if err != nil {
 		return o, err
 	}
-	mem, err := workload.ParseDDSize(s.Memory)
+	mem, err := scenario.ParseDDSize(s.Memory)
 	if err != nil {
 		return o, &FieldError{"WorkloadSpec.Memory", s.Memory, err}
 	}
-	o = workload.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a, MemoryBytes: mem, Data: s.Data}
+	o = engine.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a, MemoryBytes: mem, Data: s.Data}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // traces is the shipped trace samples' directory.
-const traces = "../workload/testdata/traces"
+const traces = "../source/testdata/traces"
 
 // TestCostsResolve resolves profiles by name and file, with built-in and
 // fitted costs and costs set one by one, and checks the description and the
@@ -77,7 +77,7 @@ func TestWorkloadSpec(t *testing.T) {
 		{"both", func(s *WorkloadSpec) { s.Gen, s.File = "seq:dev=1M,n=5", csv }, 0, "", "both Gen and File are set"},
 		{"a seed for a file", func(s *WorkloadSpec) { s.File, s.Seed = csv, "3" }, 0, "", "Seed is set for a File"},
 		{"a bad seed", func(s *WorkloadSpec) { s.Gen, s.Seed = "seq:dev=1M,n=5", "x" }, 0, "WorkloadSpec.Seed", `WorkloadSpec.Seed "x": want a decimal seed`},
-		{"a bad device size", func(s *WorkloadSpec) { s.File, s.Dev = csv, "lots" }, 0, "WorkloadSpec.Dev", `WorkloadSpec.Dev "lots": workload: invalid size`},
+		{"a bad device size", func(s *WorkloadSpec) { s.File, s.Dev = csv, "lots" }, 0, "WorkloadSpec.Dev", `WorkloadSpec.Dev "lots": scenario: invalid size`},
 		{"a logical block above a page", func(s *WorkloadSpec) { s.Gen, s.LBS = "seq:dev=1M,n=5", "8K" }, 0, "WorkloadSpec.LBS", "not a power of two from 512 to 4K"},
 		{"an unknown action", func(s *WorkloadSpec) { s.File, s.Replay = filepath.Join(traces, "sample.blkparse"), "X" }, 0, "WorkloadSpec.Replay", `WorkloadSpec.Replay "X": want Q, D, I or C`},
 		{"a bad generator", func(s *WorkloadSpec) { s.Gen = "random:n=5" }, 0, "", "dev="},

@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // Validation is the model set beside the kernel over a set of scenarios,
@@ -43,7 +44,7 @@ type Summary struct {
 }
 
 // SummaryOf renders the summary s of n scenarios' comparisons.
-func SummaryOf(n int, s workload.Summary) Summary {
+func SummaryOf(n int, s scenario.Summary) Summary {
 	return Summary{Scenarios: n, Equal: s.Equal, Total: s.Total, Deterministic: s.Total - s.Ranged,
 		DetEqual: s.Equal - s.RangedEqual, Ranged: s.Ranged, RangedEqual: s.RangedEqual}
 }
@@ -72,11 +73,11 @@ type Row struct {
 }
 
 // ComparisonOf renders one scenario's comparison. O(rows).
-func ComparisonOf(c *workload.Comparison) Comparison {
+func ComparisonOf(c *scenario.Comparison) Comparison {
 	out := Comparison{Scenario: c.Scenario}
 	for _, r := range c.Rows {
 		kind := "counter"
-		if r.Kind == workload.RowResult {
+		if r.Kind == scenario.RowResult {
 			kind = "result"
 		}
 		out.Rows = append(out.Rows, Row{Op: r.Op, Kind: kind, Name: r.Name, Model: r.Model, Kernel: r.Kernel, Equal: r.Equal})
@@ -91,13 +92,13 @@ func ComparisonOf(c *workload.Comparison) Comparison {
 // ScenarioFile is a parsed scenario and the file it came from.
 type ScenarioFile struct {
 	Path     string
-	Scenario *workload.Scenario
+	Scenario *scenario.Scenario
 }
 
 // ScenarioFiles parses the scenarios each path names: every *.scn of a
 // directory, in name order, or the file itself. Errors: a path that does
 // not exist, a directory without *.scn files, a scenario that does not
-// parse (workload.ParseFile's error). O(bytes read).
+// parse (scenario.ParseFile's error). O(bytes read).
 func ScenarioFiles(paths ...string) ([]ScenarioFile, error) {
 	var out []ScenarioFile
 	for _, a := range paths {
@@ -115,7 +116,7 @@ func ScenarioFiles(paths ...string) ([]ScenarioFile, error) {
 			}
 		}
 		for _, p := range files {
-			s, err := workload.ParseFile(p)
+			s, err := scenario.ParseFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -128,7 +129,7 @@ func ScenarioFiles(paths ...string) ([]ScenarioFile, error) {
 // KernelSide returns the kernel's result of scenario s, parsed from the
 // file path: a recording (Recorded) or a run on the host kernel
 // (bench/host.Run).
-type KernelSide func(ctx context.Context, path string, s *workload.Scenario) (*workload.Result, error)
+type KernelSide func(ctx context.Context, path string, s *scenario.Scenario) (*scenario.Result, error)
 
 // NoRecordingError is Recorded's error for a scenario with no recorded
 // result; it wraps os.ErrNotExist.
@@ -148,15 +149,15 @@ func (e *NoRecordingError) Unwrap() error { return os.ErrNotExist }
 // Recorded returns the KernelSide of results recorded on Linux 6.18: the
 // file NAME.json (NAME the scenario's name) in dir or, when dir is "", in
 // ../kernel/6.18 beside the scenario file's directory. Its errors: a
-// *NoRecordingError for a missing file, workload.ReadResultFile's for one
+// *NoRecordingError for a missing file, scenario.ReadResultFile's for one
 // that does not decode.
 func Recorded(dir string) KernelSide {
-	return func(_ context.Context, path string, s *workload.Scenario) (*workload.Result, error) {
+	return func(_ context.Context, path string, s *scenario.Scenario) (*scenario.Result, error) {
 		d := dir
 		if d == "" {
 			d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
 		}
-		r, err := workload.ReadResultFile(filepath.Join(d, s.Name+".json"))
+		r, err := scenario.ReadResultFile(filepath.Join(d, s.Name+".json"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, &NoRecordingError{Scenario: s.Name, Dir: d}
 		}
@@ -169,7 +170,7 @@ type ValidateOptions struct {
 	// On names the kernel's side for the output ("recorded", "host").
 	On string
 	// Kernel is the model's kernel preset; one with no Name is 6.18.
-	Kernel workload.Kernel
+	Kernel engine.Kernel
 	// Tool is the binary the output names (CurrentTool).
 	Tool Tool
 	// Progress, if not nil, is called after each scenario with the number
@@ -177,9 +178,9 @@ type ValidateOptions struct {
 	Progress func(done, total int)
 }
 
-// Validate runs every scenario of files on the model (workload.RunModel,
+// Validate runs every scenario of files on the model (engine.RunModel,
 // over the queue limits the kernel's device had) and sets it beside the
-// kernel's result that kernel returns (workload.Compare), one scenario
+// kernel's result that kernel returns (scenario.Compare), one scenario
 // after another: every row, per scenario and summed. A row that differs is
 // no error: the result's Summary.Differ counts them. Errors: the first
 // scenario whose kernel side or model run fails, or ctx's. O(scenarios ×
@@ -190,20 +191,20 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 		model = "6.18"
 	}
 	out := Validation{Schema: ValidateSchema, Tool: opts.Tool, On: opts.On, Model: model}
-	var total workload.Summary
+	var total scenario.Summary
 	for i, f := range files {
 		kr, err := kernel(ctx, f.Path, f.Scenario)
 		if err != nil {
 			return out, err
 		}
-		mr, err := workload.RunModel(ctx, f.Scenario, workload.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue})
+		mr, err := engine.RunModel(ctx, f.Scenario, engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue})
 		if err != nil {
 			return out, err
 		}
 		if out.Kernel == "" {
 			out.Kernel = kr.Kernel + " " + kr.Machine
 		}
-		c := workload.Compare(mr, kr)
+		c := scenario.Compare(mr, kr)
 		total = total.Add(c.Summary())
 		out.Scenarios = append(out.Scenarios, ComparisonOf(c))
 		if opts.Progress != nil {

@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // corpus is the host-kernel scenario corpus, recorded under ../kernel/6.18
@@ -41,7 +42,7 @@ func TestValidate(t *testing.T) {
 	assert.Zero(t, v.Summary.Differ())
 	assert.Equal(t, 2, v.Summary.Scenarios)
 
-	old, err := workload.KernelByName("6.6")
+	old, err := engine.KernelByName("6.6")
 	require.NoError(t, err)
 	v, err = Validate(context.Background(), files[1:], Recorded(""), ValidateOptions{Kernel: old})
 	require.NoError(t, err, "a row that differs is no error")
@@ -64,7 +65,7 @@ func TestValidateErrors(t *testing.T) {
 	assert.EqualError(t, err, "dd-bs4k: no recorded result in "+dir)
 
 	failed := errors.New("no kernel")
-	_, err = Validate(context.Background(), files, func(context.Context, string, *workload.Scenario) (*workload.Result, error) {
+	_, err = Validate(context.Background(), files, func(context.Context, string, *scenario.Scenario) (*scenario.Result, error) {
 		return nil, failed
 	}, ValidateOptions{})
 	assert.ErrorIs(t, err, failed)

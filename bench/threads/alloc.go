@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/exp/stats"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/blocksize"
@@ -95,7 +96,7 @@ func runAlloc(p *timing.Profile, opts Options) (*Reproduction, error) {
 func reproduceAlloc(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduction, allocRuns, error) {
 	runs := allocRuns{}
 	for i, k := range []string{"4.12", "4.12-circular"} {
-		r, err := workload.PostedWriteTest(workload.MustKernel(k), opts.scale()).Run()
+		r, err := workload.PostedWriteTest(engine.MustKernel(k), opts.scale()).Run()
 		if err != nil {
 			return nil, nil, fmt.Errorf("writetest %s: %w", k, err)
 		}

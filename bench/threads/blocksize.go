@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 )
@@ -87,7 +88,7 @@ func reproduceBlocksize(p *timing.Profile, fit timing.Fit, opts Options) (*Repro
 	for _, name := range []string{"5.10.10", "5.10.10+revert"} {
 		for _, read := range []bool{false, true} {
 			for _, l := range workload.Layouts() {
-				dd := workload.Helios4DD(l, workload.MustKernel(name), read)
+				dd := workload.Helios4DD(l, engine.MustKernel(name), read)
 				dd.Count = count
 				dds = append(dds, dd)
 				keys = append(keys, blocksizeRun{name, l, read})

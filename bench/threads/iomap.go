@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/bufcache"
@@ -90,7 +92,7 @@ func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduct
 	var keys []iomapRun
 	for _, k := range iomapKernels {
 		for _, bs := range IomapBS() {
-			dds = append(dds, workload.IMX8BoardDD(workload.MustKernel(k.name), bs, opts.scale()))
+			dds = append(dds, workload.IMX8BoardDD(engine.MustKernel(k.name), bs, opts.scale()))
 			keys = append(keys, iomapRun{k.name, bs})
 		}
 	}
@@ -136,7 +138,7 @@ func iomapNotes(p *timing.Profile, runs map[iomapRun]*workload.DDResult) string 
 	}
 	sb.WriteString("\n")
 	for _, bs := range IomapBS() {
-		fmt.Fprintf(&sb, "  %-8s", workload.FormatDDSize(bs))
+		fmt.Fprintf(&sb, "  %-8s", scenario.FormatDDSize(bs))
 		for _, k := range iomapKernels {
 			r := runs[iomapRun{k.name, bs}]
 			ns := r.SimNS(p)

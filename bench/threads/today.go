@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
 	"github.com/bhsim/bhsim/bufcache"
@@ -67,7 +69,7 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 	count := max(uint64(2000*opts.scale()+0.5), 1)
 	var dds []workload.DD
 	for _, l := range workload.Layouts() {
-		dd := workload.Helios4DD(l, workload.MustKernel(todayNoTHP), false)
+		dd := workload.Helios4DD(l, engine.MustKernel(todayNoTHP), false)
 		dd.Count = count
 		dds = append(dds, dd)
 	}
@@ -91,7 +93,7 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
 	var dds []workload.DD
 	for _, bs := range IomapBS() {
-		dds = append(dds, workload.IMX8BoardDD(workload.MustKernel(todayKernel), bs, opts.scale()))
+		dds = append(dds, workload.IMX8BoardDD(engine.MustKernel(todayKernel), bs, opts.scale()))
 	}
 	results, err := workload.RunAll(dds, nil)
 	if err != nil {
@@ -101,7 +103,7 @@ func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
 	for i, bs := range IomapBS() {
 		then, _ := r.Table.Cell(iomapRowName(bs>>10), iomapKernels[2].column)
 		res := results[i]
-		out = append(out, Today{What: "dd bs=" + workload.FormatDDSize(bs), Kernel: todayKernel, Unit: r.Table.Unit,
+		out = append(out, Today{What: "dd bs=" + scenario.FormatDDSize(bs), Kernel: todayKernel, Unit: r.Table.Unit,
 			Then: then.Simulated, ThenKernel: iomapKernels[2].name, Value: res.MBps(r.Profile),
 			Counted: fmt.Sprintf("%.1f user pages pre-faulted per page, %.2f folios/MiB", res.FaultInPerPage(), res.FoliosPerMiB())})
 	}
@@ -117,7 +119,7 @@ func todayLRU(r *Reproduction) ([]Today, error) {
 		name, size    string
 	}{{1, 1 << 30, "1", "1 GiB"}, {4 << 30, 32 << 40, "4UL<<30", "32 TiB"}} {
 		s := workload.PostedLookupModule()
-		s.Kernel, s.Block, s.DeviceBytes = workload.MustKernel(todayKernel), at.block, at.device
+		s.Kernel, s.Block, s.DeviceBytes = engine.MustKernel(todayKernel), at.block, at.device
 		res, err := s.Run()
 		if err != nil {
 			return nil, err
@@ -147,7 +149,7 @@ func todayLRU(r *Reproduction) ([]Today, error) {
 // building a ring costs on 6.18, where folio_alloc_buffers still links a
 // list its callers close — and nothing more.
 func todayAlloc(r *Reproduction, opts Options) ([]Today, error) {
-	res, err := workload.PostedWriteTest(workload.MustKernel(todayNoTHP), opts.scale()).Run()
+	res, err := workload.PostedWriteTest(engine.MustKernel(todayNoTHP), opts.scale()).Run()
 	if err != nil {
 		return nil, err
 	}

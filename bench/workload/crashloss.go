@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
@@ -68,7 +69,7 @@ func (c *CrashReport) Text(_ *timing.Profile) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "crash-loss: dd if=/dev/zero of=/dev/sda bs=%s count=%d on a Helios4 (%s); "+
 		"a power cut keeps only what the disk has written, the page cache is gone. "+
-		"Background writeback starts at %d dirty MiB.\n", FormatDDSize(c.DD.BS), c.DD.Count, c.DD.Kernel.Name, c.DD.DirtyLimit>>8)
+		"Background writeback starts at %d dirty MiB.\n", scenario.FormatDDSize(c.DD.BS), c.DD.Count, c.DD.Kernel.Name, c.DD.DirtyLimit>>8)
 	sb.WriteString(CrashLossText(c.Points, max(len(c.Points)/20, 1)))
 	return sb.String()
 }

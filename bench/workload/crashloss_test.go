@@ -5,13 +5,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/engine"
 )
 
 // TestCrashLoss: a crash loses at most what the dirty limit lets the page
 // cache hold (plus the block being written), nothing after the closing sync,
 // and what is durable only grows.
 func TestCrashLoss(t *testing.T) {
-	preset := MustKernel("5.10.10+revert")
+	preset := engine.MustKernel("5.10.10+revert")
 	d := Helios4DD(LayoutDirect, preset, false)
 	d.Count, d.DirtyLimit = 64, 4096 // 64 MiB through a 16 MiB dirty limit
 	points, err := CrashLoss(d)

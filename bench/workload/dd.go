@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/internal/fanout"
-
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
+	"github.com/bhsim/bhsim/internal/fanout"
 	"github.com/bhsim/bhsim/iomap"
 )
 
@@ -33,7 +34,7 @@ type DD struct {
 	// its write(2) path (iomap.BlkdevWrite) and the rest of its variants
 	// (a Kernel with nothing but a Name: the preset of that name; the zero
 	// Kernel: every variant's zero value, the threads' kernels' defaults).
-	Kernel Kernel
+	Kernel engine.Kernel
 	// Read makes dd read the device (dd if=DEV of=/dev/null) instead of
 	// writing it (dd if=/dev/zero of=DEV).
 	Read bool
@@ -108,7 +109,7 @@ const MaxMembers = 27
 // name, no disk model, an array of too few or too many members, disks or
 // a disk model that do not validate).
 func (d DD) Start() (*DDRun, error) {
-	k, err := d.Kernel.resolved()
+	k, err := d.Kernel.Resolved()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
@@ -118,7 +119,7 @@ func (d DD) Start() (*DDRun, error) {
 	}
 	// One CPU context more than the machine's CPUs: kswapd's, a thread
 	// that runs on them (Loads counts it in the all-CPU bound only).
-	m, err := Build(MachineSpec{Kernel: &d.Kernel, Config: bufcache.Config{CPUs: d.CPUs + 1, DirtyLimit: d.DirtyLimit,
+	m, err := engine.Build(engine.MachineSpec{Kernel: &d.Kernel, Config: bufcache.Config{CPUs: d.CPUs + 1, DirtyLimit: d.DirtyLimit,
 		SeparateFlusher: true, FlusherCPU: 1, Kswapd: true, KswapdCPU: d.CPUs,
 		PageCacheLimit: d.PageCacheLimit, OneGoroutine: true}})
 	if err != nil {
@@ -130,7 +131,7 @@ func (d DD) Start() (*DDRun, error) {
 	}
 	if d.BS*d.Count > r.dev.Size() {
 		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
-			ErrInvalidDD, FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
+			ErrInvalidDD, scenario.FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
 	}
 	r.allocBuffer()
 	for i := range m.NumCPU() {
@@ -146,7 +147,7 @@ func (d DD) check() error {
 	case d.CPUs < 2:
 		return fmt.Errorf("%w: it needs at least 2 CPUs (dd's and the flusher's), not %d", ErrInvalidDD, d.CPUs)
 	case d.BS == 0 || d.BS > MaxBS:
-		return fmt.Errorf("%w: bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", ErrInvalidDD, d.BS, uint64(MaxBS), FormatDDSize(MaxBS))
+		return fmt.Errorf("%w: bs=%d: want 1 to %d bytes (%s): the model keeps dd's buffer in memory", ErrInvalidDD, d.BS, uint64(MaxBS), scenario.FormatDDSize(MaxBS))
 	case d.Layout >= numLayouts:
 		return fmt.Errorf("%w: unknown layout %s", ErrInvalidDD, d.Layout)
 	case d.Disk == nil:

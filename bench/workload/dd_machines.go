@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
 )
@@ -41,7 +42,7 @@ const helios4PageCache = helios4Lowmem - 128<<20
 // segments (blk.AHCIMaxSegments): 84 KiB requests of 512-byte bios. The
 // partitions' 1 MiB offset is not modelled: it moves every request by the
 // same amount.
-func Helios4DD(l Layout, k Kernel, read bool) DD {
+func Helios4DD(l Layout, k engine.Kernel, read bool) DD {
 	return DD{Layout: l, Kernel: k, Read: read, BS: 1 << 20, Count: 2000, CPUs: 2,
 		Disk: blk.WD8003FFBX(), DiskBytes: WD8003FFBXBytes, MaxSegments: blk.AHCIMaxSegments, Members: 4, Chunk: md.DefaultChunkSize,
 		PageCacheLimit: helios4PageCache >> 12, DirtyLimit: helios4PageCache / 10 >> 12}
@@ -56,7 +57,7 @@ func Helios4DD(l Layout, k Kernel, read bool) DD {
 // thread). The thread names no disk, so the SSD has no timing model of its
 // own: the profile prices its requests and bytes (timing.ParamDiskRequest,
 // timing.ParamDiskByte), as assumptions a fit may name.
-func IMX8BoardDD(k Kernel, bs uint64, scale float64) DD {
+func IMX8BoardDD(k engine.Kernel, bs uint64, scale float64) DD {
 	count := uint64(float64(4<<30)/float64(bs)*scale + 0.5)
 	return DD{Layout: LayoutDirect, Kernel: k, BS: bs, Count: max(count, 1), CPUs: 4, Disk: blk.Null{},
 		DiskBytes: 64e9 / 4096 * 4096, PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}

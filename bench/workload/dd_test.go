@@ -7,11 +7,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/bhsim/bhsim/bench/timing"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -30,7 +30,7 @@ func TestLayouts(t *testing.T) {
 }
 
 func TestDDStartErrors(t *testing.T) {
-	preset := MustKernel("5.10.10")
+	preset := engine.MustKernel("5.10.10")
 	for _, tc := range []struct {
 		name    string
 		mod     func(*DD)
@@ -47,7 +47,7 @@ func TestDDStartErrors(t *testing.T) {
 		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }, true},
 		{"raid10 of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid10F2, 0 }, true},
 		{"too many members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, MaxMembers+1 }, true},
-		{"unknown kernel name", func(d *DD) { d.Kernel = Kernel{Name: "4.19"} }, true},
+		{"unknown kernel name", func(d *DD) { d.Kernel = engine.Kernel{Name: "4.19"} }, true},
 		{"invalid disk model", func(d *DD) { d.Disk = blk.HDD{} }, true},
 		{"no disk model", func(d *DD) { d.Disk = nil }, true},
 		{"no disk capacity", func(d *DD) { d.DiskBytes = 0 }, true},
@@ -68,10 +68,10 @@ func TestDDStartErrors(t *testing.T) {
 func TestDDKernelByName(t *testing.T) {
 	for _, name := range []string{"5.10.10", "5.10.10+revert", "6.18"} {
 		t.Run(name, func(t *testing.T) {
-			preset := Helios4DD(LayoutDirect, MustKernel(name), false)
+			preset := Helios4DD(LayoutDirect, engine.MustKernel(name), false)
 			preset.Count = 4
 			named := preset
-			named.Kernel = Kernel{Name: name}
+			named.Kernel = engine.Kernel{Name: name}
 			want, err := preset.Run()
 			require.NoError(t, err)
 			got, err := named.Run()
@@ -84,7 +84,7 @@ func TestDDKernelByName(t *testing.T) {
 // TestDDManyMembers: an array past 26 members names its disks as the
 // kernel does (sdaa after sdz) and runs.
 func TestDDManyMembers(t *testing.T) {
-	dd := Helios4DD(LayoutRaid0, MustKernel("5.10.10+revert"), false)
+	dd := Helios4DD(LayoutRaid0, engine.MustKernel("5.10.10+revert"), false)
 	dd.Members, dd.Count = MaxMembers, 2
 	r, err := dd.Run()
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestDDWriteCounts(t *testing.T) {
 	for _, l := range Layouts() {
 		byPolicy := map[blocksize.Policy]*DDResult{}
 		for _, name := range []string{"5.10.10", "5.10.10+revert"} {
-			preset := MustKernel(name)
+			preset := engine.MustKernel(name)
 			dd := Helios4DD(l, preset, false)
 			dd.Count = count
 			r, err := dd.Run()
@@ -148,7 +148,7 @@ func TestDDWriteCounts(t *testing.T) {
 func TestDDRead(t *testing.T) {
 	var runs []DD
 	for _, name := range []string{"5.10.10", "5.10.10+revert"} {
-		preset := MustKernel(name)
+		preset := engine.MustKernel(name)
 		dd := Helios4DD(LayoutRaid0, preset, true)
 		dd.Count = 8
 		runs = append(runs, dd)
@@ -165,7 +165,7 @@ func TestDDRead(t *testing.T) {
 // TestDDDataMode runs a short write carrying real bytes, as the oracle tests
 // of the layers beneath do, to check the scenario works in data mode too.
 func TestDDDataMode(t *testing.T) {
-	preset := MustKernel("5.10.10")
+	preset := engine.MustKernel("5.10.10")
 	dd := Helios4DD(LayoutRaid6, preset, false)
 	dd.Count, dd.Data = 2, true
 	r, err := dd.Run()
@@ -181,7 +181,7 @@ func TestIMX8BoardFaultIn(t *testing.T) {
 	prev := 0.0
 	for _, bs := range []uint64{400 << 10, 800 << 10, 1600 << 10, 2200 << 10, 3000 << 10, 4500 << 10} {
 		for _, name := range []string{"6.6", "6.6-revert", "6.6-fix"} {
-			k := MustKernel(name)
+			k := engine.MustKernel(name)
 			dd := IMX8BoardDD(k, bs, 1)
 			dd.Count = 8
 			r, err := dd.Run()
@@ -214,7 +214,7 @@ func TestDD618(t *testing.T) {
 		{"6.6", 256, 1e9, 256, 100},
 	} {
 		t.Run(tc.kernel, func(t *testing.T) {
-			dd := IMX8BoardDD(MustKernel(tc.kernel), 4500<<10, 1)
+			dd := IMX8BoardDD(engine.MustKernel(tc.kernel), 4500<<10, 1)
 			dd.Count = 8
 			r, err := dd.Run()
 			require.NoError(t, err)
@@ -247,7 +247,7 @@ func TestDDMemoryBytes(t *testing.T) {
 		{LayoutDirect, false, 4, 0}, {LayoutRaid0, false, 4, 0}, {LayoutRaid10F2, false, 5, 0}, {LayoutRaid10N2, false, 5, 0},
 		{LayoutRaid6, false, 9, 0}, {LayoutDirect, true, 3, 1 << 20}, {LayoutRaid0, true, 3, 4 << 20}, {LayoutRaid6, true, 3, 2 << 20},
 	} {
-		dd := Helios4DD(tc.layout, MustKernel("5.10.10+revert"), tc.read)
+		dd := Helios4DD(tc.layout, engine.MustKernel("5.10.10+revert"), tc.read)
 		dd.Count = 8
 		r, err := dd.Run()
 		require.NoError(t, err)
@@ -284,7 +284,7 @@ func TestDDFreesEveryPageOnce(t *testing.T) {
 	const count = 800 // MiB
 	for _, read := range []bool{false, true} {
 		t.Run(fmt.Sprintf("read=%v", read), func(t *testing.T) {
-			dd := Helios4DD(LayoutDirect, MustKernel("5.10.10"), read)
+			dd := Helios4DD(LayoutDirect, engine.MustKernel("5.10.10"), read)
 			dd.Count = count
 			r, err := dd.Run()
 			require.NoError(t, err)
@@ -326,7 +326,7 @@ func TestDDFreesEveryPageOnce(t *testing.T) {
 // with the close writing back on dd's CPU while the flusher idles; a read,
 // and a write under the threshold, have no start of their own.
 func TestDDPhases(t *testing.T) {
-	preset, err := KernelByName("5.10.10")
+	preset, err := engine.KernelByName("5.10.10")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name   string
@@ -412,7 +412,7 @@ func TestDecimalBytes(t *testing.T) {
 // the context's check) come every progressBytes, not only every
 // progressEvery blocks.
 func TestDDProgressLargeBlocks(t *testing.T) {
-	dd := Helios4DD(LayoutDirect, MustKernel("5.10.10+revert"), false)
+	dd := Helios4DD(LayoutDirect, engine.MustKernel("5.10.10+revert"), false)
 	dd.BS, dd.Count = 32<<20, 5
 	var calls []int
 	_, err := dd.RunContext(context.Background(), func(done, total int) {

@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/internal/enum"
-
 	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/iomap"
 )
 
@@ -31,7 +32,7 @@ type OpArgs struct {
 	// BS is iomap-write-page's dd bs in bytes.
 	BS uint64
 	// Kernel is iomap-write-page's kernel.
-	Kernel Kernel
+	Kernel engine.Kernel
 	// Count is the dd runs' count=; 0 asks for the thread's (Helios4DD's,
 	// IMX8BoardDD's).
 	Count uint64
@@ -75,7 +76,7 @@ var (
 			case err != nil:
 				return fmt.Errorf("workload: invalid block %q (a block number)", v)
 			case n >= lookupLargeDevice/4096:
-				return fmt.Errorf("workload: block %d is past the end of the largest lookup device (%s of 4 KiB blocks)", n, FormatDDSize(lookupLargeDevice))
+				return fmt.Errorf("workload: block %d is past the end of the largest lookup device (%s of 4 KiB blocks)", n, scenario.FormatDDSize(lookupLargeDevice))
 			}
 			a.Block = n
 			return nil
@@ -121,11 +122,11 @@ func ExplainOps() []ExplainOp {
 			Profile: "helios4", build: buildHelios4Page(true), Args: []Arg{argBlockSize, argLayout, argCount}},
 		{Name: "iomap-write-page", Summary: "one 4 KiB page written by dd to a block device at a given bs and kernel (Xu Yang's board)",
 			Profile: "xu-yang-board", build: buildIomapWritePage, Args: []Arg{
-				{Name: "bs", Default: "4500K", Usage: "dd's bs= `size` (K, M, G suffixes; at most " + FormatDDSize(MaxBS) + ")",
+				{Name: "bs", Default: "4500K", Usage: "dd's bs= `size` (K, M, G suffixes; at most " + scenario.FormatDDSize(MaxBS) + ")",
 					set: func(a *OpArgs, v string) error {
-						n, err := ParseDDSize(v)
+						n, err := scenario.ParseDDSize(v)
 						if err == nil && n > MaxBS {
-							err = fmt.Errorf("workload: bs %s is above the largest the model simulates (%s)", v, FormatDDSize(MaxBS))
+							err = fmt.Errorf("workload: bs %s is above the largest the model simulates (%s)", v, scenario.FormatDDSize(MaxBS))
 						}
 						a.BS = n
 						return err
@@ -135,7 +136,7 @@ func ExplainOps() []ExplainOp {
 						if !slices.Contains(iomapKernels, v) {
 							return fmt.Errorf("workload: unknown kernel %q for iomap-write-page (valid: %s)", v, strings.Join(iomapKernels, ", "))
 						}
-						a.Kernel = MustKernel(v)
+						a.Kernel = engine.MustKernel(v)
 						return nil
 					}},
 				argCount,
@@ -290,7 +291,7 @@ func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ func(done, tota
 	return &Operation{ExplainOp: op, Unit: "call", Per: float64(c.Calls),
 		Title: fmt.Sprintf("one %s on CPU 0, %s", call, setup),
 		Facts: []string{
-			fmt.Sprintf("device of %s, block size %d (grow policy), index height %d; block %d is page %d", FormatDDSize(size),
+			fmt.Sprintf("device of %s, block size %d (grow policy), index height %d; block %d is page %d", scenario.FormatDDSize(size),
 				d.BlockSize(), d.IndexHeight(), block, d.Geometry().PageIndex(block)),
 			fmt.Sprintf("the call %s; LRU hits %d, slots compared %d, index levels descended %d", found,
 				c.Events[bufcache.EvLRUHit], c.Events[bufcache.EvLRUSlot], c.Events[bufcache.EvIndexLevel]),
@@ -315,7 +316,7 @@ func countOr(count, thread uint64) uint64 {
 func buildHelios4Page(read bool) func(context.Context, ExplainOp, OpArgs, func(done, total int)) (Explanation, error) {
 	return func(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
 		choice := BlockSizeChoice{Size: args.BlockSize}
-		d := choice.apply(Helios4DD(args.Layout, MustKernel("5.10.10"), read))
+		d := choice.apply(Helios4DD(args.Layout, engine.MustKernel("5.10.10"), read))
 		d.Count = countOr(args.Count, d.Count)
 		dd, how := fmt.Sprintf("if=/dev/zero of=%s", devName(d.Layout)), "through buffer heads, written back by the flusher and dd's close"
 		if read {
@@ -331,7 +332,7 @@ func buildIomapWritePage(ctx context.Context, op ExplainOp, args OpArgs, progres
 	d := IMX8BoardDD(args.Kernel, args.BS, 1)
 	d.Count = countOr(args.Count, d.Count)
 	title := fmt.Sprintf("one 4 KiB page of dd if=/dev/zero of=/dev/sda bs=%s count=%d on Xu Yang's board, kernel %s",
-		FormatDDSize(args.BS), d.Count, args.Kernel.Name)
+		scenario.FormatDDSize(args.BS), d.Count, args.Kernel.Name)
 	return buildDDOp(ctx, op, d, title, progress)
 }
 
@@ -339,7 +340,7 @@ func buildIomapWritePage(ctx context.Context, op ExplainOp, args OpArgs, progres
 // reports, at moments of the run, how much of what dd had written a power cut
 // would lose.
 func buildCrashLoss(_ context.Context, _ ExplainOp, args OpArgs, _ func(done, total int)) (Explanation, error) {
-	d := Helios4DD(LayoutDirect, MustKernel("5.10.10+revert"), false)
+	d := Helios4DD(LayoutDirect, engine.MustKernel("5.10.10+revert"), false)
 	d.Count = args.Count
 	points, err := CrashLoss(d)
 	if err != nil {
@@ -379,7 +380,7 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress f
 		if err != nil {
 			return nil, err
 		}
-		path = fmt.Sprintf("iomap_write_iter with %s chunks", FormatDDSize(chunk))
+		path = fmt.Sprintf("iomap_write_iter with %s chunks", scenario.FormatDDSize(chunk))
 	}
 	buffers := fmt.Sprintf("so %d buffer_head(s) a page", 4096/r.BlockSize)
 	if d.Read {
@@ -395,7 +396,7 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress f
 	}
 	o.Facts = []string{
 		fmt.Sprintf("%s %s in %.0f pages; device block size %d, %s; %s path: %s",
-			FormatDDSize(r.Bytes), verb, r.Pages(), r.BlockSize, buffers, kind, path),
+			scenario.FormatDDSize(r.Bytes), verb, r.Pages(), r.BlockSize, buffers, kind, path),
 		work,
 	}
 	for i, l := range o.Loads {

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bhsim/bhsim/bench/timing"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 )
 

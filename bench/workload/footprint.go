@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/internal/pageindex"
@@ -104,8 +105,8 @@ func FootprintOf(pages int, sparse bool) (Footprint, error) {
 // heapPerPage caches pages pages with buffers of bsize bytes on a fresh
 // machine and returns the heap growth per page and the index height.
 func heapPerPage(pages int, sparse bool, bsize uint32) (float64, int, error) {
-	m, err := Build(MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
-		Disk: DiskSpec{Name: "scale", Size: ScaleDeviceBytes, Logical: 512, MetadataOnly: true}})
+	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+		Disk: engine.DiskSpec{Name: "scale", Size: ScaleDeviceBytes, Logical: 512, MetadataOnly: true}})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -3,9 +3,8 @@ package workload
 import (
 	"errors"
 
-	"github.com/bhsim/bhsim/internal/enum"
-
 	"github.com/bhsim/bhsim/bufcache/blk/md"
+	"github.com/bhsim/bhsim/internal/enum"
 )
 
 // Layout is a device column of the Helios4 table: one disk, or an md array

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
-
 	"github.com/bhsim/bhsim/bufcache"
 )
 
@@ -23,7 +24,7 @@ type LookupModule struct {
 	Logical     uint32
 	// Kernel is the kernel the module runs on (its set_init_blocksize policy
 	// and bh LRU variant): 6.4 in the thread.
-	Kernel Kernel
+	Kernel engine.Kernel
 	// Block and Size are the module's arguments: 1 and 512.
 	Block uint64
 	Size  uint32
@@ -37,7 +38,7 @@ type LookupModule struct {
 // PostedLookupModule is the module exactly as the thread posts it, on a
 // 1 GiB loop device and kernel 6.4.
 func PostedLookupModule() LookupModule {
-	return LookupModule{DeviceBytes: 1 << 30, Logical: 512, Kernel: MustKernel("6.4"), Block: 1, Size: 512, Loops: 200_000}
+	return LookupModule{DeviceBytes: 1 << 30, Logical: 512, Kernel: engine.MustKernel("6.4"), Block: 1, Size: 512, Loops: 200_000}
 }
 
 // LookupResult is what the model did in each loop.
@@ -71,8 +72,8 @@ func (s LookupModule) Run() (*LookupResult, error) {
 	if s.Loops <= 0 {
 		return nil, fmt.Errorf("workload: lookup module: %d loops", s.Loops)
 	}
-	m, err := Build(MachineSpec{Kernel: &s.Kernel, Config: bufcache.Config{Index: s.Index},
-		Disk: DiskSpec{Name: "loop0", Size: s.DeviceBytes, Logical: s.Logical, MetadataOnly: s.DeviceBytes > 64<<30}})
+	m, err := engine.Build(engine.MachineSpec{Kernel: &s.Kernel, Config: bufcache.Config{Index: s.Index},
+		Disk: engine.DiskSpec{Name: "loop0", Size: s.DeviceBytes, Logical: s.Logical, MetadataOnly: s.DeviceBytes > 64<<30}})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (r *LookupResult) Explain(p *timing.Profile) string {
 	var sb strings.Builder
 	s := r.Setup
 	fmt.Fprintf(&sb, "  device %s, block size %d after open (%s policy); block %d is page %d",
-		FormatDDSize(s.DeviceBytes), r.BlockSize, s.Kernel.Blocksize, s.Block, r.Page)
+		scenario.FormatDDSize(s.DeviceBytes), r.BlockSize, s.Kernel.Blocksize, s.Block, r.Page)
 	if !r.Cached {
 		sb.WriteString(", past the end of the device: nothing reads it, its page is never cached")
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 )
@@ -40,7 +41,7 @@ func TestLookupModuleErrors(t *testing.T) {
 		{DeviceBytes: 1 << 30, Logical: 512, Block: 1, Size: 512, Loops: 0},
 		{DeviceBytes: 0, Logical: 512, Block: 1, Size: 512, Loops: 1},
 		{DeviceBytes: 1 << 30, Logical: 3000, Block: 1, Size: 512, Loops: 1},
-		{DeviceBytes: 1 << 30, Logical: 512, Kernel: Kernel{Blocksize: blocksize.Policy(7)}, Block: 1, Size: 512, Loops: 1},
+		{DeviceBytes: 1 << 30, Logical: 512, Kernel: engine.Kernel{Blocksize: blocksize.Policy(7)}, Block: 1, Size: 512, Loops: 1},
 	} {
 		_, err := s.Run()
 		assert.Error(t, err, "%+v", s)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
-
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 )
@@ -90,8 +90,8 @@ func CycleSweep(maxN, rounds int) ([]CycleRow, error) {
 // 512-byte logical blocks) on a one-CPU mainline machine; above 64 GiB it is
 // metadata-only.
 func lookupMachine(size uint64) (*bufcache.Machine, *bufcache.BlockDevice, error) {
-	m, err := Build(MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
-		Disk: DiskSpec{Name: "loop0", Size: size, Logical: 512, MetadataOnly: size > 64<<30}})
+	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+		Disk: engine.DiskSpec{Name: "loop0", Size: size, Logical: 512, MetadataOnly: size > 64<<30}})
 	return m.Machine, m.Dev, err
 }
 

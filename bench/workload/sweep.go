@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/internal/enum"
-	"github.com/bhsim/bhsim/internal/fanout"
-
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
+	"github.com/bhsim/bhsim/internal/enum"
+	"github.com/bhsim/bhsim/internal/fanout"
 )
 
 // BlockSizeChoice is a value of a sweep's block-size axis: a
@@ -63,42 +63,6 @@ func (c BlockSizeChoice) apply(d DD) DD {
 	return d
 }
 
-// ParseDDSize parses a byte count as dd's bs= spells it: a positive number
-// with an optional K, M, G, T or P suffix (powers of 1024). The error says
-// what is accepted.
-func ParseDDSize(s string) (uint64, error) {
-	num, shift := s, uint(0)
-	if n := len(s); n > 0 {
-		for _, u := range ddUnits {
-			if strings.EqualFold(s[n-1:], u.suffix) {
-				num, shift = s[:n-1], u.shift
-			}
-		}
-	}
-	v, err := strconv.ParseUint(num, 10, 64)
-	if err != nil || v == 0 || v > (1<<63)>>shift {
-		return 0, fmt.Errorf("workload: invalid size %q (a positive number of bytes with an optional K, M, G, T or P suffix: 4500K, 1M)", s)
-	}
-	return v << shift, nil
-}
-
-// FormatDDSize renders a byte count as dd's bs= would: with the largest
-// suffix that divides it ("4500K", "1M", "1000").
-func FormatDDSize(n uint64) string {
-	for _, u := range ddUnits {
-		if n != 0 && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
-		}
-	}
-	return strconv.FormatUint(n, 10)
-}
-
-// ddUnits are dd's size suffixes, largest first.
-var ddUnits = []struct {
-	suffix string
-	shift  uint
-}{{"P", 50}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}}
-
 // DDMachine is a machine a dd sweep runs on: the run its grid starts from
 // and the built-in profile that prices it.
 type DDMachine struct {
@@ -112,10 +76,10 @@ type DDMachine struct {
 // board (IMX8BoardDD: kernel 6.6, /dev/sda, bs=1M, 4 GiB), whose arrays span
 // four of its SSDs with 512 KiB chunks.
 func DDMachines() []DDMachine {
-	xu := IMX8BoardDD(MustKernel("6.6"), 1<<20, 1)
+	xu := IMX8BoardDD(engine.MustKernel("6.6"), 1<<20, 1)
 	xu.Members, xu.Chunk = 4, md.DefaultChunkSize
 	return []DDMachine{
-		{Name: "helios4", Profile: "helios4", Base: Helios4DD(LayoutDirect, MustKernel("5.10.10"), false),
+		{Name: "helios4", Profile: "helios4", Base: Helios4DD(LayoutDirect, engine.MustKernel("5.10.10"), false),
 			Description: "Helios4 (the set_init_blocksize thread): 2 × Cortex-A9, 640 MiB of page cache (low memory), 4 × WD8003FFBX"},
 		{Name: "xu-yang", Profile: "xu-yang-board", Base: xu,
 			Description: "Xu Yang's board (the iomap thread): 4 × Cortex-A53 (assumed), 1.5 GiB of page cache, SSDs timed by the profile (disk-requests, disk-bytes)"},
@@ -135,7 +99,7 @@ func DDMachineByName(name string) (DDMachine, error) {
 // (count=, or bytes per run); at most one may be given.
 type DDGrid struct {
 	Base       DD
-	Kernels    []Kernel
+	Kernels    []engine.Kernel
 	BlockSizes []BlockSizeChoice
 	Layouts    []Layout
 	BS         []uint64
@@ -167,7 +131,7 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 	// kernel of its own.
 	base := g.Base
 	var err error
-	if base.Kernel, err = base.Kernel.resolved(); err != nil {
+	if base.Kernel, err = base.Kernel.Resolved(); err != nil {
 		return nil, fmt.Errorf("workload: sweep: %w", err)
 	}
 	cells := []DDCell{{DD: base, BlockSize: BlockSizeChoice{Policy: base.Kernel.Blocksize}}}
@@ -194,7 +158,7 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 		set func(c *DDCell, i int) error
 	}{
 		{len(g.Kernels), func(c *DDCell, i int) error {
-			k, err := g.Kernels[i].resolved()
+			k, err := g.Kernels[i].Resolved()
 			if err != nil {
 				return fmt.Errorf("workload: sweep: %w", err)
 			}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // GridAxis is one axis of a DDGrid as the command line names it, with what
@@ -18,7 +21,7 @@ type GridAxis struct {
 // GridAxes returns the axes of a DDGrid, in the order Cells expands them.
 func GridAxes() []GridAxis {
 	var kernels, layouts []string
-	for _, k := range Kernels() {
+	for _, k := range engine.Kernels() {
 		kernels = append(kernels, k.Name)
 	}
 	for _, l := range Layouts() {
@@ -26,7 +29,7 @@ func GridAxes() []GridAxis {
 	}
 	return []GridAxis{
 		{"kernel", "kernel presets, `LIST` of " + strings.Join(kernels, ", "), "Kernels", func(g *DDGrid, v string) error {
-			k, err := KernelByName(v)
+			k, err := engine.KernelByName(v)
 			g.Kernels = append(g.Kernels, k)
 			return err
 		}},
@@ -41,10 +44,10 @@ func GridAxes() []GridAxis {
 			g.Layouts = append(g.Layouts, l)
 			return err
 		}},
-		{"bs", "dd block sizes, `LIST` of sizes with K, M or G suffixes (1M, 4500K; at most " + FormatDDSize(MaxBS) + ")", "BS", func(g *DDGrid, v string) error {
-			n, err := ParseDDSize(v)
+		{"bs", "dd block sizes, `LIST` of sizes with K, M or G suffixes (1M, 4500K; at most " + scenario.FormatDDSize(MaxBS) + ")", "BS", func(g *DDGrid, v string) error {
+			n, err := scenario.ParseDDSize(v)
 			if err == nil && n > MaxBS {
-				err = fmt.Errorf("workload: bs %s is above the largest the model simulates (%s)", v, FormatDDSize(MaxBS))
+				err = fmt.Errorf("workload: bs %s is above the largest the model simulates (%s)", v, scenario.FormatDDSize(MaxBS))
 			}
 			g.BS = append(g.BS, n)
 			return err
@@ -66,7 +69,7 @@ func GridAxes() []GridAxis {
 			return nil
 		}},
 		{"size", "bytes per run, `LIST` of sizes (count = size / bs, rounded up); not with --count", "Sizes", func(g *DDGrid, v string) error {
-			n, err := ParseDDSize(v)
+			n, err := scenario.ParseDDSize(v)
 			g.Sizes = append(g.Sizes, n)
 			return err
 		}},

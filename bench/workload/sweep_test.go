@@ -4,11 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/bhsim/bhsim/bench/timing"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 )
@@ -77,13 +78,13 @@ func TestSweepDDSize(t *testing.T) {
 		{"32768G", 32 << 40, "32T"},
 		{"1P", 1 << 50, "1P"},
 	} {
-		got, err := ParseDDSize(tc.in)
+		got, err := scenario.ParseDDSize(tc.in)
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, got, tc.in)
-		assert.Equal(t, tc.format, FormatDDSize(got), tc.in)
+		assert.Equal(t, tc.format, scenario.FormatDDSize(got), tc.in)
 	}
 	for _, bad := range []string{"", "K", "0", "0M", "-1M", "1.5M", "1E", "99999999999G", "16384P"} {
-		_, err := ParseDDSize(bad)
+		_, err := scenario.ParseDDSize(bad)
 		assert.ErrorContains(t, err, "4500K", bad)
 	}
 }
@@ -99,9 +100,9 @@ func testGridBase(t *testing.T) DD {
 
 func TestSweepGridCells(t *testing.T) {
 	base := testGridBase(t)
-	k510, err := KernelByName("5.10.10")
+	k510, err := engine.KernelByName("5.10.10")
 	require.NoError(t, err)
-	k66, err := KernelByName("6.6")
+	k66, err := engine.KernelByName("6.6")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -113,7 +114,7 @@ func TestSweepGridCells(t *testing.T) {
 			assert.Equal(t, base, cells[0].DD)
 			assert.Equal(t, BlockSizeChoice{Policy: base.Kernel.Blocksize}, cells[0].BlockSize)
 		}},
-		{"cross product, kernel slowest, direction fastest", DDGrid{Kernels: []Kernel{k510, k66},
+		{"cross product, kernel slowest, direction fastest", DDGrid{Kernels: []engine.Kernel{k510, k66},
 			Layouts: []Layout{LayoutRaid0, LayoutRaid6}, Reads: []bool{false, true}}, func(t *testing.T, cells []DDCell) {
 			require.Len(t, cells, 8)
 			assert.Equal(t, "5.10.10", cells[0].DD.Kernel.Name)
@@ -124,7 +125,7 @@ func TestSweepGridCells(t *testing.T) {
 			assert.False(t, cells[2].DD.Read)
 			assert.True(t, cells[3].DD.Read)
 		}},
-		{"block size overrides the kernel's policy", DDGrid{Kernels: []Kernel{k510},
+		{"block size overrides the kernel's policy", DDGrid{Kernels: []engine.Kernel{k510},
 			BlockSizes: []BlockSizeChoice{{Policy: blocksize.PolicyGrow}, {Size: 2048}}}, func(t *testing.T, cells []DDCell) {
 			require.Len(t, cells, 2)
 			assert.Equal(t, blocksize.PolicyGrow, cells[0].DD.Kernel.Blocksize)
@@ -222,7 +223,7 @@ func TestSweepDD(t *testing.T) {
 // ran (5.10.10 alone: logical, 512-byte blocks; with a grow axis: 4096).
 func TestSweepKernelByName(t *testing.T) {
 	base := testGridBase(t)
-	base.Kernel = Kernel{Name: "5.10.10"}
+	base.Kernel = engine.Kernel{Name: "5.10.10"}
 	for _, tc := range []struct {
 		name  string
 		g     DDGrid
@@ -231,7 +232,7 @@ func TestSweepKernelByName(t *testing.T) {
 	}{
 		{"the base alone", DDGrid{Base: base}, "logical", 512},
 		{"a grow axis", DDGrid{Base: base, BlockSizes: []BlockSizeChoice{{Policy: blocksize.PolicyGrow}}}, "grow", 4096},
-		{"a kernels axis", DDGrid{Base: testGridBase(t), Kernels: []Kernel{{Name: "5.10.10"}}}, "logical", 512},
+		{"a kernels axis", DDGrid{Base: testGridBase(t), Kernels: []engine.Kernel{{Name: "5.10.10"}}}, "logical", 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := SweepDD(tc.g, timing.Helios4(), SweepOptions{})
@@ -241,7 +242,7 @@ func TestSweepKernelByName(t *testing.T) {
 			assert.Equal(t, tc.block, rows[0].Result.BlockSize)
 		})
 	}
-	_, err := DDGrid{Base: DD{Kernel: Kernel{Name: "4.19"}}}.Cells()
+	_, err := DDGrid{Base: DD{Kernel: engine.Kernel{Name: "4.19"}}}.Cells()
 	assert.ErrorContains(t, err, `unknown kernel "4.19"`)
 }
 
@@ -315,9 +316,9 @@ func FuzzSweepDDSize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if n, err := ParseDDSize(s); err == nil {
+		if n, err := scenario.ParseDDSize(s); err == nil {
 			require.Positive(t, n)
-			back, err := ParseDDSize(FormatDDSize(n))
+			back, err := scenario.ParseDDSize(scenario.FormatDDSize(n))
 			require.NoError(t, err, s)
 			require.Equal(t, n, back, s)
 		}
@@ -336,12 +337,12 @@ func TestSweepSetAxis(t *testing.T) {
 		want   string // error text, or "" for valid
 	}{
 		{"kernel", []string{"5.10.10", "6.6"}, ""},
-		{"kernel", []string{"4.19"}, "DDGrid.Kernels: workload: unknown kernel \"4.19\" (valid: 9011495c9466"},
+		{"kernel", []string{"4.19"}, "DDGrid.Kernels: engine: unknown kernel \"4.19\" (valid: 9011495c9466"},
 		{"layout", []string{"raid5"}, "valid: direct, raid0, raid10f2, raid10n2, raid6"},
 		{"blocksize", []string{"3000"}, "valid: grow, logical, 512"},
-		{"bs", []string{"1Q"}, "DDGrid.BS: workload: invalid size \"1Q\""},
+		{"bs", []string{"1Q"}, "DDGrid.BS: scenario: invalid size \"1Q\""},
 		{"bs", []string{"8G"}, "above the largest the model simulates (64M)"},
-		{"size", []string{"0"}, "DDGrid.Sizes: workload: invalid size"},
+		{"size", []string{"0"}, "DDGrid.Sizes: scenario: invalid size"},
 		{"cpus", []string{"1"}, "2 to 64"},
 		{"count", []string{"-3"}, "invalid count"},
 		{"count", []string{"0"}, "invalid count"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -49,7 +50,7 @@ type WriteTest struct {
 	// Kernel is the kernel the test runs on; its Alloc is the
 	// alloc_page_buffers variant: mainline's linear list (4.12) or Sean Fu's
 	// patch (4.12-circular).
-	Kernel Kernel
+	Kernel engine.Kernel
 	// BlockSize is ext3's block size, one of 1024, 2048 and 4096 (mkfs.ext3
 	// -b); the alloc_page_buffers thread uses 1024, four buffers a page.
 	BlockSize uint32
@@ -73,7 +74,7 @@ type WriteTest struct {
 // 800 MiB (rounded to whole MiB, at least one): 1 KiB blocks, 1 MiB write(2)s
 // and read(2)s, metadata-only, on a machine whose page cache holds the file.
 // The seed (the date of Sean Fu's reply) matters only to runs with Data.
-func PostedWriteTest(k Kernel, scale float64) WriteTest {
+func PostedWriteTest(k engine.Kernel, scale float64) WriteTest {
 	mib := max(uint64(PostedWriteTestMiB*scale+0.5), 1)
 	return WriteTest{Kernel: k, BlockSize: 1024, Bytes: mib * mebibyte, IOSize: mebibyte, Seed: 20170621}
 }
@@ -228,9 +229,9 @@ func (w WriteTest) Start() (*WriteTestRun, error) {
 // (sb_set_blocksize); the file position goes back to its start. Errors: the
 // machine or the block size cannot be set up.
 func (r *WriteTestRun) Remount() error {
-	m, err := Build(MachineSpec{Kernel: &r.w.Kernel, Config: bufcache.Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1,
+	m, err := engine.Build(engine.MachineSpec{Kernel: &r.w.Kernel, Config: bufcache.Config{CPUs: 2, SeparateFlusher: true, FlusherCPU: 1,
 		PageCacheLimit: r.w.PageCacheLimit, DirtyLimit: r.w.DirtyLimit, OneGoroutine: true},
-		Disk: DiskSpec{Device: r.disk, MetadataOnly: !r.w.Data}})
+		Disk: engine.DiskSpec{Device: r.disk, MetadataOnly: !r.w.Data}})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 )
@@ -83,7 +84,7 @@ func TestWriteTestRingEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var res [2]*WriteTestResult
 			for i, k := range []string{"4.12", "4.12-circular"} {
-				w := PostedWriteTest(MustKernel(k), 1)
+				w := PostedWriteTest(engine.MustKernel(k), 1)
 				w.BlockSize, w.Bytes, w.IOSize = tc.blockSize, tc.bytes, tc.io
 				r, err := w.Run()
 				require.NoError(t, err)
@@ -123,7 +124,7 @@ func TestWriteTestRingEvents(t *testing.T) {
 // read that regenerates a different stream fails.
 func TestWriteTestVerifies(t *testing.T) {
 	for _, k := range []string{"4.12", "4.12-circular"} {
-		w := PostedWriteTest(MustKernel(k), 1)
+		w := PostedWriteTest(engine.MustKernel(k), 1)
 		w.Bytes, w.IOSize, w.Data = 1<<20+3000, 200<<10+7, true
 		_, err := w.Run()
 		require.NoError(t, err, "%s", k)
@@ -140,7 +141,7 @@ func TestWriteTestVerifies(t *testing.T) {
 }
 
 func TestWriteTestErrors(t *testing.T) {
-	ok := PostedWriteTest(MustKernel("4.12"), 1)
+	ok := PostedWriteTest(engine.MustKernel("4.12"), 1)
 	ok.Bytes = 1 << 20
 	for _, tc := range []struct {
 		name string
@@ -180,7 +181,7 @@ func FuzzWriteTest(f *testing.F) {
 		fileSize := 1 + uint64(bytes)%min(2<<20, 512*ioSize) // at most 512 I/Os a phase
 		var res [2]*WriteTestResult
 		for i, k := range []string{"4.12", "4.12-circular"} {
-			w := PostedWriteTest(MustKernel(k), 1)
+			w := PostedWriteTest(engine.MustKernel(k), 1)
 			w.BlockSize = []uint32{1024, 2048, 4096}[bs%3]
 			w.Bytes, w.IOSize, w.Data = fileSize, ioSize, true
 			r, err := w.Run()

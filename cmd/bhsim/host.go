@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/timing"
@@ -54,7 +55,7 @@ func calibrate(args []string, stdout, _ io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, err := host.Calibrate(ctx, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true})
+	c, err := host.Calibrate(ctx, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
 	if err != nil {
 		return err
 	}

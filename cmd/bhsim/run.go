@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/source"
 )
 
 // runSynopsis is `bhsim run`'s help text.
@@ -44,7 +46,7 @@ and the page cache's state; --quiz hides the answers, --show reveals them;
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	on := fs.String("on", "model", "where to run: model, or host (the running kernel; needs root)")
-	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(kernelNames(), ", "))
+	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(engine.KernelNames(), ", "))
 	runs := fs.Int("runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
 	format, check := formatFlag(fs, "text", "csv", "json")
 	wf := addWorkloadFlags(fs)
@@ -76,7 +78,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))
 	}
-	s, err := workload.ParseFile(pos[0])
+	s, err := scenario.ParseFile(pos[0])
 	if err != nil {
 		return asUsage(err)
 	}
@@ -91,17 +93,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 // runOn runs s where on says: on the model of kernel preset name, or on the
 // host (runs times). Flags that do not apply to the chosen runner and were
 // set (set holds the flags given) are refused.
-func runOn(ctx context.Context, set map[string]bool, s *workload.Scenario, on, kernel string, runs int) (*workload.Result, error) {
+func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, kernel string, runs int) (*scenario.Result, error) {
 	switch on {
 	case "model":
 		if set["runs"] {
 			return nil, usagef("--runs applies to --on host (the model repeats itself exactly)")
 		}
-		k, err := workload.KernelByName(kernel)
+		k, err := engine.KernelByName(kernel)
 		if err != nil {
 			return nil, asUsage(err)
 		}
-		return workload.RunModel(ctx, s, workload.ModelOptions{Kernel: k})
+		return engine.RunModel(ctx, s, engine.ModelOptions{Kernel: k})
 	case "host":
 		if set["kernel"] {
 			return nil, usagef("--kernel applies to --on model (the host runs its own kernel)")
@@ -115,11 +117,6 @@ func runOn(ctx context.Context, set map[string]bool, s *workload.Scenario, on, k
 		return host.Run(ctx, s, host.Options{Runs: runs})
 	}
 	return nil, usagef("unknown --on %q (valid: model, host)", on)
-}
-
-// kernelNames lists the kernel presets.
-func kernelNames() []string {
-	return namesOf(workload.Kernels(), func(k workload.Kernel) string { return k.Name })
 }
 
 // workloadFlags are `bhsim run`'s flags for a workload of one's own: a
@@ -196,23 +193,23 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 const freshProblem = "random:dev=64K,n=8,size=512-4K,sizestep=512,reads=0.3,fsync=3,cpus=2"
 
 // workload builds the workload the flags and positional arguments name.
-func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
+func (w *workloadFlags) workload(pos []string) (engine.Workload, error) {
 	s := w.spec
 	if s.Gen == "" && len(pos) == 0 && w.step && s.Seed != "" {
 		s.Gen = freshProblem
 	}
 	switch {
 	case s.Gen != "" && len(pos) != 0:
-		return workload.Workload{}, usagef("give --gen SPEC or a FILE, not both")
+		return engine.Workload{}, usagef("give --gen SPEC or a FILE, not both")
 	case s.Gen != "":
 	case len(pos) == 0 && (w.quiz || w.show) && !w.step:
-		return workload.Workload{}, usagef("--quiz and --show apply to --step (a fresh problem: bhsim run --step --quiz -s SEED)")
+		return engine.Workload{}, usagef("--quiz and --show apply to --step (a fresh problem: bhsim run --step --quiz -s SEED)")
 	case len(pos) == 0 && s.Seed != "":
-		return workload.Workload{}, usagef("-s SEED without a FILE or --gen makes a fresh problem with --step only (bhsim run --step -s %s)", s.Seed)
+		return engine.Workload{}, usagef("-s SEED without a FILE or --gen makes a fresh problem with --step only (bhsim run --step -s %s)", s.Seed)
 	case len(pos) != 1:
-		return workload.Workload{}, usagef("want one FILE (a trace or scenario), or --gen SPEC, got %d arguments", len(pos))
+		return engine.Workload{}, usagef("want one FILE (a trace or scenario), or --gen SPEC, got %d arguments", len(pos))
 	case s.Seed != "":
-		return workload.Workload{}, usagef("-s applies to a generator (--gen) or a fresh --step problem")
+		return engine.Workload{}, usagef("-s applies to a generator (--gen) or a fresh --step problem")
 	default:
 		s.File = pos[0]
 	}
@@ -222,7 +219,7 @@ func (w *workloadFlags) workload(pos []string) (workload.Workload, error) {
 
 // options builds the run options the flags give, on the model of kernel
 // preset name.
-func (w *workloadFlags) options(kernel string) (workload.RunOptions, error) {
+func (w *workloadFlags) options(kernel string) (engine.RunOptions, error) {
 	s := w.spec
 	s.Kernel = kernel
 	o, err := s.Options()
@@ -254,15 +251,15 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	case w.step && wl.Records > maxStepRecords:
 		return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
 	case w.step:
-		o.Step, prog = &workload.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}, nil
+		o.Step, prog = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}, nil
 	}
 	if cb := prog.Task(0); cb != nil {
 		o.Progress = func(done, total uint64) { cb(int(done), int(total)) }
 	}
-	r, err := workload.Run(ctx, wl, o)
+	r, err := engine.Run(ctx, wl, o)
 	prog.Finish()
-	var bad *workload.TraceError
-	if errors.Is(err, workload.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, workload.ErrNoRecords)) {
+	var bad *source.TraceError
+	if errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords)) {
 		return asUsage(err) // the options, or a record of the input (as a malformed line is)
 	}
 	if err != nil {

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/report"
-	"github.com/bhsim/bhsim/bench/workload"
 )
 
 // traces is the shipped trace samples' directory.
-const traces = "../../bench/workload/testdata/traces"
+const traces = "../../bench/source/testdata/traces"
 
 func TestRunWorkloadOutputs(t *testing.T) {
 	gen := []string{"run", "--gen", "random:dev=16M,n=3000,reads=0.3,cpus=2,fsync=100", "-s", "5"}
@@ -32,9 +32,9 @@ func TestRunWorkloadOutputs(t *testing.T) {
 
 	status, js, errs := bhsim(append(gen, "--format", "json")...)
 	require.Equal(t, 0, status, errs)
-	var r workload.RunResult
+	var r engine.RunResult
 	require.NoError(t, json.Unmarshal([]byte(js), &r))
-	assert.Equal(t, workload.RunSchema, r.Schema)
+	assert.Equal(t, engine.RunSchema, r.Schema)
 	require.NotNil(t, r.Seed)
 	assert.Equal(t, uint64(5), *r.Seed)
 	assert.Equal(t, 2, r.CPUs)
@@ -80,7 +80,7 @@ func TestRunStepQuiz(t *testing.T) {
 	_, show, _ := bhsim("run", "--step", "--quiz", "--show", "-s", "3")
 	assert.NotContains(t, show, "?")
 	assert.Contains(t, show, "Access: page")
-	golden, err := os.ReadFile("../../bench/workload/testdata/step/quiz-seed3-show.golden")
+	golden, err := os.ReadFile("../../bench/engine/testdata/step/quiz-seed3-show.golden")
 	require.NoError(t, err)
 	assert.Equal(t, string(golden), show, "the CLI's fresh problem is the library's golden one")
 }

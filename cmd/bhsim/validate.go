@@ -11,9 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // validateSynopsis is `bhsim validate`'s help text.
@@ -37,7 +38,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	on := fs.String("on", "recorded", "the kernel's side: recorded (results recorded on Linux 6.18) or host (run now; needs root)")
 	recorded := fs.String("recorded", "", "directory of recorded results `DIR` (default: ../kernel/6.18 beside each scenario's directory)")
 	runs := fs.Int("runs", 3, "runs per scenario on the host (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
-	kernel := fs.String("kernel", "6.18", "the model's kernel `preset`: "+strings.Join(kernelNames(), ", "))
+	kernel := fs.String("kernel", "6.18", "the model's kernel `preset`: "+strings.Join(engine.KernelNames(), ", "))
 	rows := fs.String("rows", "totals", "rows to print: totals, all, diff")
 	format, check := formatFlag(fs, "text", "json")
 	pos, err := parseArgs(fs, validateSynopsis, args, stdout)
@@ -50,7 +51,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if r := report.Rows(*rows); r != report.RowsTotals && r != report.RowsAll && r != report.RowsDiff {
 		return usagef("unknown --rows %q (valid: totals, all, diff)", *rows)
 	}
-	k, err := workload.KernelByName(*kernel)
+	k, err := engine.KernelByName(*kernel)
 	if err != nil {
 		return asUsage(err)
 	}
@@ -107,7 +108,7 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, runs int) (report.KernelS
 		if err := host.Check(); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, _ string, s *workload.Scenario) (*workload.Result, error) {
+		return func(ctx context.Context, _ string, s *scenario.Scenario) (*scenario.Result, error) {
 			return host.Run(ctx, s, host.Options{Runs: runs})
 		}, nil
 	}

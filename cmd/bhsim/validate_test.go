@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // corpus is the host-kernel scenario corpus, recorded under
@@ -28,9 +29,9 @@ const corpus = "../../testdata/scenarios"
 // the result RunModel returns; the CSV has one row per value.
 func TestRunFormats(t *testing.T) {
 	file := filepath.Join(corpus, "rmw-uncached-bs4k.scn")
-	s, err := workload.ParseFile(file)
+	s, err := scenario.ParseFile(file)
 	require.NoError(t, err)
-	want, err := workload.RunModel(context.Background(), s, workload.ModelOptions{})
+	want, err := engine.RunModel(context.Background(), s, engine.ModelOptions{})
 	require.NoError(t, err)
 
 	status, out, errs := bhsim("run", file)
@@ -42,7 +43,7 @@ func TestRunFormats(t *testing.T) {
 
 	status, out, errs = bhsim("run", "--format", "json", file)
 	require.Equal(t, 0, status, errs)
-	got, err := workload.DecodeResult([]byte(out))
+	got, err := scenario.DecodeResult([]byte(out))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/bhsim/bhsim/bench/host"
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run(files []string, runs int, out string, print bool, dump string) error {
 		opts.TraceDump = f
 	}
 	for _, file := range files {
-		s, err := workload.ParseFile(file)
+		s, err := scenario.ParseFile(file)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,33 @@
+// Package engine builds the simulated machine a workload runs on and runs
+// it: the kernel presets ([Kernel]), the disks ([Disk]), the scenario runner
+// ([RunModel]) and the runner of traces, generators and scenarios ([Run]).
+//
+// # Kernels
+//
+// A [Kernel] bundles every variant of the model that differs between the
+// kernels the threads compare — the set_init_blocksize policy, the write(2)
+// path of a block device and iomap's chunk, the bh LRU, the
+// alloc_page_buffers variant — under the name a thread's table gives it
+// ([Kernels], [KernelByName]): "9011495c9466", "5ff9f19231a0", "5.10.10"
+// and "5.10.10+revert" of the Helios4 table, "6.6", "6.6-revert" and
+// "6.6-fix" of Xu Yang's, "6.4" and "6.4-nolru" of Tosatti's, "4.12" and
+// "4.12-circular" of Sean Fu's, and "6.18" and "6.18-nothp", the kernel
+// people run today (the default of run and validate).
+//
+// # Running
+//
+//   - [RunModel] runs a scenario (package bench/scenario) on one simulated
+//     CPU and returns the same result the host kernel runner returns, so the
+//     two can be compared counter by counter.
+//   - [Run] runs a user's [Workload] — a trace ([TraceWorkload]), a seeded
+//     generator ([GenWorkload]) or a scenario ([ScenarioWorkload]), all
+//     streams of records from package bench/source — on N simulated CPUs
+//     interleaved by simulated time, and returns a [RunResult]: latency
+//     distributions per kind of operation, throughput over simulated time,
+//     each resource's busy time and the bottleneck bound, the bh LRU's hit
+//     ratio and miss-ratio curve; [StepOptions] print it operation by
+//     operation for teaching (docs/traces.md).
+//
+// The experiments of the threads (dd, writetest, the lookup module, sweeps)
+// live above it, in package bench/workload.
+package engine

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/bhsim/bhsim/bench/source"
+)
+
+// BenchmarkRun1MRandomWrite runs the workload: a million random
+// 4 KiB writes on 4 CPUs over a 1 GiB device, each iteration the whole
+// run. The simulated figures are the same every iteration.
+func BenchmarkRun1MRandomWrite(b *testing.B) {
+	g, err := source.ParseGenerator("random:dev=1G,n=1000000,size=4K,cpus=4,seed=7")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := GenWorkload(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r *RunResult
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err = Run(context.Background(), w, RunOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(r.MBps, "sim-MB/s")
+	lat, _ := r.Kind("write")
+	b.ReportMetric(float64(lat.Latency.P99NS), "sim-p99-ns")
+}
+
+// BenchmarkRun1MRandomWriteCSV is the same workload read from a CSV trace
+// as it streams out of the generator (through a pipe): the trace readers'
+// cost on top of the run.
+func BenchmarkRun1MRandomWriteCSV(b *testing.B) {
+	g, err := source.ParseGenerator("random:dev=1G,n=1000000,size=4K,cpus=4,seed=7")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := Workload{Name: "gen.csv", Kind: "trace (csv)", DeviceSize: 1 << 30, CPUs: 4, Open: func() (source.IOReader, error) {
+		pr, pw := io.Pipe()
+		gen, err := source.NewGenerator(g)
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			_, err := source.WriteCSV(pw, gen)
+			pw.CloseWithError(err)
+		}()
+		return source.NewCSVReader(pr), nil
+	}}
+	var r *RunResult
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err = Run(context.Background(), w, RunOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(r.MBps, "sim-MB/s")
+}

@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bufcache"
+	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/iomap"
+)
+
+// ModelOptions say how RunModel builds the machine a scenario runs on.
+type ModelOptions struct {
+	// Kernel is the kernel preset whose variants the machine has; a Kernel
+	// with no Name means the "6.18" preset, the kernel of the host
+	// recordings.
+	Kernel Kernel
+	// Queue is the loop device's request-queue limits, as a kernel
+	// recording's header gives them (Result.Queue); nil means a loop device
+	// of Linux 6.18 with the scenario's logical block size
+	// (blk.LoopLimits): 128 max_segments, 1280 KiB max_sectors_kb, 128 KiB
+	// read_ahead_kb.
+	Queue *scenario.QueueLimits
+	// Check runs the machine's invariant checks (bufcache.Config.Check) at
+	// every operation and once at the end; a violation is an error.
+	Check bool
+}
+
+// modelDevice names the model's loop device (only counters see it).
+const modelDevice = "loop0"
+
+// RunModel runs scenario s on the model — a machine of opts.Kernel's
+// variants with one CPU, over a loop device of s's size behind a request
+// queue with opts.Queue's limits — and returns what the kernel runner
+// (bench/host) returns for the same scenario: per operation the calls made,
+// bytes moved, errno, block size after opens and BLKBSZSET, a summary of the
+// data read, the counters (bios, merges, requests, plugs, sectors, stat
+// deltas, folios added and removed with their orders, dirtied folios and
+// buffers, readahead windows, writeback errors) and the model's own event
+// ledger (OpResult.Events), and every fsync's result. The result compares
+// with a kernel recording through Compare.
+//
+// A failing call is a result (its errno), not an error, as on the host; an
+// operation on a descriptor whose open failed gets EBADF. Errors: s does not
+// validate, the kernel's variants or the queue limits are invalid, ctx is
+// done (checked before each call), or a machine invariant broke with Check
+// set. Cost: linear in the scenario's calls and bytes (at most MaxTotalIO).
+func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*scenario.Result, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	k := opts.Kernel
+	if k.Name == "" {
+		k = linux618()
+	}
+	r, err := newModelRun(scenarioSpec(s), k, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := scenario.NewResult(s, scenario.RunnerModel)
+	res.Kernel, res.Machine, res.PageSize = k.Name, "bhsim model", int(r.m.PageSize())
+	res.Queue = r.limits
+	r.rec.take()
+	for i, op := range s.Ops {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		or := &res.Ops[i]
+		events := r.cpu.Events()
+		before := r.queue.BlockStat()
+		if err := r.exec(ctx, op, or); err != nil {
+			return nil, fmt.Errorf("%s: op %d (%s): %w", s.Name, i+1, op, err)
+		}
+		r.rec.stat(before, r.queue.BlockStat())
+		or.Counters = r.rec.take()
+		or.Events = eventCounters(r.cpu.Events().Sub(events))
+		switch op.(type) {
+		case scenario.Fsync, scenario.Fdatasync:
+			res.Fsyncs = append(res.Fsyncs, scenario.FsyncResult{Op: i + 1, FD: op.Descriptor(), Errno: or.Errno})
+		}
+	}
+	if opts.Check {
+		if err := r.m.Check(); err != nil {
+			return nil, err
+		}
+	}
+	res.Finish()
+	return res, nil
+}
+
+// modelRun is one scenario's machine, device and open files.
+type modelRun struct {
+	m      *bufcache.Machine
+	cpu    *bufcache.CPU
+	queue  *blk.Queue
+	mem    *blk.MemDisk
+	dev    *bufcache.BlockDevice
+	rec    *counting
+	limits *scenario.QueueLimits
+	files  map[string]*bufcache.File
+}
+
+// machineSpec is the machine and device a runner builds: the device's
+// size and logical block size, how many CPUs drive it (plus one for the
+// flusher when flusher is set: background writeback runs there), the
+// dirty and page-cache limits in folios (0: none), whether the device keeps
+// page data, and the disk's service-time model (nil: blk.Null).
+type machineSpec struct {
+	size                   uint64
+	logical                uint32
+	cpus                   int
+	flusher                bool
+	dirtyLimit, cacheLimit int
+	metadataOnly           bool
+	disk                   blk.Model
+}
+
+// RunOnQueue is RunModel with only the queue limits set: the scenario run
+// on a device whose queue is q, as a kernel's loop device had it (nil: the
+// model's default loop queue). It is the host calibration's ModelRunner.
+func RunOnQueue(ctx context.Context, s *scenario.Scenario, q *scenario.QueueLimits) (*scenario.Result, error) {
+	return RunModel(ctx, s, ModelOptions{Queue: q})
+}
+
+// scenarioSpec is the machine RunModel builds for s: one CPU, s's device
+// with its data, a disk that takes no time.
+func scenarioSpec(s *scenario.Scenario) machineSpec {
+	return machineSpec{size: uint64(s.Device.Size), logical: uint32(s.Device.SectorSize()), cpus: 1}
+}
+
+// newModelRun builds the machine of kernel k and the loop device of spec.
+func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, error) {
+	// The scenario runner and the workload engine drive every CPU from the
+	// calling goroutine (the engine interleaves them), so the machine is
+	// confined.
+	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
+		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
+	if spec.flusher { // and kswapd: the two kernel threads, after the streams' CPUs
+		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+2, true, spec.cpus
+		cfg.Kswapd, cfg.KswapdCPU = true, spec.cpus+1
+	}
+	built, err := Build(MachineSpec{Kernel: &k, Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	m := built.Machine
+	q := opts.Queue
+	attrs := blk.QueueAttrs{LogicalBlockSize: spec.logical}
+	if q != nil {
+		attrs = QueueAttrs(q)
+	}
+	lim, err := blk.LoopLimitsFrom(attrs)
+	if err != nil {
+		return nil, err
+	}
+	lim.Version = k.Block
+	mem, err := blk.NewMemDisk(modelDevice, spec.size, lim.LogicalBlockSize)
+	if err != nil {
+		return nil, err
+	}
+	disk := spec.disk
+	if disk == nil {
+		disk = blk.Null{}
+	}
+	queue, err := blk.NewQueue(modelDevice, mem, disk, lim)
+	if err != nil {
+		return nil, err
+	}
+	r := &modelRun{m: m, cpu: m.CPU(0), queue: queue, mem: mem, rec: &counting{}, files: map[string]*bufcache.File{}}
+	queue.SetTracer(blockTracer{r.rec})
+	readAhead := uint32(0)
+	if q != nil {
+		readAhead = uint32(q.ReadAheadKB)
+	}
+	if r.dev, err = m.AddDisk(queue, bufcache.DeviceOptions{ReadAheadKB: readAhead, MetadataOnly: spec.metadataOnly}); err != nil {
+		return nil, err
+	}
+	r.dev.SetTracer(r.rec)
+	r.limits = q
+	if q == nil {
+		r.limits = loopQueueLimits(lim)
+	}
+	return r, nil
+}
+
+// QueueAttrs returns the limits q as package blk takes them
+// (blk.LoopLimitsFrom builds the queue of a recorded loop device from them).
+// O(1).
+func QueueAttrs(q *scenario.QueueLimits) blk.QueueAttrs {
+	return blk.QueueAttrs{LogicalBlockSize: uint32(q.LogicalBlockSize), PhysicalBlockSize: uint32(q.PhysicalBlockSize),
+		MaxSectorsKB: uint32(q.MaxSectorsKB), MaxHWSectorsKB: uint32(q.MaxHWSectorsKB), MaxSegments: uint32(q.MaxSegments),
+		MaxSegmentSize: uint32(q.MaxSegmentSize), WriteCache: q.WriteCache, FUA: q.FUA, Scheduler: q.Scheduler,
+		NoMerges: q.NoMerges}
+}
+
+// loopQueueLimits describes the default loop queue lim as sysfs would
+// (read_ahead_kb: bufcache's default, VM_READAHEAD_PAGES).
+func loopQueueLimits(lim blk.Limits) *scenario.QueueLimits {
+	wc := blk.WriteCacheThrough
+	if lim.WriteCache {
+		wc = blk.WriteCacheBack
+	}
+	return &scenario.QueueLimits{LogicalBlockSize: int(lim.LogicalBlockSize), PhysicalBlockSize: int(lim.PhysicalBlockSize),
+		MinimumIOSize: int(lim.PhysicalBlockSize), MaxSectorsKB: int(lim.MaxSectors / 2), MaxHWSectorsKB: int(lim.MaxSectors / 2),
+		MaxSegments: int(lim.MaxSegments), MaxSegmentSize: int(lim.MaxSegmentSize), Scheduler: "none",
+		WriteCache: wc, FUA: lim.FUA, ReadAheadKB: 128}
+}
+
+// openFlags maps a scenario's open mode onto the model's flags.
+var openFlags = map[scenario.Mode]bufcache.OpenFlags{scenario.ReadOnlyMode: bufcache.ORdOnly, scenario.WriteOnlyMode: bufcache.OWrOnly, scenario.ReadWriteMode: bufcache.ORdWr}
+
+// exec runs one operation, filling its result: a failing call is its errno.
+// The error is the runner's own failure (ctx done).
+func (r *modelRun) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult) error {
+	f, open := r.files[op.Descriptor()]
+	if _, isOpen := op.(scenario.Open); !isOpen && op.Descriptor() != "" && !open {
+		or.Errno = "EBADF" // validated scenario: only a failed open leaves it missing
+		return nil
+	}
+	var err error
+	switch o := op.(type) {
+	case scenario.Open:
+		flags := openFlags[o.Mode]
+		if o.Excl {
+			flags |= bufcache.OpenExcl
+		}
+		or.Calls = 1
+		if f, err = r.dev.Open(r.cpu, flags); err == nil {
+			r.files[o.FD] = f
+			or.BlockSize = int(f.BlockSize())
+		}
+	case scenario.Close:
+		or.Calls = 1
+		err = f.Close(r.cpu)
+		delete(r.files, o.FD)
+	case scenario.SetBlockSize:
+		or.Calls = 1
+		if err = f.SetBlocksize(r.cpu, int(o.Size)); err == nil {
+			or.BlockSize = int(f.BlockSize())
+		}
+	case scenario.GetBlockSize:
+		or.Calls = 1
+		or.BlockSize = int(f.BlockSize())
+	case scenario.Write:
+		r.rec.setWriting(true)
+		err = r.pwrites(ctx, f, o, or)
+		r.rec.setWriting(false)
+	case scenario.Read:
+		err = r.preads(ctx, f, o, or)
+	case scenario.Fsync:
+		or.Calls = 1
+		err = f.Fsync(r.cpu)
+	case scenario.Fdatasync:
+		or.Calls = 1
+		err = f.Fdatasync(r.cpu)
+	case scenario.DropCaches:
+		or.Calls = 1
+		err = f.FlushBuffers(r.cpu)
+	case scenario.ReadOnly:
+		or.Calls = 1
+		err = f.SetReadOnly(r.cpu, o.On)
+	case scenario.BackingFull:
+		or.Calls = 1
+		r.mem.SetBackingFull(true)
+	default:
+		return fmt.Errorf("operation %T not modelled", op)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return err
+	}
+	if err != nil {
+		or.Errno = bufcache.ErrnoOf(err).String()
+	}
+	return nil
+}
+
+// pwrites makes o's calls from one user buffer of o.Fill bytes, stopping at
+// the first failure.
+func (r *modelRun) pwrites(ctx context.Context, f *bufcache.File, o scenario.Write, or *scenario.OpResult) error {
+	data := make([]byte, o.Len)
+	for i := range data {
+		data[i] = o.Fill
+	}
+	buf := bufcache.NewUserBuf(data, 0, r.m.PageSize())
+	for i := range o.Calls() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		it, err := buf.Iter(0, uint64(o.Len))
+		if err != nil {
+			return err
+		}
+		or.Calls++
+		n, err := f.Pwrite(r.cpu, uint64(o.Off+int64(i)*o.Step()), it)
+		or.Bytes += int64(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// preads makes o's calls into one buffer and summarises the bytes read,
+// stopping at the first failure.
+func (r *modelRun) preads(ctx context.Context, f *bufcache.File, o scenario.Read, or *scenario.OpResult) error {
+	buf := make([]byte, o.Len)
+	var data []byte
+	defer func() { or.Data = scenario.DataSummary(data) }()
+	for i := range o.Calls() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		or.Calls++
+		n, err := f.Pread(r.cpu, uint64(o.Off+int64(i)*o.Step()), buf)
+		or.Bytes += int64(n)
+		data = append(data, buf[:n]...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventCounters lists the model's nonzero events as counters named by
+// bufcache.Event.String.
+func eventCounters(ev bufcache.Counters) scenario.Counters {
+	var cs scenario.CounterSet
+	for e, n := range ev {
+		if n > 0 {
+			cs.Add(bufcache.Event(e).String(), n)
+		}
+	}
+	return cs.Counters()
+}

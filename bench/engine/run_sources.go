@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/source"
+)
+
+// GenWorkload is generator g as a workload: its device, CPUs, queue depth
+// and seed; Records counts its reads and writes when g sets Count (syncs
+// come on top). Errors: g does not validate (a *GenError).
+func GenWorkload(g source.Generator) (Workload, error) {
+	if err := g.Validate(); err != nil {
+		return Workload{}, err
+	}
+	n := g.Normalize()
+	return Workload{Name: n.String(), Kind: "gen", DeviceSize: n.DeviceSize, CPUs: n.CPUs, QueueDepth: n.QueueDepth,
+		Seed: n.Seed, Seeded: true, Records: n.Count, Open: func() (source.IOReader, error) { return source.NewGenerator(n) }}, nil
+}
+
+// ScenarioWorkload is scenario s's reads, writes and syncs as a workload
+// on s's device (ScenarioReader): one CPU, one operation at a time.
+// Errors: s does not validate.
+func ScenarioWorkload(s *scenario.Scenario) (Workload, error) {
+	if err := s.Validate(); err != nil {
+		return Workload{}, err
+	}
+	return Workload{Name: s.Name, Kind: "scenario", DeviceSize: uint64(s.Device.Size), LogicalBlockSize: uint32(s.Device.SectorSize()),
+		CPUs: 1, Open: func() (source.IOReader, error) { return source.NewScenarioReader(s) }}, nil
+}
+
+// TraceDevice is the device a trace replays on: its size (0: the trace's
+// extent, rounded up to a MiB) and logical block size (0: 512).
+type TraceDevice struct {
+	Size             uint64
+	LogicalBlockSize uint32
+	// Select chooses the device, file or action of a trace that holds
+	// several (OpenTraceSelect).
+	Select source.TraceSelect
+}
+
+// TraceWorkload is the trace file at path (any format OpenTrace reads) as
+// a workload on device dev. A scenario trace replays on its own device.
+// Otherwise TraceWorkload reads the trace once to its end (streaming, in
+// memory independent of its length) for its CPUs (the workload's default:
+// the largest CPU number plus one), its records, and when dev.Size is 0
+// its extent. Errors: OpenTraceSelect's, a bad record (naming its line), a
+// trace with no record (or none of dev.Select's choice: ErrNoRecords), a
+// device size that is not a multiple of its logical block size.
+func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
+	t, err := source.OpenTraceSelect(path, dev.Select)
+	if err != nil {
+		return Workload{}, err
+	}
+	defer t.Close()
+	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
+		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
+		Open: func() (source.IOReader, error) { return source.OpenTraceSelect(path, dev.Select) }}
+	if s := t.Scenario; s != nil {
+		sw, err := ScenarioWorkload(s)
+		sw.Name, sw.Kind = w.Name, w.Kind
+		return sw, err
+	}
+	lbs := uint64(max(dev.LogicalBlockSize, 512))
+	sum, err := source.SummarizeTrace(t)
+	if err != nil {
+		return Workload{}, err
+	}
+	if sum.Records == 0 {
+		msg := "no records: an empty workload has nothing to simulate"
+		switch sel := dev.Select; {
+		case sel.Action != 0 && sel.Device != "":
+			msg = fmt.Sprintf("no %c events of device %s (the trace's devices are the first column of its lines, the actions the sixth)", sel.Action, sel.Device)
+		case sel.Action != 0:
+			msg = fmt.Sprintf("no %c events (the trace's actions are the sixth column of its lines)", sel.Action)
+		case sel.Device != "":
+			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
+		case sel.File != "":
+			msg = fmt.Sprintf("no records of file %s (the trace's files are named by its add lines)", sel.File)
+		}
+		return Workload{}, &source.TraceError{File: path, Msg: msg, Err: source.ErrNoRecords}
+	}
+	w.CPUs, w.Records = max(sum.CPUs, 1), sum.Records
+	if dev.Size == 0 {
+		const mib = 1 << 20
+		w.DeviceSize = max((sum.End+mib-1)/mib*mib, mib)
+	}
+	if w.DeviceSize%lbs != 0 {
+		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
+	}
+	return w, nil
+}

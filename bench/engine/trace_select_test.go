@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/source"
+)
+
+// TestTraceSelect: TraceDevice.Select replays the chosen device, file or
+// action of a trace that holds several, refuses a choice the trace's format
+// has no use for, and says what it chose when nothing matched.
+func TestTraceSelect(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	blk := write("two.blkparse", "  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n"+
+		"  8,16   0        2     0.000000100     1  Q   W 8 + 16 [a]\n"+
+		"  8,16   0        3     0.000000200     1  D   W 8 + 16 [a]\n")
+	fio := write("two.iolog", "fio version 2 iolog\n/dev/sdb add\n/dev/sdc add\n/dev/sdb open\n/dev/sdc open\n"+
+		"/dev/sdb write 0 512\n/dev/sdc write 4096 1024\n")
+	csv := write("one.csv", "write,0,4K\n")
+	records := func(w Workload) []source.IO {
+		rd, err := w.Open()
+		require.NoError(t, err)
+		ios, err := source.ReadAll(rd)
+		require.NoError(t, err)
+		return ios
+	}
+	for _, tc := range []struct {
+		name, path string
+		sel        source.TraceSelect
+		want       []source.IO
+		err        string
+	}{
+		{"blkparse: two devices", blk, source.TraceSelect{}, nil, "device 8,16 is not the trace's device 8,0"},
+		{"blkparse: one device", blk, source.TraceSelect{Device: "8,16"}, []source.IO{{Kind: source.IOWrite, Offset: 4096, Length: 8192, At: 100, Line: 2}}, ""},
+		{"blkparse: the issued requests", blk, source.TraceSelect{Device: "8,16", Action: source.BlkparseIssue}, []source.IO{{Kind: source.IOWrite, Offset: 4096, Length: 8192, At: 200, Line: 3}}, ""},
+		{"blkparse: a device it does not hold", blk, source.TraceSelect{Device: "8,32"}, nil, "two.blkparse: no records of device 8,32"},
+		{"fio: two files", fio, source.TraceSelect{}, nil, "but the trace's file is /dev/sdb"},
+		{"fio: one file", fio, source.TraceSelect{File: "/dev/sdc"}, []source.IO{{Kind: source.IOWrite, Offset: 4096, Length: 1024, Line: 7}}, ""},
+		{"fio: a file it does not name", fio, source.TraceSelect{File: "/dev/sdz"}, nil, "no records of file /dev/sdz"},
+		{"a device for a fio iolog", fio, source.TraceSelect{Device: "8,0"}, nil, "applies to a blkparse trace, not to a fio one"},
+		{"a file for CSV", csv, source.TraceSelect{File: "x"}, nil, "applies to a fio iolog, not to a csv trace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := TraceWorkload(tc.path, TraceDevice{Size: 1 << 20, Select: tc.sel})
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, records(w))
+		})
+	}
+}

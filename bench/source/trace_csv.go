@@ -1,0 +1,239 @@
+package source
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bhsim/bhsim/bench/scenario"
+)
+
+// CSVHeader is the header line WriteCSV writes and NewCSVReader accepts:
+// the columns in their order.
+const CSVHeader = "op,offset,length,cpu,time"
+
+// CSVReader reads the plain CSV trace format, the one to convert anything
+// else to: one record a line,
+//
+//	op,offset,length[,cpu[,time]]
+//
+// op is read, write, fsync, fdatasync, flush or discard (trim is a synonym
+// of discard), in any case. offset and length are byte counts: decimal, or
+// with a K, M, G, T or P suffix (powers of 1024: 4K, 1M), as ParseDDSize
+// reads them; a read, write or discard has a positive length, and a sync or
+// flush has offset and length 0 or empty. cpu is the issuing CPU from 0
+// (default 0). time is when the I/O is issued, from the start of the trace:
+// decimal nanoseconds, or a number with a unit as time.ParseDuration reads
+// it ("1.5ms", "20us", "3s"); default 0 (issue when the CPU is free).
+//
+// Blanks around fields are ignored, and so is one pair of double quotes
+// around a field; quoted commas and newlines are not supported (no field
+// needs them). Blank lines and lines whose first non-blank is '#' are
+// comments. The first record may be a header: its first field is "op"
+// and its fields are a prefix of CSVHeader's (op,offset,length at least).
+// The reader holds one line at a time.
+type CSVReader struct {
+	lines   *traceLines
+	started bool
+	fields  [6]string
+}
+
+// NewCSVReader returns a reader of the CSV trace in r.
+func NewCSVReader(r io.Reader) *CSVReader {
+	return &CSVReader{lines: newTraceLines(r, "csv")}
+}
+
+// Next returns the next record, io.EOF after the last.
+func (c *CSVReader) Next() (IO, error) {
+	for {
+		line, err := c.lines.next()
+		if err != nil {
+			return IO{}, err
+		}
+		rec, ok, err := c.parse(line)
+		if err != nil {
+			return IO{}, c.lines.stop(err)
+		}
+		if ok {
+			return rec, nil
+		}
+	}
+}
+
+// csvSplit splits s at commas into dst (trimming blanks and one pair of
+// quotes from each field); more reports fields past len(dst).
+func csvSplit(dst []string, s string) (n int, more bool) {
+	for {
+		field, rest, found := strings.Cut(s, ",")
+		if n == len(dst) {
+			return n, true
+		}
+		field = strings.TrimSpace(field)
+		if len(field) >= 2 && field[0] == '"' && field[len(field)-1] == '"' {
+			field = strings.TrimSpace(field[1 : len(field)-1])
+		}
+		dst[n] = field
+		n++
+		if !found {
+			return n, false
+		}
+		s = rest
+	}
+}
+
+var csvColumns = strings.Split(CSVHeader, ",")
+
+func (c *CSVReader) parse(line string) (IO, bool, error) {
+	n := c.lines.line
+	fail := func(msg string, args ...any) (IO, bool, error) {
+		return IO{}, false, c.lines.fail(n, msg, args...)
+	}
+	t := strings.TrimSpace(line)
+	if t == "" || t[0] == '#' {
+		return IO{}, false, nil
+	}
+	f := c.fields[:5]
+	nf, more := csvSplit(f, t)
+	first := !c.started
+	c.started = true
+	if first && strings.EqualFold(f[0], "op") {
+		if more || nf < 3 {
+			return fail("header %q: want a prefix of %s with op,offset,length at least", t, CSVHeader)
+		}
+		for i := 0; i < nf; i++ {
+			if !strings.EqualFold(f[i], csvColumns[i]) {
+				return fail("header column %d is %q, want %q (the columns are %s)", i+1, f[i], csvColumns[i], CSVHeader)
+			}
+		}
+		return IO{}, false, nil
+	}
+	if more {
+		return fail("want op,offset,length[,cpu[,time]], got more than 5 fields")
+	}
+	if nf < 3 {
+		return fail("want op,offset,length[,cpu[,time]], got %d fields", nf)
+	}
+	var rec IO
+	switch strings.ToLower(f[0]) {
+	case "read":
+		rec.Kind = IORead
+	case "write":
+		rec.Kind = IOWrite
+	case "fsync":
+		rec.Kind = IOFsync
+	case "fdatasync":
+		rec.Kind = IOFdatasync
+	case "flush":
+		rec.Kind = IOFlush
+	case "discard", "trim":
+		rec.Kind = IODiscard
+	default:
+		return fail("unknown op %q (want read, write, fsync, fdatasync, flush or discard)", f[0])
+	}
+	if rec.Kind.HasData() {
+		off, ok := traceSize(f[1])
+		if !ok {
+			return fail("offset %q is not a byte count (4096, 4K, 1M)", f[1])
+		}
+		length, ok := traceSize(f[2])
+		if !ok || length == 0 {
+			return fail("length %q is not a positive byte count (4096, 4K, 1M)", f[2])
+		}
+		if off+length < off {
+			return fail("%d bytes at offset %d end past 2^64", length, off)
+		}
+		rec.Offset, rec.Length = off, length
+	} else if (f[1] != "" && f[1] != "0") || (f[2] != "" && f[2] != "0") {
+		return fail("%s takes no offset and length (0 or empty), got %q and %q", rec.Kind, f[1], f[2])
+	}
+	if nf > 3 && f[3] != "" {
+		cpu, ok := traceUint(f[3])
+		if !ok || cpu > MaxTraceCPU {
+			return fail("cpu %q is not a number from 0 to %d", f[3], MaxTraceCPU)
+		}
+		rec.CPU = int(cpu)
+	}
+	if nf > 4 && f[4] != "" {
+		at, ok := csvTime(f[4])
+		if !ok {
+			return fail("time %q is not nanoseconds or a duration with a unit (1500, 1.5us, 2ms)", f[4])
+		}
+		rec.At = at
+	}
+	rec.Line = n
+	return rec, true, nil
+}
+
+// csvTime reads decimal nanoseconds or a non-negative time.ParseDuration
+// duration.
+func csvTime(s string) (uint64, bool) {
+	if v, ok := traceUint(s); ok {
+		return v, true
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' { // no sign
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return uint64(d), true
+}
+
+// appendCSV appends the record as a CSV line without its newline:
+// op,offset,length,cpu,time with sizes as FormatDDSize prints them and
+// the time in nanoseconds.
+func appendCSV(b []byte, io IO) []byte {
+	b = append(b, io.Kind.String()...)
+	b = append(b, ',')
+	b = append(b, scenario.FormatDDSize(io.Offset)...)
+	b = append(b, ',')
+	b = append(b, scenario.FormatDDSize(io.Length)...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(io.CPU), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, io.At, 10)
+	return b
+}
+
+// WriteCSV writes every record of r to w in the CSV trace format: each
+// comment as a "# " line (a generator's header, the source of a
+// conversion), CSVHeader, then one line per record; sizes with the largest
+// suffix that divides them (FormatDDSize), times in nanoseconds. Flags and
+// line numbers are not written. It streams, and returns the number of
+// records written and the first error of r or w.
+func WriteCSV(w io.Writer, r IOReader, comments ...string) (int, error) {
+	bw := bufio.NewWriter(w)
+	for _, c := range comments {
+		for _, l := range strings.Split(c, "\n") {
+			bw.WriteString(strings.TrimRight("# "+l, " "))
+			bw.WriteByte('\n')
+		}
+	}
+	bw.WriteString(CSVHeader + "\n")
+	var buf []byte
+	n := 0
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bw.Flush()
+			return n, err
+		}
+		buf = appendCSV(buf[:0], rec)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return n, fmt.Errorf("source: writing CSV: %w", err)
+		}
+		n++
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("source: writing CSV: %w", err)
+	}
+	return n, nil
+}
