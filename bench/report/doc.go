@@ -37,7 +37,7 @@
 //
 // docs/output-schema.md in the repository documents every field of every
 // versioned output; its schema names are the constants ReproduceSchema
-// (bhsim-reproduce/1) and ReproduceCSVSchema, SweepSchema (bhsim-sweep/1)
+// (bhsim-reproduce/1) and ReproduceCSVSchema, SweepSchema (bhsim-sweep/2)
 // and SweepCSVSchema, ValidateSchema (bhsim-validate/1), ResultCSVSchema
 // (bhsim-result-csv/1, a scenario's result; its JSON is
 // scenario.Result.Encode's, WriteResultJSON) and RunCSVSchema

@@ -24,20 +24,20 @@ func ExampleReproduce_WriteCSV() {
 	// bhsim-reproduce-csv/1,lru,x86-server,lru-tosatti,8 slots,lookup,ns per call,68,68.5,0.7352941176470589,fitted
 }
 
-// A dd sweep's document written as bhsim-sweep/1 JSON, indented as every
+// A dd sweep's document written as bhsim-sweep/2 JSON, indented as every
 // JSON output of bhsim is; the descriptions that head its text are not in
 // it.
 func ExampleWriteJSON() {
 	doc := report.Sweep{Schema: report.SweepSchema, Tool: report.Tool{Name: "bhsim", Version: "v1.0.0", Go: "go1.26.0"},
 		Scenario: "dd", Machine: "helios4", Profile: "helios4", Costs: "fitted", MachineDescription: "not in the JSON",
-		Rows: []report.SweepRow{{Kernel: "5.10.10", Blocksize: "grow", Layout: "raid0", BS: 1 << 20, CPUs: 2, Count: 16, Op: "write",
+		Rows: []report.SweepRow{{Kernel: "5.10.10", BlockSizeChoice: "grow", Layout: "raid0", BS: 1 << 20, CPUs: 2, Count: 16, Op: "write",
 			BlockSize: 512, MBps: 61.5, BiosPerPage: 8, RequestsPerMiB: 2, Bottleneck: "cpu0"}}}
 	if err := report.WriteJSON(os.Stdout, doc); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
 	// {
-	//   "schema": "bhsim-sweep/1",
+	//   "schema": "bhsim-sweep/2",
 	//   "tool": {
 	//     "name": "bhsim",
 	//     "version": "v1.0.0",
@@ -50,7 +50,7 @@ func ExampleWriteJSON() {
 	//   "rows": [
 	//     {
 	//       "kernel": "5.10.10",
-	//       "blocksize": "grow",
+	//       "block_size_choice": "grow",
 	//       "layout": "raid0",
 	//       "bs": 1048576,
 	//       "cpus": 2,

@@ -19,9 +19,9 @@ const (
 	// ReproduceCSVSchema names the CSV of Reproduce.WriteCSV.
 	ReproduceCSVSchema = "bhsim-reproduce-csv/1"
 	// SweepSchema names the JSON of a dd sweep (Sweep).
-	SweepSchema = "bhsim-sweep/1"
+	SweepSchema = "bhsim-sweep/2"
 	// SweepCSVSchema names the CSV of Sweep.WriteCSV.
-	SweepCSVSchema = "bhsim-sweep-csv/1"
+	SweepCSVSchema = "bhsim-sweep-csv/2"
 	// ValidateSchema names the JSON of the model set beside the kernel
 	// (Validation).
 	ValidateSchema = "bhsim-validate/1"

@@ -11,7 +11,7 @@ import (
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
-// Sweep is the JSON of a dd sweep, bhsim-sweep/1 (`bhsim sweep --format
+// Sweep is the JSON of a dd sweep, bhsim-sweep/2 (`bhsim sweep --format
 // json`): one row per cell of the grid.
 type Sweep struct {
 	// Schema is SweepSchema; Tool the binary that wrote it.
@@ -35,7 +35,10 @@ type Sweep struct {
 // device's block size during the run, and its simulated figures.
 type SweepRow struct {
 	Kernel    string `json:"kernel"`
-	Blocksize string `json:"blocksize"` // the block-size axis: a policy or a size
+	// BlockSizeChoice is the value of the block-size axis (the --blocksize
+	// list): a set_init_blocksize policy or a fixed size; BlockSize below is
+	// the size the device then had.
+	BlockSizeChoice string `json:"block_size_choice"`
 	Layout    string `json:"layout"`
 	BS        uint64 `json:"bs"`
 	CPUs      int    `json:"cpus"`
@@ -59,23 +62,23 @@ func SweepOf(tool Tool, m workload.DDMachine, p *timing.Profile, costs string, r
 		if r.DD.Read {
 			op = "read"
 		}
-		out.Rows = append(out.Rows, SweepRow{Kernel: r.DD.Kernel.Name, Blocksize: r.BlockSize.String(), Layout: r.DD.Layout.String(),
+		out.Rows = append(out.Rows, SweepRow{Kernel: r.DD.Kernel.Name, BlockSizeChoice: r.BlockSize.String(), Layout: r.DD.Layout.String(),
 			BS: r.DD.BS, CPUs: r.DD.CPUs, Count: r.DD.Count, Op: op, BlockSize: r.Result.BlockSize, MBps: r.MBps,
 			BiosPerPage: r.BiosPerPage, RequestsPerMiB: r.RequestsPerMiB, Bottleneck: r.Bottleneck})
 	}
 	return out
 }
 
-// WriteCSV writes s as bhsim-sweep-csv/1: one row per cell, the machine,
+// WriteCSV writes s as bhsim-sweep-csv/2: one row per cell, the machine,
 // profile and costs on each. Errors: w fails. O(rows).
 func (s Sweep) WriteCSV(w io.Writer) error {
 	var cells [][]string
 	for _, r := range s.Rows {
-		cells = append(cells, []string{s.Machine, s.Profile, s.Costs, r.Kernel, r.Blocksize, r.Layout, strconv.FormatUint(r.BS, 10),
+		cells = append(cells, []string{s.Machine, s.Profile, s.Costs, r.Kernel, r.BlockSizeChoice, r.Layout, strconv.FormatUint(r.BS, 10),
 			strconv.Itoa(r.CPUs), strconv.FormatUint(r.Count, 10), r.Op, strconv.FormatUint(uint64(r.BlockSize), 10),
 			Num(r.MBps), Num(r.BiosPerPage), Num(r.RequestsPerMiB), r.Bottleneck})
 	}
-	return WriteCSV(w, SweepCSVSchema, []string{"machine", "profile", "costs", "kernel", "blocksize", "layout", "bs", "cpus",
+	return WriteCSV(w, SweepCSVSchema, []string{"machine", "profile", "costs", "kernel", "block_size_choice", "layout", "bs", "cpus",
 		"count", "op", "block_size", "mbps", "bios_per_page", "requests_per_mib", "bottleneck"}, cells)
 }
 
@@ -89,7 +92,7 @@ func (s Sweep) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tblocksize\tlayout\tbs\tcpus\tcount\top\tblock size\tMB/s\tbios/page\trequests/MiB\tbottleneck\t")
 	for _, r := range s.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%.1f\t%.2f\t%.1f\t%s\t\n", r.Kernel, r.Blocksize, r.Layout,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%.1f\t%.2f\t%.1f\t%s\t\n", r.Kernel, r.BlockSizeChoice, r.Layout,
 			scenario.FormatDDSize(r.BS), r.CPUs, r.Count, r.Op, r.BlockSize, r.MBps, r.BiosPerPage, r.RequestsPerMiB, r.Bottleneck)
 	}
 	return tw.Flush()
