@@ -92,7 +92,7 @@ func BenchmarkFindGetBlockCycle(b *testing.B) {
 	for _, path := range []string{"lru", "slow"} {
 		for n := 1; n <= 20; n++ {
 			b.Run(fmt.Sprintf("path=%s/n=%d", path, n), func(b *testing.B) {
-				m, err := bufcache.NewMachine(bufcache.Config{Blocksize: blocksize.PolicyGrow})
+				m, err := bufcache.NewMachine(bufcache.Config{InitBlocksize: blocksize.PolicyGrow})
 				require.NoError(b, err)
 				disk, err := blk.NewMemDisk("loop0", 1<<30, 512)
 				require.NoError(b, err)

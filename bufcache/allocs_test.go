@@ -25,7 +25,7 @@ type queuedWrite struct {
 func newQueuedWrite(t *testing.T, bsize uint32, data, oneGoroutine bool) *queuedWrite {
 	t.Helper()
 	q, _ := newLoopQueue(t, 64<<20)
-	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, OneGoroutine: oneGoroutine})
+	m, err := NewMachine(Config{InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, OneGoroutine: oneGoroutine})
 	require.NoError(t, err)
 	d, err := m.AddDisk(q, DeviceOptions{MetadataOnly: !data})
 	require.NoError(t, err)

@@ -79,7 +79,7 @@ func TestBadInput(t *testing.T) {
 		{"NewMachine: PAGE_SIZE not a power of two", false, func(*badRig) error { return newMachine(Config{PageSize: 8000}) }, blocksize.ErrBadPageSize},
 		{"NewMachine: PAGE_SIZE above 64 KiB", false, func(*badRig) error { return newMachine(Config{PageSize: 1 << 17}) }, blocksize.ErrBadPageSize},
 		{"NewMachine: PAGE_SIZE below 4 KiB", false, func(*badRig) error { return newMachine(Config{PageSize: 2048}) }, blocksize.ErrBadPageSize},
-		{"NewMachine: unknown blocksize policy", false, func(*badRig) error { return newMachine(Config{Blocksize: 9}) }, blocksize.ErrUnknownPolicy},
+		{"NewMachine: unknown blocksize policy", false, func(*badRig) error { return newMachine(Config{InitBlocksize: 9}) }, blocksize.ErrUnknownPolicy},
 		{"NewMachine: unknown alloc variant", false, func(*badRig) error { return newMachine(Config{Alloc: 9}) }, errAnyBadInput},
 		{"NewMachine: unknown index kind", false, func(*badRig) error { return newMachine(Config{Index: 9}) }, pageindex.ErrUnknownKind},
 		{"NewMachine: unknown LRU mode", false, func(*badRig) error { return newMachine(Config{LRU: 9}) }, errAnyBadInput},

@@ -67,7 +67,7 @@ var benchBlocks = []struct {
 // block 4G is page 2^29) whose only cached block is block, read once, with the
 // LRU removed so that lookups take the slow path.
 func lookupDevice(tb testing.TB, kind pageindex.Kind, block uint64) (*CPU, *BlockDevice, *BufferHead) {
-	m, d, _ := newDev(tb, Config{Index: kind, Blocksize: blocksize.PolicyLogical, LRU: LRURemoved},
+	m, d, _ := newDev(tb, Config{Index: kind, InitBlocksize: blocksize.PolicyLogical, LRU: LRURemoved},
 		4<<40, 512, DeviceOptions{MetadataOnly: true})
 	cpu := m.CPU(0)
 	bh, err := d.Bread(cpu, block, 512)
@@ -228,7 +228,7 @@ func newWriteBench(tb testing.TB, data bool, bsize uint32) *writeBench {
 
 // newWriteBenchBits is newWriteBench on a machine with the given BitOps.
 func newWriteBenchBits(tb testing.TB, data bool, bsize uint32, bits BitOps) *writeBench {
-	m, err := NewMachine(Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, BitOps: bits})
+	m, err := NewMachine(Config{InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 256, PageCacheLimit: 1024, BitOps: bits})
 	require.NoError(tb, err)
 	disk, err := blk.NewNullDisk("null", 1<<40, 512)
 	require.NoError(tb, err)

@@ -119,7 +119,7 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 			ErrBadDevice, disk.Name(), sectors, uint64(blocksize.MaxLFSFileSize))
 	}
 	size := sectors << blk.SectorShift
-	if _, err := m.cfg.Blocksize.InitBlocksize(size, disk.LogicalBlockSize(), m.cfg.PageSize); err != nil {
+	if _, err := m.cfg.InitBlocksize.InitBlocksize(size, disk.LogicalBlockSize(), m.cfg.PageSize); err != nil {
 		return nil, fmt.Errorf("bufcache: open %s: %w", disk.Name(), err)
 	}
 	d := &BlockDevice{m: m, disk: disk, size: size, logical: disk.LogicalBlockSize(), metaOnly: opts.MetadataOnly}
@@ -174,7 +174,7 @@ func errDiskAdded(disk blk.Device) error {
 // get_order of it (0: the policy never picks more than PAGE_SIZE). The
 // device was validated by AddDisk, so the policy cannot fail.
 func (d *BlockDevice) setInitBlocksize() {
-	bsize, err := d.m.cfg.Blocksize.InitBlocksize(d.size, d.logical, d.m.cfg.PageSize)
+	bsize, err := d.m.cfg.InitBlocksize.InitBlocksize(d.size, d.logical, d.m.cfg.PageSize)
 	if err != nil {
 		panic(fmt.Sprintf("bufcache: set_init_blocksize of a validated device: %v", err))
 	}

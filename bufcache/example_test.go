@@ -12,7 +12,7 @@ import (
 // "simplified" kernel builds 8 buffer heads per page, the grow policy one.
 func ExampleMachine_Open() {
 	for _, p := range blocksize.Policies() {
-		m, _ := bufcache.NewMachine(bufcache.Config{Blocksize: p})
+		m, _ := bufcache.NewMachine(bufcache.Config{InitBlocksize: p})
 		disk, _ := blk.NewMemDisk("sda", 1<<30, 512)
 		d, _ := m.Open(disk, bufcache.DeviceOptions{})
 		cpu := m.CPU(0)

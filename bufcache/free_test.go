@@ -30,7 +30,7 @@ func TestTryToFreeBuffers(t *testing.T) {
 			func(cpu *CPU, bh *BufferHead) { UnlockBuffer(cpu, bh) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, d, _ := newDev(t, Config{Blocksize: 0}, 1<<20, 512, DeviceOptions{})
+			m, d, _ := newDev(t, Config{InitBlocksize: 0}, 1<<20, 512, DeviceOptions{})
 			require.NoError(t, d.SetBlocksize(m.CPU(0), 1024))
 			cpu := m.CPU(0)
 			bh, err := d.Bread(cpu, 6, 1024) // page 1, third buffer; now in the LRU

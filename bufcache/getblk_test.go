@@ -19,7 +19,7 @@ func TestGetblkRingInvariants(t *testing.T) {
 	for _, variant := range []AllocVariant{AllocLinear, AllocCircular} {
 		for _, size := range []uint32{512, 1024, 2048, 4096} {
 			t.Run(fmt.Sprintf("variant=%s/bsize=%d", variant, size), func(t *testing.T) {
-				_, d, _ := newDev(t, Config{Alloc: variant, Blocksize: blocksize.PolicyLogical, Check: true}, 1<<20, size, DeviceOptions{})
+				_, d, _ := newDev(t, Config{Alloc: variant, InitBlocksize: blocksize.PolicyLogical, Check: true}, 1<<20, size, DeviceOptions{})
 				require.Equal(t, size, d.BlockSize())
 				per := uint64(4096 / size)
 				block := 3*per + per/2 // page 3, a middle buffer

@@ -16,7 +16,7 @@ import (
 func TestBreadModifySyncRoundTrip(t *testing.T) {
 	for _, size := range []uint32{512, 1024, 2048, 4096} {
 		t.Run("bsize="+itoa(size), func(t *testing.T) {
-			m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical, Check: true}, 1<<20, 512, DeviceOptions{})
+			m, d, disk := newDev(t, Config{InitBlocksize: blocksize.PolicyLogical, Check: true}, 1<<20, 512, DeviceOptions{})
 			cpu := m.CPU(0)
 			require.NoError(t, d.SetBlocksize(cpu, size))
 			const block = 13
@@ -172,7 +172,7 @@ func TestSetBlocksizeBelowLogical(t *testing.T) {
 
 func TestMetadataOnlyDevice(t *testing.T) {
 	// 16 TiB: Willy's block 4G with 512-byte blocks is page 2^29, height 5.
-	m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical}, 16<<40, 512, DeviceOptions{MetadataOnly: true})
+	m, d, disk := newDev(t, Config{InitBlocksize: blocksize.PolicyLogical}, 16<<40, 512, DeviceOptions{MetadataOnly: true})
 	cpu := m.CPU(0)
 	bh, err := d.Bread(cpu, 4<<30, 512)
 	require.NoError(t, err)

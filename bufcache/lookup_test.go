@@ -13,7 +13,7 @@ import (
 func TestFindGetBlockSlow(t *testing.T) {
 	for _, kind := range []pageindex.Kind{pageindex.KindXArray, pageindex.KindBTree} {
 		t.Run("index="+kind.String(), func(t *testing.T) {
-			m, d, _ := newDev(t, Config{Index: kind, Blocksize: blocksize.PolicyLogical, LRU: LRURemoved}, 1<<20, 512, DeviceOptions{})
+			m, d, _ := newDev(t, Config{Index: kind, InitBlocksize: blocksize.PolicyLogical, LRU: LRURemoved}, 1<<20, 512, DeviceOptions{})
 			cpu := m.CPU(0)
 			assert.Nil(t, d.FindGetBlockSlow(cpu, 9), "nothing cached")
 

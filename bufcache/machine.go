@@ -70,8 +70,8 @@ type Config struct {
 	CPUs int
 	// PageSize is PAGE_SIZE in bytes (0 means 4096); 16 KiB and 64 KiB model arm64.
 	PageSize uint32
-	// Blocksize is the set_init_blocksize policy applied when a device is opened.
-	Blocksize blocksize.Policy
+	// InitBlocksize is the set_init_blocksize policy applied when a device is opened.
+	InitBlocksize blocksize.Policy
 	// Alloc is the alloc_page_buffers variant.
 	Alloc AllocVariant
 	// Index is the page-cache index structure of every mapping
@@ -235,7 +235,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if err := blocksize.ValidatePageSize(cfg.PageSize); err != nil {
 		return nil, err
 	}
-	if _, err := blocksize.ParsePolicy(cfg.Blocksize.String()); err != nil {
+	if _, err := blocksize.ParsePolicy(cfg.InitBlocksize.String()); err != nil {
 		return nil, err
 	}
 	if _, err := ParseAllocVariant(cfg.Alloc.String()); err != nil {

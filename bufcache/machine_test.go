@@ -27,7 +27,7 @@ func TestNewMachineDefaultsAndErrors(t *testing.T) {
 		{"negative CPUs", Config{CPUs: -1}, nil},
 		{"page size not a power of two", Config{PageSize: 5000}, nil},
 		{"page size too small", Config{PageSize: 2048}, nil},
-		{"unknown policy", Config{Blocksize: blocksize.Policy(9)}, blocksize.ErrUnknownPolicy},
+		{"unknown policy", Config{InitBlocksize: blocksize.Policy(9)}, blocksize.ErrUnknownPolicy},
 		{"unknown alloc", Config{Alloc: AllocVariant(9)}, ErrUnknownAllocVariant},
 		{"unknown index", Config{Index: pageindex.Kind(9)}, pageindex.ErrUnknownKind},
 		{"unknown LRU mode", Config{LRU: LRUMode(9)}, nil},
@@ -59,7 +59,7 @@ func TestOpenPicksBlocksizeByPolicy(t *testing.T) {
 		{"4Kn disk", blocksize.PolicyLogical, 4096, 1 << 30, 4096, 4096},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, d, _ := newDev(t, Config{Blocksize: tc.policy, PageSize: tc.page}, tc.size, tc.logical, DeviceOptions{})
+			_, d, _ := newDev(t, Config{InitBlocksize: tc.policy, PageSize: tc.page}, tc.size, tc.logical, DeviceOptions{})
 			assert.Equal(t, tc.want, d.BlockSize())
 			assert.Equal(t, tc.size, d.Size())
 			assert.Equal(t, tc.logical, d.LogicalBlockSize())

@@ -40,7 +40,7 @@ func TestReadReadahead(t *testing.T) {
 	var perSize []Counters
 	for _, bsize := range []uint32{512, 4096} {
 		t.Run(fmt.Sprintf("bsize=%d", bsize), func(t *testing.T) {
-			m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical, Check: true}, 4<<20, 512, DeviceOptions{})
+			m, d, disk := newDev(t, Config{InitBlocksize: blocksize.PolicyLogical, Check: true}, 4<<20, 512, DeviceOptions{})
 			cpu := m.CPU(0)
 			require.NoError(t, d.SetBlocksize(cpu, bsize))
 			want := fillDisk(t, disk)
@@ -111,7 +111,7 @@ func TestReadSmallReadsRampUp(t *testing.T) {
 // TestReadAfterPartialWrite: a folio that has buffers from a partial write but
 // is not uptodate is read buffer by buffer, keeping the written bytes.
 func TestReadAfterPartialWrite(t *testing.T) {
-	m, d, disk := newDev(t, Config{Blocksize: blocksize.PolicyLogical, Check: true}, 1<<20, 512, DeviceOptions{})
+	m, d, disk := newDev(t, Config{InitBlocksize: blocksize.PolicyLogical, Check: true}, 1<<20, 512, DeviceOptions{})
 	cpu := m.CPU(0)
 	require.NoError(t, d.SetBlocksize(cpu, 512))
 	want := fillDisk(t, disk)

@@ -68,7 +68,7 @@ func TestWriteRoundTrip(t *testing.T) {
 				seed := uint64(bsize) * 7919
 				t.Logf("seed %d", seed)
 				rng := rand.New(rand.NewPCG(seed, 1))
-				m, d, disk := newDev(t, Config{Alloc: variant, Blocksize: blocksize.PolicyLogical, DirtyLimit: 16, Check: true}, size, 512, DeviceOptions{})
+				m, d, disk := newDev(t, Config{Alloc: variant, InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 16, Check: true}, size, 512, DeviceOptions{})
 				cpu := m.CPU(0)
 				require.NoError(t, d.SetBlocksize(cpu, bsize))
 				want := make([]byte, size)
@@ -159,7 +159,7 @@ func TestWritebackOneBioPerBuffer(t *testing.T) {
 		bios  uint64
 	}{{512, 2048}, {1024, 1024}, {4096, 256}} {
 		t.Run(fmt.Sprintf("bsize=%d", tc.bsize), func(t *testing.T) {
-			m, d, _ := newDev(t, Config{Blocksize: blocksize.PolicyLogical}, 16<<20, 512, DeviceOptions{})
+			m, d, _ := newDev(t, Config{InitBlocksize: blocksize.PolicyLogical}, 16<<20, 512, DeviceOptions{})
 			cpu := m.CPU(0)
 			require.NoError(t, d.SetBlocksize(cpu, tc.bsize))
 			before := cpu.Events()
@@ -236,7 +236,7 @@ func TestDirtyLimitStartsWriteback(t *testing.T) {
 // their buffer heads into the per-CPU cache for reuse, and loses no data.
 func TestPageCacheLimitReclaims(t *testing.T) {
 	const size = 4 << 20
-	m, d, disk := newDev(t, Config{PageCacheLimit: 64, DirtyLimit: 16, Blocksize: blocksize.PolicyLogical, Check: false}, size, 512, DeviceOptions{})
+	m, d, disk := newDev(t, Config{PageCacheLimit: 64, DirtyLimit: 16, InitBlocksize: blocksize.PolicyLogical, Check: false}, size, 512, DeviceOptions{})
 	cpu := m.CPU(0)
 	data := make([]byte, size)
 	for i := range data {
@@ -274,7 +274,7 @@ func TestKswapdReclaims(t *testing.T) {
 	const size = 4 << 20
 	for _, kswapd := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kswapd=%v", kswapd), func(t *testing.T) {
-			cfg := Config{CPUs: 2, PageCacheLimit: 64, DirtyLimit: 16, Blocksize: blocksize.PolicyLogical, Kswapd: kswapd, KswapdCPU: 1}
+			cfg := Config{CPUs: 2, PageCacheLimit: 64, DirtyLimit: 16, InitBlocksize: blocksize.PolicyLogical, Kswapd: kswapd, KswapdCPU: 1}
 			m, err := NewMachine(cfg)
 			require.NoError(t, err)
 			disk, err := blk.NewMemDisk("sda", size, 512)
@@ -379,7 +379,7 @@ func TestReclaimSkipsALockedFolio(t *testing.T) {
 	for _, kswapd := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kswapd=%v", kswapd), func(t *testing.T) {
 			const limit = 8
-			m, d, _ := newDev(t, Config{CPUs: 2, PageCacheLimit: limit, Kswapd: kswapd, KswapdCPU: 1, Blocksize: blocksize.PolicyLogical}, 1<<20, 512, DeviceOptions{})
+			m, d, _ := newDev(t, Config{CPUs: 2, PageCacheLimit: limit, Kswapd: kswapd, KswapdCPU: 1, InitBlocksize: blocksize.PolicyLogical}, 1<<20, 512, DeviceOptions{})
 			cpu := m.CPU(0)
 			n, err := d.Write(cpu, 0, userIter(t, make([]byte, limit*4096)))
 			require.NoError(t, err)

@@ -144,7 +144,7 @@ func TestEOFVariantsOnOddDevice(t *testing.T) {
 }
 
 func TestBlkdevOpsOnDevice(t *testing.T) {
-	_, d, _ := newDev(t, bufcache.Config{Blocksize: blocksize.PolicyLogical}, 1<<20)
+	_, d, _ := newDev(t, bufcache.Config{InitBlocksize: blocksize.PolicyLogical}, 1<<20)
 	m, err := BlkdevOps(EOFRaw).Begin(nil, d, 5000, 1, IterWrite)
 	require.NoError(t, err)
 	assert.Equal(t, IOMap{Offset: 4608, Length: 1<<20 - 4608, Addr: 4608, Type: Mapped, Flags: FBufferHead}, m)

@@ -198,7 +198,7 @@ func FuzzFileBufferedWrite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rawPos, rawCount uint32, chunk uint64, sel uint8, recs []byte) {
 		pos := uint64(rawPos) % size
 		count := uint64(rawCount) % (size - pos + 1)
-		m, d, disk := newDev(t, bufcache.Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 4}, size)
+		m, d, disk := newDev(t, bufcache.Config{InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 4}, size)
 		cpu := m.CPU(0)
 		require.NoError(t, d.SetBlocksize(cpu, uint32(512)<<(sel%4)))
 		old := pattern(size, 0x6b)

@@ -32,7 +32,7 @@ func FuzzBlkdevWrite(f *testing.F) {
 		k := kernels[int(sel>>3)%len(kernels)]
 		opts := k.opts
 		opts.EOF = EOFCheck(sel >> 5 & 1)
-		cfg := bufcache.Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 4}
+		cfg := bufcache.Config{InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 4}
 		checkBlkdevWrite(t, cfg, size, bsize, drop, opts, "kernel "+k.name, pos, n, badOff, badLen)
 	})
 }

@@ -82,7 +82,7 @@ func TestBlkdevWriteOracle(t *testing.T) {
 					seed := uint64(bsize)*31 + uint64(eof)
 					t.Logf("seed %d", seed)
 					rng := rand.New(rand.NewPCG(seed, 2))
-					m, d, disk := newDev(t, bufcache.Config{Blocksize: blocksize.PolicyLogical, DirtyLimit: 16}, size)
+					m, d, disk := newDev(t, bufcache.Config{InitBlocksize: blocksize.PolicyLogical, DirtyLimit: 16}, size)
 					cpu := m.CPU(0)
 					require.NoError(t, d.SetBlocksize(cpu, bsize))
 					opts := k.opts

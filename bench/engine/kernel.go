@@ -21,8 +21,8 @@ type Kernel struct {
 	// Description says which kernel it is and what is and is not modelled of
 	// what differs.
 	Description string
-	// Blocksize is the set_init_blocksize policy (the Helios4 thread).
-	Blocksize blocksize.Policy
+	// InitBlocksize is the set_init_blocksize policy (the Helios4 thread).
+	InitBlocksize blocksize.Policy
 	// Write selects the write(2) path of a block device (iomap.BlkdevWrite):
 	// generic_perform_write through buffer heads before v6.6, iomap with
 	// v6.6's 2 MiB chunk or with the fix's (Xu Yang's thread).
@@ -54,7 +54,7 @@ type Kernel struct {
 // path, Write, is the caller's to pass to iomap.BlkdevWrite or
 // iomap.Writer; Block to the queue's Limits.)
 func (k Kernel) Configure(cfg bufcache.Config) bufcache.Config {
-	cfg.Blocksize, cfg.LRU, cfg.LRUSize, cfg.Alloc = k.Blocksize, k.LRU, k.LRUSize, k.Alloc
+	cfg.InitBlocksize, cfg.LRU, cfg.LRUSize, cfg.Alloc = k.InitBlocksize, k.LRU, k.LRUSize, k.Alloc
 	cfg.Folios, cfg.SetBlocksize, cfg.Lookup, cfg.BitOps = k.Folios, k.SetBlocksize, k.Lookup, k.BitOps
 	return cfg
 }
@@ -101,13 +101,13 @@ var bufferHeadWrites = iomap.Options{Path: iomap.PathBufferHead}
 // without transparent huge pages.
 func Kernels() []Kernel {
 	return []Kernel{
-		{Name: "9011495c9466", Blocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
+		{Name: "9011495c9466", InitBlocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "the parent of the faulty commit (v5.9 merge window): set_init_blocksize grows the block size. " + notModelled},
-		{Name: "5ff9f19231a0", Blocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
+		{Name: "5ff9f19231a0", InitBlocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "\"block: simplify set_init_blocksize\" (Christoph Hellwig, v5.9): block size = logical block size. " + notModelled},
-		{Name: "5.10.10", Blocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
+		{Name: "5.10.10", InitBlocksize: blocksize.PolicyLogical, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "5.10.10, still with the simplified policy. " + notModelled},
-		{Name: "5.10.10+revert", Blocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
+		{Name: "5.10.10+revert", InitBlocksize: blocksize.PolicyGrow, BitOps: bufcache.BitOpsTestSet, Write: bufferHeadWrites,
 			Description: "5.10.10 with Maxim Mikityanskiy's revert (mainline 8dc932d3e8af, v5.11-rc6; stable 5.10.13). " + notModelled},
 		{Name: "6.6", BitOps: bufcache.BitOpsTested, Write: iomap.Options{},
 			Description: "v6.6 and later until the fix: block-device writes through iomap (487c607df790) with a PAGE_SIZE << MAX_PAGECACHE_ORDER chunk (2 MiB with THP on 4 KiB pages, 5d8edfb900d5)"},

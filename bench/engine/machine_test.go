@@ -18,7 +18,7 @@ func TestBuild(t *testing.T) {
 	kept, err := blk.NewMemDisk("kept", 1<<20, 512)
 	require.NoError(t, err)
 	k5 := MustKernel("5.10.10")
-	grow := bufcache.Config{Blocksize: blocksize.PolicyGrow, CPUs: 3}
+	grow := bufcache.Config{InitBlocksize: blocksize.PolicyGrow, CPUs: 3}
 	for _, tc := range []struct {
 		name      string
 		spec      MachineSpec

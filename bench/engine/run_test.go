@@ -316,7 +316,7 @@ func TestRunOptionErrors(t *testing.T) {
 	w := genWorkload(t, "seq:dev=1M,n=10,seed=1")
 	for _, o := range []RunOptions{{CPUs: -1}, {CPUs: source.MaxGenCPUs + 1}, {QueueDepth: -2}, {MRCSizes: []int{0}},
 		{MRCSizes: []int{2000}}, {MemoryBytes: 100}, {Access: 9}, {Step: &StepOptions{}}, {Kernel: Kernel{Name: "bogus"}},
-		{Kernel: Kernel{Blocksize: blocksize.PolicyLogical}}} {
+		{Kernel: Kernel{InitBlocksize: blocksize.PolicyLogical}}} {
 		_, err := Run(context.Background(), w, o)
 		assert.ErrorIs(t, err, ErrRunOptions, "%+v", o)
 	}

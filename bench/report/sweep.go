@@ -62,7 +62,7 @@ func SweepOf(tool Tool, m workload.DDMachine, p *timing.Profile, costs string, r
 		if r.DD.Read {
 			op = "read"
 		}
-		out.Rows = append(out.Rows, SweepRow{Kernel: r.DD.Kernel.Name, BlockSizeChoice: r.BlockSize.String(), Layout: r.DD.Layout.String(),
+		out.Rows = append(out.Rows, SweepRow{Kernel: r.DD.Kernel.Name, BlockSizeChoice: r.BlockSizeChoice.String(), Layout: r.DD.Layout.String(),
 			BS: r.DD.BS, CPUs: r.DD.CPUs, Count: r.DD.Count, Op: op, BlockSize: r.Result.BlockSize, MBps: r.MBps,
 			BiosPerPage: r.BiosPerPage, RequestsPerMiB: r.RequestsPerMiB, Bottleneck: r.Bottleneck})
 	}

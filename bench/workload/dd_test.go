@@ -107,8 +107,8 @@ func TestDDWriteCounts(t *testing.T) {
 			dd.Count = count
 			r, err := dd.Run()
 			require.NoError(t, err, "%s %s", l, name)
-			byPolicy[preset.Blocksize] = r
-			bsize := map[blocksize.Policy]uint32{blocksize.PolicyLogical: 512, blocksize.PolicyGrow: 4096}[preset.Blocksize]
+			byPolicy[preset.InitBlocksize] = r
+			bsize := map[blocksize.Policy]uint32{blocksize.PolicyLogical: 512, blocksize.PolicyGrow: 4096}[preset.InitBlocksize]
 			assert.Equal(t, bsize, r.BlockSize, "%s %s", l, name)
 			assert.Equal(t, uint64(count<<20), r.Bytes)
 			bios := r.CPU[0][bufcache.EvBioSubmit] + r.CPU[1][bufcache.EvBioSubmit]

@@ -105,7 +105,7 @@ func FootprintOf(pages int, sparse bool) (Footprint, error) {
 // heapPerPage caches pages pages with buffers of bsize bytes on a fresh
 // machine and returns the heap growth per page and the index height.
 func heapPerPage(pages int, sparse bool, bsize uint32) (float64, int, error) {
-	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{InitBlocksize: blocksize.PolicyGrow},
 		Disk: engine.DiskSpec{Name: "scale", Size: ScaleDeviceBytes, Logical: 512, MetadataOnly: true}})
 	if err != nil {
 		return 0, 0, err

@@ -117,7 +117,7 @@ func (r *LookupResult) Explain(p *timing.Profile) string {
 	var sb strings.Builder
 	s := r.Setup
 	fmt.Fprintf(&sb, "  device %s, block size %d after open (%s policy); block %d is page %d",
-		scenario.FormatDDSize(s.DeviceBytes), r.BlockSize, s.Kernel.Blocksize, s.Block, r.Page)
+		scenario.FormatDDSize(s.DeviceBytes), r.BlockSize, s.Kernel.InitBlocksize, s.Block, r.Page)
 	if !r.Cached {
 		sb.WriteString(", past the end of the device: nothing reads it, its page is never cached")
 	}

@@ -28,7 +28,7 @@ func TestPostedLookupModuleNeverHitsTheLRU(t *testing.T) {
 
 	// With the "simplified" policy the device has 512-byte blocks and the same
 	// call hits the LRU every time.
-	s.Kernel.Blocksize = blocksize.PolicyLogical
+	s.Kernel.InitBlocksize = blocksize.PolicyLogical
 	r, err = s.Run()
 	require.NoError(t, err)
 	assert.Equal(t, uint32(512), r.BlockSize)
@@ -41,7 +41,7 @@ func TestLookupModuleErrors(t *testing.T) {
 		{DeviceBytes: 1 << 30, Logical: 512, Block: 1, Size: 512, Loops: 0},
 		{DeviceBytes: 0, Logical: 512, Block: 1, Size: 512, Loops: 1},
 		{DeviceBytes: 1 << 30, Logical: 3000, Block: 1, Size: 512, Loops: 1},
-		{DeviceBytes: 1 << 30, Logical: 512, Kernel: engine.Kernel{Blocksize: blocksize.Policy(7)}, Block: 1, Size: 512, Loops: 1},
+		{DeviceBytes: 1 << 30, Logical: 512, Kernel: engine.Kernel{InitBlocksize: blocksize.Policy(7)}, Block: 1, Size: 512, Loops: 1},
 	} {
 		_, err := s.Run()
 		assert.Error(t, err, "%+v", s)
@@ -57,7 +57,7 @@ func FuzzLookupModule(f *testing.F) {
 	f.Fuzz(func(t *testing.T, size uint64, logical uint16, block uint64, arg uint16, simplified bool) {
 		s := LookupModule{DeviceBytes: size % (64 << 40), Logical: uint32(logical), Block: block, Size: uint32(arg), Loops: 3}
 		if simplified {
-			s.Kernel.Blocksize = blocksize.PolicyLogical
+			s.Kernel.InitBlocksize = blocksize.PolicyLogical
 		}
 		r, err := s.Run()
 		if err != nil {

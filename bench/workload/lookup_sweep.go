@@ -90,7 +90,7 @@ func CycleSweep(maxN, rounds int) ([]CycleRow, error) {
 // 512-byte logical blocks) on a one-CPU mainline machine; above 64 GiB it is
 // metadata-only.
 func lookupMachine(size uint64) (*bufcache.Machine, *bufcache.BlockDevice, error) {
-	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{Blocksize: blocksize.PolicyGrow},
+	m, err := engine.Build(engine.MachineSpec{Config: bufcache.Config{InitBlocksize: blocksize.PolicyGrow},
 		Disk: engine.DiskSpec{Name: "loop0", Size: size, Logical: 512, MetadataOnly: size > 64<<30}})
 	return m.Machine, m.Dev, err
 }

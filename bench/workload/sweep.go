@@ -56,10 +56,10 @@ func ParseBlockSizeChoice(s string) (BlockSizeChoice, error) {
 // apply sets c in d, after the kernel's policy.
 func (c BlockSizeChoice) apply(d DD) DD {
 	if c.Size == 0 {
-		d.Kernel.Blocksize = c.Policy
+		d.Kernel.InitBlocksize = c.Policy
 		return d
 	}
-	d.Kernel.Blocksize, d.Logical = blocksize.PolicyLogical, c.Size
+	d.Kernel.InitBlocksize, d.Logical = blocksize.PolicyLogical, c.Size
 	return d
 }
 
@@ -115,7 +115,7 @@ type DDGrid struct {
 // cell's kernel).
 type DDCell struct {
 	DD        DD
-	BlockSize BlockSizeChoice
+	BlockSizeChoice BlockSizeChoice
 }
 
 // Cells returns the grid's cells in row-major order of the axes as DDGrid
@@ -134,7 +134,7 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 	if base.Kernel, err = base.Kernel.Resolved(); err != nil {
 		return nil, fmt.Errorf("workload: sweep: %w", err)
 	}
-	cells := []DDCell{{DD: base, BlockSize: BlockSizeChoice{Policy: base.Kernel.Blocksize}}}
+	cells := []DDCell{{DD: base, BlockSizeChoice: BlockSizeChoice{Policy: base.Kernel.InitBlocksize}}}
 	// expand replaces every cell by one per value of an axis of n values.
 	expand := func(n int, set func(c *DDCell, i int) error) error {
 		if n == 0 {
@@ -163,11 +163,11 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 				return fmt.Errorf("workload: sweep: %w", err)
 			}
 			c.DD.Kernel = k
-			c.BlockSize = BlockSizeChoice{Policy: k.Blocksize}
+			c.BlockSizeChoice = BlockSizeChoice{Policy: k.InitBlocksize}
 			return nil
 		}},
 		{len(g.BlockSizes), func(c *DDCell, i int) error {
-			c.DD, c.BlockSize = g.BlockSizes[i].apply(c.DD), g.BlockSizes[i]
+			c.DD, c.BlockSizeChoice = g.BlockSizes[i].apply(c.DD), g.BlockSizes[i]
 			return nil
 		}},
 		{len(g.Layouts), func(c *DDCell, i int) error {
@@ -260,7 +260,7 @@ func SweepDDContext(ctx context.Context, g DDGrid, p *timing.Profile, opts Sweep
 	err = fanout.Run(ctx, len(cells), opts.Workers, func(ctx context.Context, i int) error {
 		r, err := cells[i].DD.RunContext(ctx, moved.cell(i))
 		if err != nil {
-			return fmt.Errorf("workload: sweep: dd %s %s %s bs=%d: %w", cells[i].DD.Kernel.Name, cells[i].BlockSize,
+			return fmt.Errorf("workload: sweep: dd %s %s %s bs=%d: %w", cells[i].DD.Kernel.Name, cells[i].BlockSizeChoice,
 				cells[i].DD.Layout, cells[i].DD.BS, err)
 		}
 		results[i] = r

@@ -112,7 +112,7 @@ func TestSweepGridCells(t *testing.T) {
 		{"no axes: the base", DDGrid{}, func(t *testing.T, cells []DDCell) {
 			require.Len(t, cells, 1)
 			assert.Equal(t, base, cells[0].DD)
-			assert.Equal(t, BlockSizeChoice{Policy: base.Kernel.Blocksize}, cells[0].BlockSize)
+			assert.Equal(t, BlockSizeChoice{Policy: base.Kernel.InitBlocksize}, cells[0].BlockSizeChoice)
 		}},
 		{"cross product, kernel slowest, direction fastest", DDGrid{Kernels: []engine.Kernel{k510, k66},
 			Layouts: []Layout{LayoutRaid0, LayoutRaid6}, Reads: []bool{false, true}}, func(t *testing.T, cells []DDCell) {
@@ -120,7 +120,7 @@ func TestSweepGridCells(t *testing.T) {
 			assert.Equal(t, "5.10.10", cells[0].DD.Kernel.Name)
 			assert.Equal(t, "6.6", cells[4].DD.Kernel.Name)
 			assert.Equal(t, k66.Write, cells[4].DD.Kernel.Write)
-			assert.Equal(t, blocksize.PolicyGrow, cells[4].DD.Kernel.Blocksize)
+			assert.Equal(t, blocksize.PolicyGrow, cells[4].DD.Kernel.InitBlocksize)
 			assert.Equal(t, LayoutRaid6, cells[2].DD.Layout)
 			assert.False(t, cells[2].DD.Read)
 			assert.True(t, cells[3].DD.Read)
@@ -128,10 +128,10 @@ func TestSweepGridCells(t *testing.T) {
 		{"block size overrides the kernel's policy", DDGrid{Kernels: []engine.Kernel{k510},
 			BlockSizes: []BlockSizeChoice{{Policy: blocksize.PolicyGrow}, {Size: 2048}}}, func(t *testing.T, cells []DDCell) {
 			require.Len(t, cells, 2)
-			assert.Equal(t, blocksize.PolicyGrow, cells[0].DD.Kernel.Blocksize)
-			assert.Equal(t, blocksize.PolicyLogical, cells[1].DD.Kernel.Blocksize)
+			assert.Equal(t, blocksize.PolicyGrow, cells[0].DD.Kernel.InitBlocksize)
+			assert.Equal(t, blocksize.PolicyLogical, cells[1].DD.Kernel.InitBlocksize)
 			assert.Equal(t, uint32(2048), cells[1].DD.Logical)
-			assert.Equal(t, "2048", cells[1].BlockSize.String())
+			assert.Equal(t, "2048", cells[1].BlockSizeChoice.String())
 		}},
 		{"sizes round the count up per bs", DDGrid{BS: []uint64{1 << 20, 3 << 20}, Sizes: []uint64{10 << 20}}, func(t *testing.T, cells []DDCell) {
 			require.Len(t, cells, 2)
@@ -238,7 +238,7 @@ func TestSweepKernelByName(t *testing.T) {
 			rows, err := SweepDD(tc.g, timing.Helios4(), SweepOptions{})
 			require.NoError(t, err)
 			require.Len(t, rows, 1)
-			assert.Equal(t, tc.label, rows[0].BlockSize.String())
+			assert.Equal(t, tc.label, rows[0].BlockSizeChoice.String())
 			assert.Equal(t, tc.block, rows[0].Result.BlockSize)
 		})
 	}
