@@ -226,8 +226,8 @@ func (f *File) BlockSize() uint32 { return f.d.BlockSize() }
 
 // SetBlocksize models the BLKBSZSET ioctl (blkdev_bszset, block/ioctl.c),
 // size being the ioctl's C int argument (so a negative one can be passed,
-// and refused, as from user space): an
-// exclusive File sets the block size directly; any other claims the device
+// and refused, as from user space): an exclusive File sets the block size
+// directly; any other claims the device
 // for the call (bdev_file_open_by_dev with a holder of its own), which fails
 // with ErrBusy (-EBUSY) while another File holds it; then set_blocksize
 // under the machine's rules (BlockDevice.SetBlocksize): a size it refuses is
