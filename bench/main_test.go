@@ -77,12 +77,16 @@ func benchRuns(t *testing.T, pattern, benchtime string) map[string]map[string]st
 // TestSimulatedMetricsExact runs every benchmark of the package at
 // -benchtime=1x and at 100x and checks that each simulated figure is the
 // same in both, and that every unit they report is declared exact to
-// benchstat.
+// benchstat. The two runs are child processes, run side by side.
 func TestSimulatedMetricsExact(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("runs the package's benchmarks twice: not under -short or -race")
 	}
-	one, hundred := benchRuns(t, ".", "1x"), benchRuns(t, ".", "100x")
+	var one, hundred map[string]map[string]string
+	t.Run("runs", func(t *testing.T) {
+		t.Run("1x", func(t *testing.T) { t.Parallel(); one = benchRuns(t, ".", "1x") })
+		t.Run("100x", func(t *testing.T) { t.Parallel(); hundred = benchRuns(t, ".", "100x") })
+	})
 	require.NotEmpty(t, one)
 	functions := map[string]bool{}
 	for name, m := range one {

@@ -219,6 +219,8 @@ func runEntryProgram(t *testing.T, in []byte) {
 // reach all at once (every device and page size, 64 operations of
 // arbitrary bytes).
 func TestEntryPointsRandom(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	programs := 400
 	if testing.Short() || race.Enabled {
 		programs = 60

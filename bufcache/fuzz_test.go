@@ -104,6 +104,8 @@ func runFuzzOps(t *testing.T, cfg Config, devSize uint64, ops []byte, decode fun
 // FuzzOps and FuzzOps618 to the same oracle-checked data and exactly the
 // same counted events as a shared machine.
 func TestOneGoroutineCountsTheSame(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, tc := range []struct {
 		name    string

@@ -26,6 +26,8 @@ const scaleDevSize = 16 << 40
 // store nothing; and the invariants must hold. The xarray must be six levels
 // high, as a 2^32-page mapping needs.
 func TestScale16TiB(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	spread := 1 << 14
 	if testing.Short() || race.Enabled {
 		spread = 1 << 10

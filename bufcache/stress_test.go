@@ -294,6 +294,8 @@ func (r *stressRig) verify() {
 // oracle. Run it under -race: it is scaled down there (and with -short) to
 // stay within seconds.
 func TestStress(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	runStress(t, Config{}, 4096, 4)
 }
 
@@ -302,6 +304,8 @@ func TestStress(t *testing.T) {
 // 64 KiB units, so that a block never spans two owners), the v6.16 sleeping
 // lookups and v6.18's readahead.
 func TestStress618(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	runStress(t, Linux618(Config{}), 64<<10, 8)
 }
 

@@ -49,6 +49,8 @@ func differences(c *scenario.Comparison) string {
 // compares every counter and result with what Linux 6.18 recorded (a
 // counter the kernel's runs varied on must lie in their range).
 func TestRunModelKernel618(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	scns, err := scenario.ParseDir(corpusDir)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(scns), 40, "the corpus")

@@ -22,9 +22,23 @@ func allocTestScale() float64 {
 	return 8.0 / workload.PostedWriteTestMiB
 }
 
-func TestReproduceAlloc(t *testing.T) {
+// allocRun is what reproduceAlloc returns.
+type allocRun struct {
+	th   *Reproduction
+	runs allocRuns
+}
+
+// allocSmall is the thread at allocTestScale, shared by the tests that
+// check it.
+var allocSmall = memo(func() (allocRun, error) {
 	th, runs, err := reproduceAlloc(timing.X86Desktop2017(), AllocFit(), Options{Scale: allocTestScale()})
-	require.NoError(t, err)
+	return allocRun{th, runs}, err
+})
+
+func TestReproduceAlloc(t *testing.T) {
+	t.Parallel()
+	small := allocSmall(t)
+	th, runs := small.th, small.runs
 	assert.Equal(t, "alloc-sean-fu", th.Table.ID)
 	assert.Equal(t, "x86-2017", th.Profile.Name)
 	require.Len(t, th.Table.Cells, 4)
@@ -87,10 +101,10 @@ func TestReproduceAllocFullScale(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("800 MiB twice: not under -short or -race")
 	}
+	t.Parallel()
 	full, _, err := reproduceAlloc(timing.X86Desktop2017(), AllocFit(), Options{})
 	require.NoError(t, err)
-	small, _, err := reproduceAlloc(timing.X86Desktop2017(), AllocFit(), Options{Scale: allocTestScale()})
-	require.NoError(t, err)
+	small := allocSmall(t).th
 	requireFittedCopy(t, full.Profile)
 	for i, c := range full.Table.Cells {
 		assert.InEpsilon(t, c.Simulated, small.Table.Cells[i].Simulated, 0.005, "%s/%s", c.Row, c.Column)

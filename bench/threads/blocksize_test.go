@@ -38,6 +38,7 @@ func TestReproduceBlocksize(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("a minute of simulation: not in -short or -race runs")
 	}
+	t.Parallel()
 	fit := BlocksizeFit()
 	th, runs, err := reproduceBlocksize(timing.Helios4(), fit, Options{})
 	require.NoError(t, err)

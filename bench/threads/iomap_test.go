@@ -28,6 +28,7 @@ func TestReproduceIomap(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("half a minute of simulation: not in -short or -race runs")
 	}
+	t.Parallel()
 	th, runs, err := reproduceIomap(timing.IMX8Board(), IomapFit(), Options{})
 	require.NoError(t, err)
 	require.Len(t, th.Table.Cells, 18)

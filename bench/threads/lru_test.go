@@ -21,6 +21,7 @@ const lruPredictionBound = 0.15
 // and what the model says about block 4G, the index heights and the LRU's
 // capacity.
 func TestReproduceLRU(t *testing.T) {
+	t.Parallel()
 	th, res, err := reproduceLRU(timing.X86Server())
 	require.NoError(t, err)
 	require.Len(t, th.Table.Cells, 2)

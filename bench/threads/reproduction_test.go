@@ -2,6 +2,7 @@ package threads
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,13 +34,39 @@ func TestRunScaleErrors(t *testing.T) {
 	}
 }
 
+// memo returns a function that runs f the first time any test calls it
+// and gives every call its result: a reproduction is computed once per test
+// binary however many tests check it. Simulated figures depend on nothing
+// but a run's inputs (not on scheduling or on which test asks first), so the
+// tests sharing a result check what each would compute alone. Callers must
+// not modify what it returns.
+func memo[T any](f func() (T, error)) func(t *testing.T) T {
+	var once sync.Once
+	var v T
+	var err error
+	return func(t *testing.T) T {
+		t.Helper()
+		once.Do(func() { v, err = f() })
+		require.NoError(t, err)
+		return v
+	}
+}
+
+// lruRun is the lru thread run as the command line runs it (Thread.Run on
+// its own profile, at full size), shared by the tests that check it.
+var lruRun = memo(func() (*Reproduction, error) {
+	th, err := ByName("lru")
+	if err != nil {
+		return nil, err
+	}
+	return th.Run(nil, Options{})
+})
+
 // TestRunLRU runs the registry's cheapest thread through Run: its own
 // profile, calibrated, the progress-free path, the text's header.
 func TestRunLRU(t *testing.T) {
-	th, err := ByName("lru")
-	require.NoError(t, err)
-	r, err := th.Run(nil, Options{})
-	require.NoError(t, err)
+	t.Parallel()
+	r := lruRun(t)
 	assert.Equal(t, "lru", r.Thread)
 	assert.Equal(t, "x86-server", r.Profile.Name)
 	assert.Contains(t, r.Profile.Source[timing.ParamTimer], "fitted to")

@@ -15,10 +15,8 @@ import (
 // sleeping lookups), so block 1 costs what the table's 6.4 does; block
 // 4UL<<30 walks a six-level index and costs more.
 func TestTodayLRU(t *testing.T) {
-	th, err := ByName("lru")
-	require.NoError(t, err)
-	r, err := th.Run(nil, Options{})
-	require.NoError(t, err)
+	t.Parallel()
+	r := lruRun(t)
 	require.Len(t, r.Today, 4)
 	for _, line := range r.Today[:2] {
 		assert.Equal(t, "6.4", line.ThenKernel)
@@ -34,6 +32,7 @@ func TestTodayDD(t *testing.T) {
 	if race.Enabled {
 		t.Skip("a few seconds of simulation: not under -race")
 	}
+	t.Parallel()
 	for _, tc := range []struct {
 		thread string
 		lines  int

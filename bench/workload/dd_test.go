@@ -281,6 +281,8 @@ func TestDDMemoryBytes(t *testing.T) {
 // frees only what the close truncates — about the cache's worth, the
 // reclaim batch's slack aside.
 func TestDDFreesEveryPageOnce(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	const count = 800 // MiB
 	for _, read := range []bool{false, true} {
 		t.Run(fmt.Sprintf("read=%v", read), func(t *testing.T) {
@@ -326,6 +328,8 @@ func TestDDFreesEveryPageOnce(t *testing.T) {
 // with the close writing back on dd's CPU while the flusher idles; a read,
 // and a write under the threshold, have no start of their own.
 func TestDDPhases(t *testing.T) {
+	// Counts only: nothing here reads the heap or GOMAXPROCS.
+	t.Parallel()
 	preset, err := engine.KernelByName("5.10.10")
 	require.NoError(t, err)
 	for _, tc := range []struct {

@@ -23,7 +23,12 @@ func bhsim(args ...string) (int, string, string) {
 
 // TestErrors runs every command-line error: each exits with status 2 and
 // one line on stderr naming what is valid, and prints nothing on stdout.
+// The cases run in parallel: run keeps no state between calls, and the
+// refusals of a run past ten minutes each simulate for a second of wall
+// time before they estimate (a slower share of a processor only makes the
+// estimate longer).
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -101,6 +106,7 @@ func TestErrors(t *testing.T) {
 		{"version: format", []string{"version", "--format", "csv"}, "valid: text, json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			status, out, errs := bhsim(tc.args...)
 			assert.Equal(t, 2, status)
 			assert.Contains(t, errs, tc.want)

@@ -208,22 +208,23 @@ func TestReproducePlot(t *testing.T) {
 
 // TestCommittedFiguresAreCurrent: the charts the README shows
 // (bench/figures/*.svg) are what `reproduce --plot` draws now, so a change
-// that moves a figure re-renders them.
+// that moves a figure re-renders them. The run is reproduceAll's, which the
+// README's reproduce commands share.
 func TestCommittedFiguresAreCurrent(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("runs every thread: not under -short or -race")
 	}
-	dir := t.TempDir()
-	status, _, errs := bhsim("reproduce", "--plot", dir)
-	require.Equal(t, 0, status, errs)
+	t.Parallel()
+	r := reproduceAll(t)
+	require.Equal(t, 0, r.status, r.stderr)
 	committed, err := filepath.Glob("../../bench/figures/*.svg")
 	require.NoError(t, err)
 	require.NotEmpty(t, committed)
 	for _, path := range committed {
 		want, err := os.ReadFile(path)
 		require.NoError(t, err)
-		got, err := os.ReadFile(filepath.Join(dir, filepath.Base(path)))
-		require.NoError(t, err, "reproduce --plot draws %s", filepath.Base(path))
+		got, ok := r.svgs[filepath.Base(path)]
+		require.True(t, ok, "reproduce --plot draws %s", filepath.Base(path))
 		assert.True(t, bytes.Equal(want, got),
 			"%s is stale: go run ./cmd/bhsim reproduce --plot bench/figures", path)
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,10 +34,98 @@ func readmeCommands(t *testing.T) [][]string {
 	return cmds
 }
 
+// commandRun is one command line's run through shared.
+type commandRun struct {
+	once           sync.Once
+	status         int
+	stdout, stderr string
+}
+
+// commandRuns holds every command line shared has run, by its arguments.
+var commandRuns sync.Map
+
+// shared runs bhsim with args the first time any test asks for that command
+// line and gives every later ask the same exit status and output: a
+// command's output depends only on its arguments and the files they name
+// (its simulated figures on nothing else), so the tests that check one
+// command line check what each would see running it alone. Not for a
+// command that writes files (--plot): see reproduceAll.
+func shared(args ...string) (int, string, string) {
+	v, _ := commandRuns.LoadOrStore(strings.Join(args, "\x00"), new(commandRun))
+	r := v.(*commandRun)
+	r.once.Do(func() { r.status, r.stdout, r.stderr = bhsim(args...) })
+	return r.status, r.stdout, r.stderr
+}
+
+// reproduction is `bhsim reproduce --plot DIR` of every thread: its exit
+// status, its output and the SVG charts it drew, by file name.
+type reproduction struct {
+	status         int
+	stdout, stderr string
+	svgs           map[string][]byte
+}
+
+var (
+	reproduceAllOnce sync.Once
+	reproduceAllRun  reproduction
+	reproduceAllErr  error
+)
+
+// reproduceAll runs `bhsim reproduce --plot DIR` (every thread at full size,
+// half a minute of CPU time) once per test binary, for the README's
+// reproduce commands and TestCommittedFiguresAreCurrent, and reads the
+// charts it drew (DIR is removed once they are read).
+func reproduceAll(t *testing.T) reproduction {
+	t.Helper()
+	reproduceAllOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bhsim-reproduce-")
+		if err != nil {
+			reproduceAllErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		r := &reproduceAllRun
+		r.status, r.stdout, r.stderr = bhsim("reproduce", "--plot", dir)
+		paths, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+		r.svgs = map[string][]byte{}
+		for _, path := range paths {
+			var b []byte
+			if b, err = os.ReadFile(path); err != nil {
+				break
+			}
+			r.svgs[filepath.Base(path)] = b
+		}
+		reproduceAllErr = err
+	})
+	require.NoError(t, reproduceAllErr)
+	return reproduceAllRun
+}
+
+// fromPackage returns args with each relative path of the repository that
+// the README's commands name (from its root, where a reader runs them) made
+// relative to this package's directory, where the tests run: the commands
+// run side by side, so none can change the process's directory (t.Chdir).
+// Only an argument with a slash is a path: "lru" is a thread, not the
+// package's directory.
+func fromPackage(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if strings.HasPrefix(a, "-") || !strings.Contains(a, "/") || filepath.IsAbs(a) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("../..", a)); err == nil {
+			out[i] = filepath.Join("../..", a)
+		}
+	}
+	return out
+}
+
 // TestReadmeCommands runs every bhsim command the README shows and checks
-// that it succeeds, and that the figure the README quotes from one of them
-// is what it prints. reproduce, which takes half a minute, runs one thread
-// here (its other threads run in the threads package's tests).
+// that it succeeds, and that the figures the README quotes from them are
+// what they print. The commands run in parallel (the live one, as root,
+// alone first). Both reproduce commands are the one run of every thread
+// that TestCommittedFiguresAreCurrent checks the charts of, and a quoted
+// figure's command is the same run as the README's line that shows it.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("runs the README's commands: not under -short or -race")
@@ -45,18 +134,25 @@ func TestReadmeCommands(t *testing.T) {
 	require.GreaterOrEqual(t, len(cmds), 8, "the README shows its commands")
 	for _, args := range cmds {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			t.Chdir("../..") // the README's paths are the repository's
-			if strings.Contains(strings.Join(args, " "), "--on host") && os.Getenv("BHSIM_KERNEL") != "1" {
+			live := strings.Contains(strings.Join(args, " "), "--on host")
+			if live && os.Getenv("BHSIM_KERNEL") != "1" {
 				t.Skip("runs on the host kernel: set BHSIM_KERNEL=1 (as root)")
 			}
+			if !live {
+				t.Parallel()
+			}
+			var status int
+			var out, errs string
 			if args[0] == "reproduce" {
-				args = append([]string{"reproduce", "--plot", t.TempDir()}, "lru")
+				r := reproduceAll(t)
+				status, out, errs = r.status, r.stdout, r.stderr
+			} else {
+				args := fromPackage(args)
+				if i := slices.Index(args, "--plot"); i >= 0 && i+1 < len(args) {
+					args[i+1] = t.TempDir() // the charts go nowhere lasting
+				}
+				status, out, errs = shared(args...)
 			}
-			if i := slices.Index(args, "--plot"); i >= 0 && i+1 < len(args) {
-				args = slices.Clone(args)
-				args[i+1] = t.TempDir() // the charts go nowhere lasting
-			}
-			status, out, errs := bhsim(args...)
 			if status == 1 && slices.Contains(args, "host") {
 				// A live run may differ where docs/known-differences.md
 				// says it can, and nowhere else.
@@ -67,20 +163,23 @@ func TestReadmeCommands(t *testing.T) {
 			assert.NotEmpty(t, out)
 		})
 	}
-	b, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	quoted := regexp.MustCompile(`write-page --bsize 512 --layout raid10n2\x60 ends at ([0-9.]+) MB/s`).FindSubmatch(b)
-	require.NotNil(t, quoted, "the README quotes explain write-page's figure")
-	_, out, _ := bhsim("explain", "write-page", "--bsize", "512", "--layout", "raid10n2")
-	assert.Contains(t, out, "so "+string(quoted[1])+" MB/s")
-	excerpt := regexp.MustCompile("(?s)The generator's run prints, after its header:\n\n```\n(.*?)```").FindSubmatch(b)
-	require.NotNil(t, excerpt, "the README quotes a workload's distributions")
-	_, out, _ = bhsim("run", "--gen", "random:dev=64M,n=20000,reads=0.5,cpus=4,fsync=1000", "-s", "7")
-	assert.Contains(t, out, string(excerpt[1]), "the quoted distributions are what the command prints")
-	summary := regexp.MustCompile(`\d+ of \d+ values equal over \d+ scenarios[^\n]*`).Find(b)
-	require.NotNil(t, summary, "the README quotes validate's summary")
-	_, out, _ = bhsim("validate", "../../testdata/scenarios")
-	assert.Contains(t, out, string(summary))
+	t.Run("quoted figures", func(t *testing.T) {
+		t.Parallel()
+		b, err := os.ReadFile("../../README.md")
+		require.NoError(t, err)
+		quoted := regexp.MustCompile(`write-page --bsize 512 --layout raid10n2\x60 ends at ([0-9.]+) MB/s`).FindSubmatch(b)
+		require.NotNil(t, quoted, "the README quotes explain write-page's figure")
+		_, out, _ := shared("explain", "write-page", "--bsize", "512", "--layout", "raid10n2")
+		assert.Contains(t, out, "so "+string(quoted[1])+" MB/s")
+		excerpt := regexp.MustCompile("(?s)The generator's run prints, after its header:\n\n```\n(.*?)```").FindSubmatch(b)
+		require.NotNil(t, excerpt, "the README quotes a workload's distributions")
+		_, out, _ = shared("run", "--gen", "random:dev=64M,n=20000,reads=0.5,cpus=4,fsync=1000", "-s", "7")
+		assert.Contains(t, out, string(excerpt[1]), "the quoted distributions are what the command prints")
+		summary := regexp.MustCompile(`\d+ of \d+ values equal over \d+ scenarios[^\n]*`).Find(b)
+		require.NotNil(t, summary, "the README quotes validate's summary")
+		_, out, _ = shared("validate", "../../testdata/scenarios")
+		assert.Contains(t, out, string(summary))
+	})
 }
 
 // TestReadmeBenchRecipes checks the README's benchmark recipes: each runs
