@@ -1,6 +1,16 @@
 // Package engine builds the simulated machine a workload runs on and runs
-// it: the kernel presets ([Kernel]), the disks ([Disk]), the scenario runner
-// ([RunModel]) and the runner of traces, generators and scenarios ([Run]).
+// it: the kernel presets ([Kernel]), the machine builder ([Build]), the
+// disks ([Disk]), the scenario runner ([RunModel]) and the runner of
+// traces, generators and scenarios ([Run]).
+//
+// # Machines
+//
+// Every experiment of the model — a dd, writetest, the lookup module, a
+// sweep's cell, the footprint, a scenario, a trace — builds its machine
+// through [Build] from a [MachineSpec]: a kernel preset whose variants it
+// runs, the machine's CPUs and kernel threads (the flusher's, kswapd's),
+// its page-cache and dirty limits, and the disk it is built around. Two
+// machines differ only by what their specs say.
 //
 // # Kernels
 //
