@@ -34,17 +34,17 @@ type Sweep struct {
 // SweepRow is one cell of a Sweep: the axis values it ran with, the
 // device's block size during the run, and its simulated figures.
 type SweepRow struct {
-	Kernel    string `json:"kernel"`
+	Kernel string `json:"kernel"`
 	// BlockSizeChoice is the value of the block-size axis (the --blocksize
 	// list): a set_init_blocksize policy or a fixed size; BlockSize below is
 	// the size the device then had.
 	BlockSizeChoice string `json:"block_size_choice"`
-	Layout    string `json:"layout"`
-	BS        uint64 `json:"bs"`
-	CPUs      int    `json:"cpus"`
-	Count     uint64 `json:"count"`
-	Op        string `json:"op"` // "write" or "read"
-	BlockSize uint32 `json:"block_size"`
+	Layout          string `json:"layout"`
+	BS              uint64 `json:"bs"`
+	CPUs            int    `json:"cpus"`
+	Count           uint64 `json:"count"`
+	Op              string `json:"op"` // "write" or "read"
+	BlockSize       uint32 `json:"block_size"`
 	// MBps is decimal MB/s; Bottleneck the busiest resource over the run.
 	MBps           float64 `json:"mbps"`
 	BiosPerPage    float64 `json:"bios_per_page"`

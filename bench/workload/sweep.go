@@ -114,7 +114,7 @@ type DDGrid struct {
 // axis that made it (when that axis is empty, the policy of Base or of the
 // cell's kernel).
 type DDCell struct {
-	DD        DD
+	DD              DD
 	BlockSizeChoice BlockSizeChoice
 }
 
