@@ -19,9 +19,9 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		fn   func()
 	}{
 		{"Geometry", func() {
-			b := uint64(4 << 30)
-			sink += g.PageIndex(b) + g.FirstBlock(b) + uint64(g.BlockInPage(b)+g.OffsetInPage(b)+g.BlocksPerPage())
-			sink += g.EndBlock(b)
+			b := blocksize.Block(4 << 30)
+			sink += uint64(g.PageIndex(b)) + uint64(g.FirstBlock(blocksize.PageIndex(b))) + uint64(g.BlockInPage(b)+g.OffsetInPage(b)+g.BlocksPerPage())
+			sink += uint64(g.EndBlock(uint64(b)))
 			if g.BlockInRange(b) {
 				sink++
 			}

@@ -33,13 +33,13 @@ func BenchmarkInitBlocksize(b *testing.B) {
 
 func BenchmarkGeometryLookup(b *testing.B) {
 	for _, blockSize := range []uint32{512, 4096} {
-		for _, block := range []uint64{1, 4 << 30} {
+		for _, block := range []blocksize.Block{1, 4 << 30} {
 			b.Run(fmt.Sprintf("blocksize=%d/block=%d", blockSize, block), func(b *testing.B) {
 				g := mustGeometry(b, 4096, blockSize)
 				b.ReportAllocs()
 				for b.Loop() {
 					if g.BlockInRange(block) {
-						sink += g.PageIndex(block) + uint64(g.OffsetInPage(block))
+						sink += uint64(g.PageIndex(block)) + uint64(g.OffsetInPage(block))
 					}
 				}
 			})

@@ -17,7 +17,10 @@
 // shift: 9 for 512 bytes, 12 for 4 KiB. [Geometry] holds PAGE_SHIFT and
 // i_blkbits and does the arithmetic the kernel does with them: block b lives
 // on page b >> (PAGE_SHIFT - i_blkbits), at position b mod
-// (PAGE_SIZE >> i_blkbits) of the ring.
+// (PAGE_SIZE >> i_blkbits) of the ring. A block number is a [Block] and a
+// page-cache index a [PageIndex], two types, so that the compiler tells one
+// from the other (and both from a 512-byte sector, a plain number of the
+// block layer's).
 //
 // A block size must be a power of two, at least 512 bytes (one sector), at
 // most PAGE_SIZE (up to v6.14; 64 KiB from v6.15) and at least the device's

@@ -54,7 +54,7 @@ func ExampleGeometry() {
 	}
 	fmt.Println("buffer_heads per page:", g.BlocksPerPage())
 	// Tosatti's block 1, and Willy's "block 4UL*1024*1024*1024".
-	for _, block := range []uint64{1, 4 << 30} {
+	for _, block := range []blocksize.Block{1, 4 << 30} {
 		fmt.Printf("block %d: page %d, offset %d\n", block, g.PageIndex(block), g.OffsetInPage(block))
 	}
 	// Output:

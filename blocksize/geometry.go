@@ -111,11 +111,11 @@ func (g Geometry) BlocksPerFolio(order uint8) uint64 {
 // first page of the block, ((loff_t)block << i_blkbits) / PAGE_SIZE
 // (v6.15+). For those it wraps for block numbers whose byte offset does not
 // fit in 64 bits, as the kernel's shift does (see BlockInRange).
-func (g Geometry) PageIndex(block uint64) uint64 {
+func (g Geometry) PageIndex(block Block) PageIndex {
 	if g.BlkBits <= g.PageShift {
-		return block >> (g.PageShift - g.BlkBits)
+		return PageIndex(block >> (g.PageShift - g.BlkBits))
 	}
-	return block << (g.BlkBits - g.PageShift)
+	return PageIndex(block << (g.BlkBits - g.PageShift))
 }
 
 // FirstBlock returns the number of the first block of page index, index <<
@@ -124,23 +124,23 @@ func (g Geometry) PageIndex(block uint64) uint64 {
 // index lies in, folio_pos / size (folio_init_buffers, v6.15+). It wraps for
 // indices whose first block does not fit in 64 bits; such pages cannot exist
 // (see BlockInRange).
-func (g Geometry) FirstBlock(index uint64) uint64 {
+func (g Geometry) FirstBlock(index PageIndex) Block {
 	if g.BlkBits <= g.PageShift {
-		return index << (g.PageShift - g.BlkBits)
+		return Block(index << (g.PageShift - g.BlkBits))
 	}
-	return index >> (g.BlkBits - g.PageShift)
+	return Block(index >> (g.BlkBits - g.PageShift))
 }
 
 // BlockInPage returns the position k (0-based, from the ring's head) of the
 // buffer_head for block in its page's ring: the buffer at position k of page
 // p maps block p*BlocksPerPage + k (0 for blocks larger than a page).
-func (g Geometry) BlockInPage(block uint64) uint32 {
+func (g Geometry) BlockInPage(block Block) uint32 {
 	return uint32(block) & (g.BlocksPerPage() - 1)
 }
 
 // OffsetInPage returns the byte offset of block's data inside its page
 // (where b_data points): BlockInPage(block) * BlockSize().
-func (g Geometry) OffsetInPage(block uint64) uint32 { return g.BlockInPage(block) << g.BlkBits }
+func (g Geometry) OffsetInPage(block Block) uint32 { return g.BlockInPage(block) << g.BlkBits }
 
 // EndBlock models blkdev_max_block() (fs/buffer.c, v5.10): the number of
 // whole blocks on a device of deviceBytes bytes, deviceBytes >> i_blkbits.
@@ -148,11 +148,11 @@ func (g Geometry) OffsetInPage(block uint64) uint32 { return g.BlockInPage(block
 // trailing block does not count. When deviceBytes is 0 the kernel takes the
 // size as unknown and returns all ones (math.MaxUint64), so that no block is
 // past the end.
-func (g Geometry) EndBlock(deviceBytes uint64) uint64 {
+func (g Geometry) EndBlock(deviceBytes uint64) Block {
 	if deviceBytes == 0 {
 		return math.MaxUint64
 	}
-	return deviceBytes >> g.BlkBits
+	return Block(deviceBytes >> g.BlkBits)
 }
 
 // BlockInRange models grow_buffers()'s "requested out-of-range block" check
@@ -162,6 +162,6 @@ func (g Geometry) EndBlock(deviceBytes uint64) uint64 {
 // checked that the page index round-trips through pgoff_t; with the 64-bit
 // pgoff_t modelled here that check never fails, so it is not modelled.
 // getblk on a block out of range fails (-EIO / false → NULL).
-func (g Geometry) BlockInRange(block uint64) bool {
+func (g Geometry) BlockInRange(block Block) bool {
 	return block <= MaxLFSFileSize>>g.BlkBits
 }

@@ -56,8 +56,8 @@ func mustGeometry(tb testing.TB, pageSize, blockSize uint32) blocksize.Geometry 
 func TestGeometryBlockMapping(t *testing.T) {
 	tests := []struct {
 		pageSize, blockSize uint32
-		block               uint64
-		index               uint64
+		block               blocksize.Block
+		index               blocksize.PageIndex
 		inPage, offset      uint32
 	}{
 		{4096, 512, 0, 0, 0, 0},
@@ -80,12 +80,12 @@ func TestGeometryBlockMapping(t *testing.T) {
 		assert.Equal(t, tt.index, g.PageIndex(tt.block), name)
 		assert.Equal(t, tt.inPage, g.BlockInPage(tt.block), name)
 		assert.Equal(t, tt.offset, g.OffsetInPage(tt.block), name)
-		assert.Equal(t, tt.block-uint64(tt.inPage), g.FirstBlock(tt.index), name)
+		assert.Equal(t, tt.block-blocksize.Block(tt.inPage), g.FirstBlock(tt.index), name)
 	}
 }
 
 func TestGeometryRoundTrip(t *testing.T) {
-	blocks := []uint64{0, 1, 7, 8, 9, 4095, 4096, 1_953_506_645, 4 << 30, 1<<61 - 1, math.MaxInt64, math.MaxUint64}
+	blocks := []blocksize.Block{0, 1, 7, 8, 9, 4095, 4096, 1_953_506_645, 4 << 30, 1<<61 - 1, math.MaxInt64, math.MaxUint64}
 	for _, pageSize := range []uint32{4096, 16384, 65536} {
 		for blockSize := uint32(512); blockSize <= pageSize; blockSize *= 2 {
 			t.Run(fmt.Sprintf("page=%d/block=%d", pageSize, blockSize), func(t *testing.T) {
@@ -100,23 +100,23 @@ func TestGeometryRoundTrip(t *testing.T) {
 
 // checkGeometryInvariants checks the relations between a geometry's methods
 // for block b, with big.Int byte offsets as the oracle.
-func checkGeometryInvariants(t *testing.T, g blocksize.Geometry, b uint64) {
+func checkGeometryInvariants(t *testing.T, g blocksize.Geometry, b blocksize.Block) {
 	t.Helper()
 	per := g.BlocksPerPage()
 	require.Equal(t, g.PageSize()/g.BlockSize(), per)
 	idx := g.PageIndex(b)
 	first := g.FirstBlock(idx)
 	assert.LessOrEqual(t, first, b)
-	assert.Less(t, b-first, uint64(per)) // b < first + per, without overflow
-	assert.Equal(t, b-first, uint64(g.BlockInPage(b)))
+	assert.Less(t, uint64(b-first), uint64(per)) // b < first + per, without overflow
+	assert.Equal(t, uint64(b-first), uint64(g.BlockInPage(b)))
 	assert.Equal(t, g.BlockInPage(b)*g.BlockSize(), g.OffsetInPage(b))
 	assert.Less(t, g.OffsetInPage(b), g.PageSize())
 	assert.Equal(t, idx, g.PageIndex(first))
 
 	// Byte view: b's bytes start at idx*PAGE_SIZE + offset.
-	pos := new(big.Int).Mul(new(big.Int).SetUint64(b), big.NewInt(int64(g.BlockSize())))
+	pos := new(big.Int).Mul(new(big.Int).SetUint64(uint64(b)), big.NewInt(int64(g.BlockSize())))
 	page, off := new(big.Int).QuoRem(pos, big.NewInt(int64(g.PageSize())), new(big.Int))
-	assert.Equal(t, page.Uint64(), idx)
+	assert.Equal(t, page.Uint64(), uint64(idx))
 	assert.Equal(t, off.Uint64(), uint64(g.OffsetInPage(b)))
 
 	// BlockInRange: the byte offset fits MAX_LFS_FILESIZE.
@@ -127,7 +127,7 @@ func TestGeometryEndBlock(t *testing.T) {
 	tests := []struct {
 		pageSize, blockSize uint32
 		deviceBytes         uint64
-		want                uint64
+		want                blocksize.Block
 	}{
 		{4096, 512, 0, math.MaxUint64},
 		{4096, 4096, 0, math.MaxUint64},
@@ -147,7 +147,7 @@ func TestGeometryEndBlock(t *testing.T) {
 func TestGeometryBlockInRange(t *testing.T) {
 	tests := []struct {
 		blockSize uint32
-		block     uint64
+		block     blocksize.Block
 		want      bool
 	}{
 		{512, 0, true},
@@ -201,17 +201,17 @@ func FuzzGeometry(f *testing.F) {
 			assert.Equal(t, wantErr.Error(), err.Error())
 		} else {
 			require.NoError(t, err)
-			checkGeometryInvariants(t, g, block)
+			checkGeometryInvariants(t, g, blocksize.Block(block))
 		}
 
 		// Map the input onto a valid geometry so that every run checks one.
 		pageShift := 12 + uint(pageSize%5)           // 4 KiB .. 64 KiB
 		blkBits := 9 + uint(blockSize)%(pageShift-8) // 512 .. PAGE_SIZE
 		g = mustGeometry(t, 1<<pageShift, 1<<blkBits)
-		checkGeometryInvariants(t, g, block)
+		checkGeometryInvariants(t, g, blocksize.Block(block))
 		end := g.EndBlock(block)
 		if block != 0 {
-			assert.Equal(t, block/uint64(g.BlockSize()), end)
+			assert.Equal(t, blocksize.Block(block/uint64(g.BlockSize())), end)
 		}
 	})
 }

@@ -71,11 +71,13 @@ func TestRulesValidate(t *testing.T) {
 
 func TestLargeGeometry(t *testing.T) {
 	tests := []struct {
-		block, size       uint32
-		minOrder          uint8
-		perPage           uint32
-		perFolio4         uint64
-		blk, index, first uint64
+		block, size uint32
+		minOrder    uint8
+		perPage     uint32
+		perFolio4   uint64
+		blk         blocksize.Block
+		index       blocksize.PageIndex
+		first       blocksize.Block
 	}{
 		{512, 512, 0, 8, 128, 9, 1, 16},
 		{4096, 4096, 0, 1, 16, 9, 9, 10},
@@ -96,7 +98,7 @@ func TestLargeGeometry(t *testing.T) {
 	g, err := blocksize.RulesLarge.Geometry(4096, 16384)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), g.BlocksPerFolio(1), "an order-1 folio cannot hold a 16 KiB block")
-	assert.Equal(t, uint64(1<<20)/16384, g.EndBlock(1<<20))
+	assert.Equal(t, blocksize.Block(1<<20/16384), g.EndBlock(1<<20))
 	_, err = blocksize.RulesPageSize.Geometry(4096, 8192)
 	require.ErrorIs(t, err, blocksize.ErrAbovePageSize)
 	_, err = blocksize.RulesLarge.Geometry(3000, 8192)
@@ -122,15 +124,16 @@ func FuzzRules(f *testing.F) {
 		}
 		g, err := blocksize.RulesLarge.Geometry(ps, size)
 		require.NoError(t, err)
-		if !g.BlockInRange(block) {
+		b := blocksize.Block(block)
+		if !g.BlockInRange(b) {
 			return
 		}
 		pos := block * uint64(size)
-		assert.Equal(t, pos/uint64(ps), g.PageIndex(block))
+		assert.Equal(t, blocksize.PageIndex(pos/uint64(ps)), g.PageIndex(b))
 		if size >= ps {
-			assert.Equal(t, block, g.FirstBlock(g.PageIndex(block)))
+			assert.Equal(t, b, g.FirstBlock(g.PageIndex(b)))
 		} else {
-			assert.Equal(t, pos/uint64(ps)*uint64(ps)/uint64(size), g.FirstBlock(g.PageIndex(block)))
+			assert.Equal(t, blocksize.Block(pos/uint64(ps)*uint64(ps)/uint64(size)), g.FirstBlock(g.PageIndex(b)))
 		}
 	})
 }

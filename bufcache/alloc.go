@@ -90,17 +90,17 @@ func (c *CPU) linkDevBuffers(f *Folio, head *BufferHead) {
 func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size uint32) uint64 {
 	end := d.endBlock(size)
 	uptodate := f.Has(FolioUptodate)
-	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
+	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(blocksize.PageIndex(f.index))
 	for bh := range head.ring(cpu) {
 		if !bh.Has(BHMapped) {
 			cpu.count(EvBHInit)
 			bh.endIO = endNone
 			bh.bdev.Store(d, d.m.cfg.OneGoroutine)
-			bh.setBlockNr(block)
+			bh.setBlockNr(uint64(block))
 			if uptodate {
 				bh.setBit(cpu, BHUptodate)
 			}
-			if block < end {
+			if uint64(block) < end {
 				bh.setBit(cpu, BHMapped)
 			}
 		}
@@ -113,5 +113,5 @@ func (d *BlockDevice) initPageBuffers(cpu *CPU, f *Folio, head *BufferHead, size
 // of the device for blocks of size bytes.
 func (d *BlockDevice) endBlock(size uint32) uint64 {
 	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}
-	return g.EndBlock(d.size)
+	return uint64(g.EndBlock(d.size))
 }

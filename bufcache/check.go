@@ -86,7 +86,7 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, bad func(string, ...
 		return
 	}
 	want := uint32(fsize / uint64(size))
-	first := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
+	first := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(blocksize.PageIndex(f.index))
 	end := blocksize.DivRoundUp(d.size, uint64(size)) // the write path maps a block straddling the end
 	n := uint32(0)
 	broken := head.find(nil, func(bh *BufferHead) bool {
@@ -97,7 +97,7 @@ func (d *BlockDevice) checkRing(f *Folio, head *BufferHead, bad func(string, ...
 		if bh.folio != f || bh.size != size || bh.offset != n*size {
 			bad("buffer %d: folio ok %v, size %d, offset %d", n, bh.folio == f, bh.size, bh.offset)
 		}
-		block := first + uint64(n)
+		block := uint64(first) + uint64(n)
 		st := bh.State()
 		if st&BHMapped != 0 && (bh.BlockNr() != block || block >= end || bh.bdev.Load() != d) {
 			bad("buffer %d mapped to block %d, want %d (end %d)", n, bh.BlockNr(), block, end)

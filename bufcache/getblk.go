@@ -89,11 +89,11 @@ func (d *BlockDevice) getblkSlow(cpu *CPU, block uint64, size uint32) (*BufferHe
 // folio's buffers.
 func (d *BlockDevice) growBuffers(cpu *CPU, block uint64, size uint32) error {
 	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}
-	if !g.BlockInRange(block) {
+	if !g.BlockInRange(blocksize.Block(block)) {
 		cpu.count(EvWarning)
 		return fmt.Errorf("%w: block %d of size %d on %s", ErrOutOfRange, block, size, d.Name())
 	}
-	return d.growDevFolio(cpu, block, g.PageIndex(block), size)
+	return d.growDevFolio(cpu, block, uint64(g.PageIndex(blocksize.Block(block))), size)
 }
 
 // growDevFolio models grow_dev_page / grow_dev_folio: find or create the folio

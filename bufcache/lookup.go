@@ -1,6 +1,9 @@
 package bufcache
 
-import "github.com/bhsim/bhsim/lru"
+import (
+	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/lru"
+)
 
 // FindGetBlockSlow models __find_get_block_slow (v4.x–v6.15; its atomic form
 // from v6.16): find the buffer of block in the page cache without the LRU.
@@ -36,7 +39,7 @@ func (d *BlockDevice) findGetBlockSlow(cpu *CPU, block uint64, atomic bool) *Buf
 	// __filemap_get_folio(FGP_ACCESSED): the lock-free lookup and
 	// folio_mark_accessed, without getFolio's creating and locking branches
 	// (the hot path of every LRU miss).
-	f := m.lookup(cpu, d.Geometry().PageIndex(block))
+	f := m.lookup(cpu, uint64(d.Geometry().PageIndex(blocksize.Block(block))))
 	if f == nil {
 		return nil
 	}

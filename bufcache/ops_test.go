@@ -416,7 +416,7 @@ func (r *opRig) getblkErr(block uint64, size uint32) error {
 		return ErrInvalidBlockSize
 	}
 	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}
-	if !g.BlockInRange(block) {
+	if !g.BlockInRange(blocksize.Block(block)) {
 		return ErrOutOfRange
 	}
 	if block >= d.Size()/uint64(size) {
@@ -436,7 +436,7 @@ func (r *opRig) foreignBusy(block uint64, size uint32) bool {
 		return false
 	}
 	g := blocksize.Geometry{PageShift: uint8(blocksize.Log2(r.m.PageSize())), BlkBits: uint8(blocksize.Log2(size))}
-	f := r.d.mapping.lookup(r.cpu, g.PageIndex(block))
+	f := r.d.mapping.lookup(r.cpu, uint64(g.PageIndex(blocksize.Block(block))))
 	if f == nil {
 		return false
 	}

@@ -95,8 +95,8 @@ func (d *BlockDevice) readFolio(cpu *CPU, f *Folio) {
 		return
 	}
 	g := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(head.size))}
-	last := blocksize.DivRoundUp(d.size, uint64(head.size)) // a block straddling the end is read
-	block := g.FirstBlock(f.index)                          // folio_pos / b_size
+	last := blocksize.DivRoundUp(d.size, uint64(head.size))     // a block straddling the end is read
+	block := uint64(g.FirstBlock(blocksize.PageIndex(f.index))) // folio_pos / b_size
 	async := cpu.scratch[:0]
 	for bh := range head.ring(cpu) {
 		switch {

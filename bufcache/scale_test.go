@@ -58,7 +58,7 @@ func TestScale16TiB(t *testing.T) {
 					assert.True(t, bh.Has(BHMapped|BHUptodate))
 					assert.Nil(t, bh.Data(), "a metadata-only buffer holds no data")
 					Brelse(cpu, bh)
-					pages[g.PageIndex(b)] = true
+					pages[uint64(g.PageIndex(blocksize.Block(b)))] = true
 				}
 				require.NoError(t, m.Check())
 				assert.Equal(t, len(pages), d.NrPages())

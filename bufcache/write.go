@@ -147,7 +147,7 @@ func (d *BlockDevice) blockWriteBeginMap(cpu *CPU, f *Folio, from, to uint32, ma
 		head = d.createEmptyBuffers(cpu, f, d.BlockSize(), 0)
 	}
 	size := head.size // the ring's own size decides the numbering (per-page block size since 3.7)
-	block := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
+	block := uint64(blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(blocksize.PageIndex(f.index)))
 	uptodate := f.Has(FolioUptodate)
 	var err error
 	start := uint32(0)

@@ -140,7 +140,7 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 		return
 	}
 	size := head.size
-	first := blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(f.index)
+	first := uint64(blocksize.Geometry{PageShift: d.m.pageShift, BlkBits: uint8(blocksize.Log2(size))}.FirstBlock(blocksize.PageIndex(f.index)))
 	last := (d.size - 1) / uint64(size)
 	block := first
 	for bh := range head.ring(cpu) { // pass 1: past the end, or not yet mapped

@@ -11,6 +11,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/iomap"
@@ -292,7 +293,7 @@ func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ func(done, tota
 		Title: fmt.Sprintf("one %s on CPU 0, %s", call, setup),
 		Facts: []string{
 			fmt.Sprintf("device of %s, block size %d (grow policy), index height %d; block %d is page %d", scenario.FormatDDSize(size),
-				d.BlockSize(), d.IndexHeight(), block, d.Geometry().PageIndex(block)),
+				d.BlockSize(), d.IndexHeight(), block, d.Geometry().PageIndex(blocksize.Block(block))),
 			fmt.Sprintf("the call %s; LRU hits %d, slots compared %d, index levels descended %d", found,
 				c.Events[bufcache.EvLRUHit], c.Events[bufcache.EvLRUSlot], c.Events[bufcache.EvIndexLevel]),
 		},

@@ -7,6 +7,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/bufcache"
 )
 
@@ -79,8 +80,8 @@ func (s LookupModule) Run() (*LookupResult, error) {
 	}
 	d := m.Dev
 	cpu := m.CPU(0)
-	r := &LookupResult{Setup: s, BlockSize: d.BlockSize(), Page: d.Geometry().PageIndex(s.Block)}
-	if s.Block < d.Geometry().EndBlock(s.DeviceBytes) {
+	r := &LookupResult{Setup: s, BlockSize: d.BlockSize(), Page: uint64(d.Geometry().PageIndex(blocksize.Block(s.Block)))}
+	if blocksize.Block(s.Block) < d.Geometry().EndBlock(s.DeviceBytes) {
 		bh, err := d.Bread(cpu, s.Block, d.BlockSize())
 		if err != nil {
 			return nil, err
