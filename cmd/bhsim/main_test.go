@@ -136,18 +136,6 @@ func TestHelp(t *testing.T) {
 	assert.NotContains(t, out, "flags:", "a command without flags lists none")
 }
 
-func TestIsTerminal(t *testing.T) {
-	assert.False(t, isTerminal(&bytes.Buffer{}))
-	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	require.NoError(t, err)
-	defer f.Close()
-	assert.False(t, isTerminal(f), "a regular file")
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer null.Close()
-	assert.True(t, isTerminal(null), "a character device")
-}
-
 // TestCalibrateHost runs calibrate --host: on this machine's kernel with
 // BHSIM_KERNEL=1 as root, where it prints both halves' errors and writes a
 // profile every command reads back; without root it says it skipped.
