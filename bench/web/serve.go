@@ -207,7 +207,7 @@ func Serve(ctx context.Context, addr string, log io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintf(log, "building the page's WebAssembly with the local Go toolchain (the first build compiles the model for js/wasm: a minute; later ones seconds) …\n")
+	fmt.Fprintf(log, "building the page's WebAssembly with the local Go toolchain (the first build compiles the model for js/wasm, tens of seconds; later ones link in about a second) …\n")
 	b, err := Build(ctx, dir)
 	if err != nil {
 		return err

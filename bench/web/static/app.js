@@ -257,7 +257,7 @@ function setUp() {
   fill(dd.kernelB, p.kernels, "6.18");
   fill(dd.layout, p.layouts, "direct");
   for (const pr of p.profiles) dd.profile.append(el("option", { value: pr, text: pr }));
-  const on = new Set(["512", "1024", "2048", "4096", "16384", "65536"]);
+  const on = new Set(["512", "1024", "4096", "16384", "65536"]);
   for (const s of p.blockSizes) {
     const box = el("input", { type: "checkbox", name: "size", value: s });
     box.checked = on.has(s);
