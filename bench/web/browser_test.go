@@ -99,11 +99,15 @@ func setUp(path string) error {
 	return chromedp.Do(browser)
 }
 
-// tab opens a new tab of the shared browser on the page, waits for the
-// first view's figures and returns the tab and the console's errors so
-// far (more arrive as the test goes). It skips the test when no browser
-// is installed.
-func tab(t *testing.T) (context.Context, *consoleErrors) {
+// startOn is what tab waits for on the page of each view.
+var startOn = map[string]string{"dd": `#dd-out table .mbps`, "buffers": `#buf-ring .ring`, "lru": `#lru-slots li`, "step": `#step-draw`}
+
+// tab opens a new tab of the shared browser on the page of view (its
+// fragment: "dd", "buffers", "lru" or "step"), waits for the view's first
+// figures and returns the tab and the console's errors so far (more
+// arrive as the test goes). It skips the test when no browser is
+// installed.
+func tab(t *testing.T, view string) (context.Context, *consoleErrors) {
 	t.Helper()
 	path := chromium()
 	if path == "" {
@@ -117,7 +121,7 @@ func tab(t *testing.T) (context.Context, *consoleErrors) {
 	t.Cleanup(cancelTime)
 	errs := &consoleErrors{}
 	require.NoError(t, chromedp.Listen(ctx, errs.listen))
-	do(t, ctx, chromedp.Navigate(shared.server.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#dd-out table .mbps`)))
+	do(t, ctx, chromedp.Navigate(shared.server.URL+"/#"+view), chromedp.WaitVisible(chromedp.CSS(startOn[view])))
 	return ctx, errs
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 func TestBrowserLoadsWithoutErrors(t *testing.T) {
-	ctx, errs := tab(t)
+	ctx, errs := tab(t, "dd")
 	loaded, first := eval[float64](t, ctx, `bhsimTimings.loaded`), eval[float64](t, ctx, `bhsimTimings.firstView`)
 	t.Logf("WebAssembly %.1f MB (%s); model loaded %.0f ms after the script started, first view's figures at %.0f ms",
 		float64(shared.built.Bytes)/1e6, shared.built.GoVersion, loaded, first)
@@ -44,13 +44,13 @@ func pageCells(t *testing.T, ctx context.Context) map[string][]string {
 }
 
 func TestBrowserDDFiguresEqualCLI(t *testing.T) {
-	ctx, errs := tab(t)
-	// A form of the test's own: count 16, five block sizes, two kernels.
+	// A form of the test's own, filled in before the view first runs it:
+	// count 16, five block sizes, two kernels.
+	ctx, errs := tab(t, "lru")
 	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS(`#dd-form input[name=count]`), "16"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#dd-form input[name=count]').value = "16"`),
 		chromedp.Evaluate[chromedp.Void](`for (const c of document.querySelectorAll('#dd-form input[name=size]')) c.checked = ["512","1024","2048","4096","65536"].includes(c.value)`),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#dd-out').replaceChildren()`),
-		chromedp.Click(chromedp.CSS(`#dd-form button[type=submit]`)),
+		chromedp.Click(chromedp.ID(`tab-dd`)),
 		chromedp.WaitVisible(chromedp.CSS(`#dd-out table .mbps`)))
 	cells := pageCells(t, ctx)
 	for kernel, sizes := range map[string][]string{"5.10.10": {"512", "1024", "2048", "4096"}, "6.18": {"512", "1024", "2048", "4096", "65536"}} {
@@ -93,14 +93,14 @@ func stepBlocks(t *testing.T, ctx context.Context, seed string, quiz, reveal boo
 }
 
 func TestBrowserStepShowsRunStep(t *testing.T) {
-	ctx, errs := tab(t)
+	ctx, errs := tab(t, "step")
 	header, blocks := stepBlocks(t, ctx, "11", false, false)
 	assert.Equal(t, cliStep(t, 11, false, false), header+"\n\n"+strings.Join(blocks, "\n\n")+"\n\n", "the page shows run --step -s 11's header and blocks")
 	assert.Empty(t, errs.all())
 }
 
 func TestBrowserQuizHidesAndReveals(t *testing.T) {
-	ctx, errs := tab(t)
+	ctx, errs := tab(t, "step")
 	_, hidden := stepBlocks(t, ctx, "5", true, false)
 	quiz := strings.Split(strings.TrimRight(cliStep(t, 5, true, false), "\n"), "\n\n")[1:]
 	require.Equal(t, quiz, hidden, "the quiz shows run --step --quiz -s 5's blocks")
@@ -115,11 +115,20 @@ func TestBrowserQuizHidesAndReveals(t *testing.T) {
 	assert.Empty(t, errs.all())
 }
 
+func TestBrowserStartsOnTheFragmentsView(t *testing.T) {
+	ctx, errs := tab(t, "lru")
+	assert.Equal(t, "true", eval[string](t, ctx, `document.querySelector('#tab-lru').getAttribute('aria-selected')`))
+	assert.True(t, eval[bool](t, ctx, `document.querySelector('#view-dd').hidden`), "the block-size view stays hidden")
+	assert.Empty(t, eval[string](t, ctx, `document.querySelector('#dd-out').textContent`), "and its dd does not run")
+	assert.Equal(t, "__bread(bdev, 1, 4096)", eval[string](t, ctx, `document.querySelector('#lru-call').textContent`))
+	assert.Empty(t, errs.all())
+}
+
 func TestBrowserKeyboard(t *testing.T) {
-	ctx, errs := tab(t)
+	ctx, errs := tab(t, "step")
 	do(t, ctx,
 		chromedp.Focus(chromedp.ID(`tab-dd`)),
-		chromedp.KeyEvent(kb.ArrowRight), // the next tab
+		chromedp.KeyEvent(kb.ArrowRight), // the next tab (the view shown is the step view's)
 		chromedp.WaitVisible(chromedp.CSS(`#buf-ring .ring`)))
 	assert.Equal(t, "true", eval[string](t, ctx, `document.querySelector('#tab-buffers').getAttribute('aria-selected')`), "→ on a tab selects the next")
 	assert.Equal(t, "tab-buffers", eval[string](t, ctx, `document.activeElement.id`), "the selected tab has the focus")
@@ -134,7 +143,7 @@ func TestBrowserKeyboard(t *testing.T) {
 }
 
 func TestBrowserScreenshots(t *testing.T) {
-	ctx, errs := tab(t)
+	ctx, errs := tab(t, "dd")
 	for _, v := range []struct{ tab, wait, name, then string }{
 		{"tab-dd", "#dd-chart .bar", "web-blocksize", ""},
 		// mid-writeback: the buffers locked, the bios merged in the plug

@@ -137,6 +137,11 @@ async function runDD() {
     });
     chart.append(el("div", { class: "row" }, el("span", { text: "bsz " + sizeName(bs) }), bars));
   }
+  shown();
+}
+
+// shown notes when the first view's figures are on the screen.
+function shown() {
   if (!timings.firstView) timings.firstView = performance.now() - timings.start;
 }
 
@@ -173,6 +178,7 @@ async function runBuffers() {
   if (!r) return;
   bufFrames = r.frames;
   bufStepper.reset(bufFrames.length);
+  shown();
 }
 
 // --- the bh LRU -------------------------------------------------------
@@ -201,6 +207,7 @@ async function runLRU() {
   if (!r) return;
   lruRun = r;
   lruStepper.reset(r.steps.length);
+  shown();
 }
 
 // --- step and quiz ----------------------------------------------------
@@ -235,10 +242,11 @@ async function runStep() {
   $("#step-header").textContent = r.header;
   $("#step-command").textContent = r.command;
   stepStepper.reset(r.blocks.length);
+  shown();
 }
 
 const views = {
-  "tab-dd": { run: runDD, ran: true },
+  "tab-dd": { run: runDD },
   "tab-buffers": { run: runBuffers },
   "tab-lru": { run: runLRU },
   "tab-step": { run: runStep },
@@ -270,10 +278,12 @@ function setUp() {
   fill($("#step-form").kernel, p.kernels, "6.18");
 }
 
+// The view to start on: the page's fragment (#dd, #buffers, #lru, #step),
+// else the block-size view.
 window.bhsimReady = () => {
   timings.loaded = performance.now() - timings.start;
   setUp();
-  runDD();
+  selectTab(document.getElementById("tab-" + location.hash.slice(1)) || tabs[0]);
 };
 
 if (!WebAssembly.instantiateStreaming) {
