@@ -25,6 +25,12 @@ type StepOptions struct {
 	Quiz, Show bool
 }
 
+// FreshStepProblem is the generator spec (source.ParseGenerator) of a fresh
+// step-mode problem, `bhsim run --step -s SEED` without a workload: a small
+// class problem of reads, writes and syncs on two CPUs, which the seed
+// makes different and repeatable.
+const FreshStepProblem = "random:dev=64K,n=8,size=512-4K,sizestep=512,reads=0.3,fsync=3,cpus=2"
+
 // stepMaxPages and stepMaxBios bound what one block shows.
 const (
 	stepMaxPages = 4

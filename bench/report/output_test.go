@@ -222,3 +222,15 @@ func TestWriteExplanationAndProfiles(t *testing.T) {
 	assert.Equal(t, len(timing.Profiles()), strings.Count(b.String(), "\n"))
 	assert.Contains(t, b.String(), "helios4        ")
 }
+
+func TestWriteExplainOps(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteExplainOps(&b, workload.ExplainOps()))
+	out := b.String()
+	for _, op := range workload.ExplainOps() {
+		assert.Contains(t, out, "  "+op.Name+": "+op.Summary+"\n")
+	}
+	assert.Contains(t, out, "\n      --bsize (default 512): the device's block size: 512, 1024, 2048 or 4096\n", "an argument as its flag, without the usage's backquotes")
+	assert.Contains(t, out, "\n      profile helios4\n")
+	assert.NotContains(t, out, "`")
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
@@ -30,4 +31,23 @@ func WriteExplanation(w io.Writer, e workload.Explanation, p *timing.Profile, co
 	}
 	_, err := fmt.Fprint(w, text)
 	return err
+}
+
+// WriteExplainOps lists the operations bhsim explain builds, as its help
+// does: each operation's name and summary, then each of its arguments as
+// the flag that sets it, with its default and meaning, and the profile
+// that prices it. Errors: w fails. O(operations · arguments).
+func WriteExplainOps(w io.Writer, ops []workload.ExplainOp) error {
+	for _, op := range ops {
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", op.Name, op.Summary); err != nil {
+			return err
+		}
+		for _, a := range op.Args {
+			fmt.Fprintf(w, "      --%s (default %s): %s\n", a.Name, a.Default, strings.ReplaceAll(a.Usage, "`", ""))
+		}
+		if op.Profile != "" {
+			fmt.Fprintf(w, "      profile %s\n", op.Profile)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,27 @@ type Progress struct {
 func NewProgress(w io.Writer, name string, tasks ...string) *Progress {
 	return &Progress{w: w, name: name, start: time.Now(), now: time.Now, tasks: tasks,
 		done: make([]int, len(tasks)), total: make([]int, len(tasks))}
+}
+
+// IsTerminal reports whether w is a character device (a terminal), where a
+// progress line may be drawn: an *os.File whose mode says so.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// NewTerminalProgress returns NewProgress(w, name, tasks...) when w is a
+// terminal (IsTerminal), else nil, which draws nothing: a run in a pipe
+// stays quiet.
+func NewTerminalProgress(w io.Writer, name string, tasks ...string) *Progress {
+	if !IsTerminal(w) {
+		return nil
+	}
+	return NewProgress(w, name, tasks...)
 }
 
 // Task returns the progress callback of task i (done of total units; a

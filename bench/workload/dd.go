@@ -49,6 +49,11 @@ type DD struct {
 	Disk      blk.Model
 	DiskBytes uint64
 	Logical   uint32
+	// SetBlocksize, if not 0, is the block size set right after dd's open
+	// (set_blocksize, as a holder's BLKBSZSET or a filesystem's
+	// sb_set_blocksize would set it): the way to blocks above a page, 8 KiB
+	// to 64 KiB, which only a kernel with blocksize.RulesLarge accepts.
+	SetBlocksize uint32
 	// MaxSegments is each disk queue's max_segments, its host adapter's
 	// scatter-gather table (blk.AHCIMaxSegments for SATA behind AHCI); 0
 	// means the block layer's default, blk.DefMaxSegments.
@@ -107,7 +112,7 @@ const MaxMembers = 27
 // wrapping ErrInvalidDD: an invalid configuration (fewer than 2 CPUs, a
 // zero bs or one above MaxBS, a zero count, an unknown layout or kernel
 // name, no disk model, an array of too few or too many members, disks or
-// a disk model that do not validate).
+// a disk model that do not validate, a SetBlocksize the kernel refuses).
 func (d DD) Start() (*DDRun, error) {
 	k, err := d.Kernel.Resolved()
 	if err != nil {
@@ -128,6 +133,11 @@ func (d DD) Start() (*DDRun, error) {
 	r := &DDRun{dd: d, m: m.Machine}
 	if err := r.openDevice(); err != nil {
 		return nil, err
+	}
+	if d.SetBlocksize != 0 {
+		if err := r.dev.SetBlocksize(r.m.CPU(0), d.SetBlocksize); err != nil {
+			return nil, fmt.Errorf("%w: kernel %s: %w", ErrInvalidDD, d.Kernel.Name, err)
+		}
 	}
 	if d.BS*d.Count > r.dev.Size() {
 		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",

@@ -227,6 +227,37 @@ func TestDD618(t *testing.T) {
 	}
 }
 
+// TestDDSetBlocksize checks blocks above a page: set_blocksize after the
+// open gives 6.18 blocks up to 64 KiB, one bio per block (a page's share of
+// a bio falls with the block), and a kernel of page-sized blocks refuses
+// them as an invalid dd.
+func TestDDSetBlocksize(t *testing.T) {
+	for _, tc := range []struct {
+		kernel string
+		size   uint32
+		bios   float64 // bios per page; 0: refused
+	}{
+		{"6.18", 8192, 0.5},
+		{"6.18", 65536, 1.0 / 16},
+		{"6.18-nothp", 8192, 0},
+		{"5.10.10", 65536, 0},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.kernel, tc.size), func(t *testing.T) {
+			dd := BlockSizeChoice{Size: tc.size}.apply(Helios4DD(LayoutDirect, engine.MustKernel(tc.kernel), false))
+			dd.Count = 4
+			r, err := dd.Run()
+			if tc.bios == 0 {
+				require.ErrorIs(t, err, ErrInvalidDD)
+				assert.ErrorContains(t, err, "set_blocksize")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.size, r.BlockSize)
+			assert.InDelta(t, tc.bios, r.BiosPerPage(), 1e-9)
+		})
+	}
+}
+
 // TestDDMemoryBytes checks the memory bus's count on short runs of every
 // layout: per byte dd moves, a write passes it through DRAM four times on
 // one copy (the /dev/zero clear, the copy's load and store, the disk's DMA),

@@ -85,7 +85,7 @@ var (
 	argBlockSize = Arg{Name: "bsize", Default: "512", Usage: "the device's block `size`: 512, 1024, 2048 or 4096",
 		set: func(a *OpArgs, v string) error {
 			c, err := ParseBlockSizeChoice(v)
-			if err != nil || c.Size == 0 {
+			if err != nil || c.Size == 0 || c.Size > pageSize {
 				return fmt.Errorf("workload: invalid block size %q (valid: 512, 1024, 2048, 4096)", v)
 			}
 			a.BlockSize = c.Size

@@ -17,9 +17,13 @@ import (
 )
 
 // BlockSizeChoice is a value of a sweep's block-size axis: a
-// set_init_blocksize policy, or a fixed block size. A fixed size S is
-// modelled as disks of S-byte logical blocks under the logical policy (the
-// device then has S-byte blocks, as after a filesystem's sb_set_blocksize).
+// set_init_blocksize policy, or a fixed block size. A fixed size S up to a
+// page is modelled as disks of S-byte logical blocks under the logical
+// policy (the device then has S-byte blocks, as after a filesystem's
+// sb_set_blocksize); a size above a page (8 KiB to 64 KiB, which only a
+// kernel with blocksize.RulesLarge accepts) as set_blocksize(S) right after
+// dd's open (DD.SetBlocksize), since no disk of the model has logical
+// blocks larger than a page.
 type BlockSizeChoice struct {
 	// Policy is the policy when Size is 0.
 	Policy blocksize.Policy
@@ -36,30 +40,37 @@ func (c BlockSizeChoice) String() string {
 }
 
 // ParseBlockSizeChoice parses a policy name (blocksize.ParsePolicy) or a
-// block size in bytes: a power of two from 512 to 4096 (4 KiB pages). The
-// error names the valid choices.
+// block size in bytes: a power of two from 512 to 65536 (blocksize.MaxBlockSize;
+// above 4096, 4 KiB pages, only on a kernel with blocksize.RulesLarge, which
+// the run checks). The error names the valid choices.
 func ParseBlockSizeChoice(s string) (BlockSizeChoice, error) {
 	if p, err := blocksize.ParsePolicy(s); err == nil {
 		return BlockSizeChoice{Policy: p}, nil
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil || blocksize.ValidateLogical(uint32(n), 4096) != nil {
+	if err != nil || blocksize.ValidateLogical(uint32(n), blocksize.MaxBlockSize) != nil {
 		var names []string
 		for _, p := range blocksize.Policies() {
 			names = append(names, p.String())
 		}
-		return BlockSizeChoice{}, fmt.Errorf("workload: unknown block size %q (valid: %s, 512, 1024, 2048, 4096)", s, strings.Join(names, ", "))
+		return BlockSizeChoice{}, fmt.Errorf("workload: unknown block size %q (valid: %s, 512, 1024, 2048, 4096, and up to 65536 on 6.18)", s, strings.Join(names, ", "))
 	}
 	return BlockSizeChoice{Size: uint32(n)}, nil
 }
 
+// pageSize is the page size of every machine a dd runs on.
+const pageSize = 4096
+
 // apply sets c in d, after the kernel's policy.
 func (c BlockSizeChoice) apply(d DD) DD {
-	if c.Size == 0 {
+	switch {
+	case c.Size == 0:
 		d.Kernel.InitBlocksize = c.Policy
-		return d
+	case c.Size > pageSize:
+		d.Kernel.InitBlocksize, d.Logical, d.SetBlocksize = blocksize.PolicyLogical, pageSize, c.Size
+	default:
+		d.Kernel.InitBlocksize, d.Logical = blocksize.PolicyLogical, c.Size
 	}
-	d.Kernel.InitBlocksize, d.Logical = blocksize.PolicyLogical, c.Size
 	return d
 }
 

@@ -33,7 +33,7 @@ func GridAxes() []GridAxis {
 			g.Kernels = append(g.Kernels, k)
 			return err
 		}},
-		{"blocksize", "block sizes, `LIST` of grow, logical (set_init_blocksize policies) or 512, 1024, 2048, 4096 (fixed); overrides the kernel's policy", "BlockSizes",
+		{"blocksize", "block sizes, `LIST` of grow, logical (set_init_blocksize policies) or 512, 1024, 2048, 4096 (fixed; up to 65536 on 6.18); overrides the kernel's policy", "BlockSizes",
 			func(g *DDGrid, v string) error {
 				c, err := ParseBlockSizeChoice(v)
 				g.BlockSizes = append(g.BlockSizes, c)

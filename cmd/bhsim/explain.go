@@ -18,15 +18,7 @@ func explainSynopsis() string {
 	sb.WriteString("OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost PARAM=NS] [op flags]\n\n" +
 		"Runs one operation on the model and prints its event ledger under a profile:\n" +
 		"per resource, count × unit cost = simulated ns. Operations, their flags and defaults:\n\n")
-	for _, op := range workload.ExplainOps() {
-		fmt.Fprintf(&sb, "  %s: %s\n", op.Name, op.Summary)
-		for _, a := range op.Args {
-			fmt.Fprintf(&sb, "      --%s (default %s): %s\n", a.Name, a.Default, strings.ReplaceAll(a.Usage, "`", ""))
-		}
-		if op.Profile != "" {
-			fmt.Fprintf(&sb, "      profile %s\n", op.Profile)
-		}
-	}
+	report.WriteExplainOps(&sb, workload.ExplainOps())
 	sb.WriteString("\nExample: bhsim explain write-page --bsize 512")
 	return sb.String()
 }

@@ -138,25 +138,6 @@ func namesOf[T any](xs []T, name func(T) string) []string {
 	return names
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressOn returns the progress line of command name's tasks on w when w
-// is a terminal, or nil (which draws nothing).
-func progressOn(w io.Writer, name string, tasks ...string) *report.Progress {
-	if !isTerminal(w) {
-		return nil
-	}
-	return report.NewProgress(w, "bhsim "+name, tasks...)
-}
-
 // printAs prints in format ("json", "csv" or "text") with the writer of
 // that format (nil for one the command does not offer).
 func printAs(w io.Writer, format string, json, csv, text func(io.Writer) error) error {
@@ -184,7 +165,7 @@ func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Co
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prog := progressOn(stderr, name, unit)
+	prog := report.NewTerminalProgress(stderr, "bhsim "+name, unit)
 	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)
 	err := guard.Err(run(ctx, guard.Report))
 	prog.Finish()

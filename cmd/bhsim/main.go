@@ -15,6 +15,7 @@
 //	bhsim profile list | show NAME [--costs built-in|fitted]
 //	bhsim calibrate --host [--runs N] [--save FILE]
 //	bhsim clean
+//	bhsim web [--addr HOST:PORT]
 //	bhsim version [--format text|json]
 //
 // Each command's --help lists its flags, their defaults and the valid
@@ -90,6 +91,7 @@ func commands() []command {
 		{"profile", "the hardware profiles that price the events", profileCmd},
 		{"calibrate", "--host: fit a profile to this machine's kernel, predict the held-out half", calibrate},
 		{"clean", "remove what host runs killed with SIGKILL left behind (as root)", clean},
+		{"web", "the teaching page: the model in the browser, on a loopback address", webCmd},
 		{"version", "the module version and VCS revision of this binary", version},
 	}
 }

@@ -35,7 +35,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: bhsim COMMAND"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, clean, version"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, clean, web, version"},
 
 		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
@@ -45,6 +45,7 @@ func TestErrors(t *testing.T) {
 		{"reproduce: unknown cost", []string{"reproduce", "--cost", "warp=1"}, "unknown parameter \"warp\""},
 		{"reproduce: negative cost", []string{"reproduce", "--cost", "bios=-1"}, "want nanoseconds from 0 to 1e15"},
 		{"clean: argument", []string{"clean", "stale"}, "clean takes no arguments, got 1"},
+		{"web: argument", []string{"web", "now"}, "unexpected argument \"now\" (web takes --addr only)"},
 		{"run: a directory", []string{"run", "../../testdata/scenarios"}, "is a directory: run takes one FILE (bhsim validate DIR"},
 		{"run: bad flag value", []string{"run", "--cpus=x"}, `invalid value "x" for flag --cpus`},
 		{"validate: unknown flag", []string{"validate", "--nope"}, "flag provided but not defined: --nope"},
@@ -130,6 +131,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"profile", "--help"}, []string{"list | show NAME"}},
 		{[]string{"version", "--help"}, []string{"--format text|json"}},
 		{[]string{"clean", "--help"}, []string{"usage: bhsim clean\n\nRemoves what host runs", "SIGKILL"}},
+		{[]string{"web", "--help"}, []string{"usage: bhsim web [--addr HOST:PORT]", "--addr HOST:PORT", "127.0.0.1:8080"}},
 	} {
 		status, out, errs := bhsim(tc.args...)
 		assert.Equal(t, 0, status, tc.args)
@@ -140,18 +142,6 @@ func TestHelp(t *testing.T) {
 	}
 	_, out, _ := bhsim("clean", "--help")
 	assert.NotContains(t, out, "flags:", "a command without flags lists none")
-}
-
-func TestIsTerminal(t *testing.T) {
-	assert.False(t, isTerminal(&bytes.Buffer{}))
-	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	require.NoError(t, err)
-	defer f.Close()
-	assert.False(t, isTerminal(f), "a regular file")
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer null.Close()
-	assert.True(t, isTerminal(null), "a character device")
 }
 
 // TestCalibrateHost runs calibrate --host: on this machine's kernel with

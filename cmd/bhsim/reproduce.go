@@ -54,7 +54,7 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	prog := progressOn(stderr, "reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
+	prog := report.NewTerminalProgress(stderr, "bhsim reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
 	results, err := report.RunThreads(ths, profiles, prog)
 	prog.Finish()
 	if err != nil {

@@ -188,15 +188,11 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 	return nil
 }
 
-// freshProblem is the generator of --step -s SEED without a FILE: a small
-// seeded class problem of reads, writes and syncs on two CPUs.
-const freshProblem = "random:dev=64K,n=8,size=512-4K,sizestep=512,reads=0.3,fsync=3,cpus=2"
-
 // workload builds the workload the flags and positional arguments name.
 func (w *workloadFlags) workload(pos []string) (engine.Workload, error) {
 	s := w.spec
 	if s.Gen == "" && len(pos) == 0 && w.step && s.Seed != "" {
-		s.Gen = freshProblem
+		s.Gen = engine.FreshStepProblem
 	}
 	switch {
 	case s.Gen != "" && len(pos) != 0:
@@ -244,7 +240,7 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	if err != nil {
 		return err
 	}
-	prog := progressOn(stderr, "run", "records")
+	prog := report.NewTerminalProgress(stderr, "bhsim run", "records")
 	switch {
 	case w.step && format != "text":
 		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)

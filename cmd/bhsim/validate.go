@@ -68,7 +68,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	prog := progressOn(stderr, "validate", "scenarios")
+	prog := report.NewTerminalProgress(stderr, "bhsim validate", "scenarios")
 	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {
