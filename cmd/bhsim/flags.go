@@ -45,11 +45,9 @@ func flagError(err error) error {
 	return asUsage(err)
 }
 
-// fieldFlags names, beside the library's fields that choose what of a
-// trace to replay, the flags that set them, in a usage error's message.
-var fieldFlags = strings.NewReplacer(
-	"with BlkparseDevice or TraceSelect.Device)", "with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)",
-	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)")
+// fieldFlags names, for the library's fields that choose what of a trace
+// to replay, the flags that set them, in a usage error's message.
+var fieldFlags = strings.NewReplacer("with TraceSelect.Device)", "with --trace-dev)", "with TraceSelect.File)", "with --trace-file)")
 
 // errHelp is returned once --help has printed a command's help.
 var errHelp = errors.New("help shown")
