@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -90,6 +89,8 @@ func DetectTraceFormat(head []byte) TraceFormat {
 // traceFormatByExt guesses a format from a file name's extension.
 func traceFormatByExt(name string) TraceFormat {
 	switch strings.ToLower(filepath.Ext(name)) {
+	case ".gz", ".bz2", ".zst", ".zstd":
+		return traceFormatByExt(strings.TrimSuffix(name, filepath.Ext(name)))
 	case ".scn":
 		return TraceScenario
 	case ".csv":
@@ -113,12 +114,19 @@ type Trace struct {
 	Name string
 	// Format is the trace's format.
 	Format TraceFormat
+	// Compression is how the file was compressed (CompressNone for a
+	// plain one).
+	Compression Compression
+	// Reopenable reports whether the trace can be opened again from its
+	// start: a regular file. Standard input, a pipe and a FIFO are read
+	// once.
+	Reopenable bool
 	// Scenario is the scenario of a scenario trace (its Device is the
 	// trace's device), nil for other formats.
 	Scenario *scenario.Scenario
 
-	r      IOReader
-	closer io.Closer
+	r       IOReader
+	closeFn func() error
 }
 
 // TraceSelect chooses what of a trace to replay, for the formats that hold
@@ -135,33 +143,36 @@ type TraceSelect struct {
 	Action BlkparseAction
 }
 
-// OpenTrace opens the trace file at path, tells its format from its
-// content (DetectTraceFormat), or when the content does not tell from its
-// extension (.blkparse, .iolog, .csv, .scn), and returns a streaming reader
-// of it. Close it when done.
+// OpenTrace opens the trace file at path (StdinName, "-", for standard
+// input; a FIFO or a pipe works and is read once), undoes its gzip,
+// bzip2 or zstd compression (told by its magic number), tells its format
+// from its content (DetectTraceFormat), or when the content does not tell
+// from its extension (.blkparse, .iolog, .csv, .scn, under a .gz, .bz2 or
+// .zst), and returns a streaming reader of it. Close it when done.
 func OpenTrace(path string) (*Trace, error) { return OpenTraceSelect(path, TraceSelect{}) }
 
 // OpenTraceSelect is OpenTrace replaying what sel chooses. Errors: OpenTrace's,
 // and a choice the trace's format has no use for (a Device or Action for a
 // trace that is not blkparse, a File for one that is not a fio iolog).
 func OpenTraceSelect(path string, sel TraceSelect) (*Trace, error) {
-	f, err := os.Open(path)
+	in, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTrace(f, path, "", sel)
+	t, err := newTrace(in.r, path, "", sel)
 	if err != nil {
-		f.Close()
+		in.closeFn()
 		return nil, err
 	}
-	t.closer = f
+	t.closeFn, t.Compression, t.Reopenable = in.closeFn, in.comp, in.reopenable
 	return t, nil
 }
 
 // NewTrace returns a reader of the trace in r, of format format, or, when
 // format is "", of the format DetectTraceFormat (or name's extension)
 // tells. name names the trace in errors. A scenario is read whole (at most
-// 4 MiB); the other formats stream.
+// 4 MiB); the other formats stream. r is read as it is: OpenTrace undoes
+// a compression, NewTrace does not.
 func NewTrace(r io.Reader, name string, format TraceFormat) (*Trace, error) {
 	return newTrace(r, name, format, TraceSelect{})
 }
@@ -242,14 +253,15 @@ func (t *Trace) Next() (IO, error) {
 	return rec, err
 }
 
-// Close closes the file OpenTrace opened (nothing for NewTrace).
+// Close closes the file OpenTrace opened and its decompressor (nothing
+// for NewTrace; standard input stays open).
 func (t *Trace) Close() error {
-	if t.closer == nil {
+	if t.closeFn == nil {
 		return nil
 	}
-	c := t.closer
-	t.closer = nil
-	return c.Close()
+	c := t.closeFn
+	t.closeFn = nil
+	return c()
 }
 
 // TraceSummary is what a trace holds, kind by kind: the records, the bytes
