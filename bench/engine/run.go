@@ -86,20 +86,25 @@ func ParseAccess(s string) (Access, error) {
 	return 0, fmt.Errorf("engine: unknown access %q (want auto, pagecache or buffers)", s)
 }
 
-// Disk is a named disk model for Run: the service time of each request
-// (blk.Model).
+// Disk is a named disk model for Run: the service time of each read,
+// write and flush request (blk.Model), and the disk's discard support and
+// price (the zero Discard: a disk without discard).
 type Disk struct {
-	Name  string
-	Model blk.Model
+	Name    string
+	Model   blk.Model
+	Discard DiscardModel
 }
 
 // Disks returns the built-in disk models: "ssd" (the default: the SSD the
 // timing.IMX8Board profile assumes for Xu Yang's board, its disk-requests
-// and disk-bytes costs — 20 µs a command, 400 MB/s), "hdd"
-// (blk.WD8003FFBX: 7200 rpm, its datasheet's 235 MB/s) and "null" (no time:
-// CPU costs alone).
+// and disk-bytes costs — 20 µs a command, 400 MB/s — with a SATA SSD's
+// discard limits and SSDDiscardPrior), "hdd" (blk.WD8003FFBX: 7200 rpm,
+// its datasheet's 235 MB/s; a disk without discard, as a CMR drive is)
+// and "null" (no time: CPU costs alone; brd's discard limits, at no
+// cost).
 func Disks() []Disk {
-	return []Disk{{"ssd", assumedSSD()}, {"hdd", blk.WD8003FFBX()}, {"null", blk.Null{}}}
+	return []Disk{{"ssd", assumedSSD(), SSDDiscardPrior()}, {"hdd", blk.WD8003FFBX(), DiscardModel{}},
+		{"null", blk.Null{}, DiscardModel{MaxSectors: 1<<23 - 1, Granularity: 4096}}}
 }
 
 // assumedSSD is the SSD of timing.IMX8Board's assumptions, as a disk model

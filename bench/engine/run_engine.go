@@ -23,12 +23,17 @@ const lookahead = 4096
 const runProgressEvery = 1 << 16
 
 // meterReq is one request issued during an operation: its direction and
-// the disk model's service time.
+// the disk model's service time; or, for a discard, its n requests and
+// their service time together (a read or write has n 0: one request).
 type meterReq struct {
 	op    blk.Op
 	bytes uint64
 	svc   float64
+	n     uint64
 }
+
+// count is the requests r stands for.
+func (r meterReq) count() uint64 { return max(r.n, 1) }
 
 // meter is the queue's tracer during Run: it counts the bios and requests
 // of the operation under way and keeps each request's service time, and in
@@ -39,6 +44,9 @@ type meter struct {
 	reqs     []meterReq
 	keepBios bool
 	bioList  []blk.TraceEvent
+	// discards are a discard's bios (sector, sectors) in step mode: the
+	// queue has no discard bio to trace.
+	discards [][2]uint64
 }
 
 // Trace implements blk.Tracer.
@@ -51,13 +59,13 @@ func (m *meter) Trace(e blk.TraceEvent) {
 			m.bioList = append(m.bioList, e)
 		}
 	case blk.TraceRqIssue:
-		m.reqs = append(m.reqs, meterReq{e.Op, e.Bytes, e.ServiceNS})
+		m.reqs = append(m.reqs, meterReq{op: e.Op, bytes: e.Bytes, svc: e.ServiceNS})
 	}
 }
 
 // reset starts a new operation.
 func (m *meter) reset() {
-	m.bios, m.reqs, m.bioList = 0, m.reqs[:0], m.bioList[:0]
+	m.bios, m.reqs, m.bioList, m.discards = 0, m.reqs[:0], m.bioList[:0], m.discards[:0]
 }
 
 // cpuState is one stream CPU's clock and records.
@@ -349,7 +357,7 @@ func (e *engine) charge(c *cpuState, rec source.IO, ev, flBefore *bufcache.Count
 		if rec.Kind == source.IOWrite && r.op == blk.OpWrite {
 			asyncReqs++
 		} else {
-			syncReqs++
+			syncReqs += float64(r.count())
 		}
 	}
 	cpuNS := p.SimNS(*ev, 0) + syncReqs*reqNS
@@ -402,7 +410,9 @@ func (e *engine) account(ks *kindStats, rec source.IO, ev *bufcache.Counters, la
 	ks.hist.add(lat)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
-	ks.requests += uint64(len(e.meter.reqs))
+	for _, r := range e.meter.reqs {
+		ks.requests += r.count()
+	}
 	ks.lruLook += ev[bufcache.EvLRULookup]
 	ks.lruHits += ev[bufcache.EvLRUHit]
 	moved := uint64(0)
@@ -450,11 +460,7 @@ func (e *engine) do(c *cpuState, rec source.IO) error {
 	case source.IOFdatasync, source.IOFlush:
 		return c.file.Fdatasync(c.cpu)
 	case source.IODiscard:
-		// BLKDISCARD's page-cache half (truncate_bdev_range); the model's
-		// block layer has no discard bio. TruncateRange refuses, with
-		// EINVAL, a range not aligned to the logical block size, as
-		// blk_ioctl_discard does.
-		return e.mr.dev.TruncateRange(c.cpu, rec.Offset, rec.End())
+		return e.discard(c, rec)
 	}
 	if e.o.Access == AccessBuffers || e.o.Access == AccessAuto && rec.Flags&source.FlagMeta != 0 {
 		return e.buffers(c, rec)

@@ -47,7 +47,8 @@ func TestTraceSelect(t *testing.T) {
 		{"fio: two files", fio, source.TraceSelect{}, nil, "but the trace's file is /dev/sdb"},
 		{"fio: one file", fio, source.TraceSelect{File: "/dev/sdc"}, []source.IO{{Kind: source.IOWrite, Offset: 4096, Length: 1024, Line: 7}}, ""},
 		{"fio: a file it does not name", fio, source.TraceSelect{File: "/dev/sdz"}, nil, "no records of file /dev/sdz"},
-		{"a device for a fio iolog", fio, source.TraceSelect{Device: "8,0"}, nil, "applies to a blkparse trace, not to a fio one"},
+		{"a device for a fio iolog", fio, source.TraceSelect{Device: "8,0"}, nil, "applies to a trace whose records name devices (blkparse, msr, spc, alibaba, disksim, columns), not to a fio one"},
+		{"an action for a fio iolog", fio, source.TraceSelect{Action: source.BlkparseIssue}, nil, "an action to replay applies to a blkparse trace, not to a fio one"},
 		{"a file for CSV", csv, source.TraceSelect{File: "x"}, nil, "applies to a fio iolog, not to a csv trace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
