@@ -80,10 +80,12 @@ func TestRunHeaderNamesSeedAndProfile(t *testing.T) {
 	assert.Contains(t, h, "seed 42")
 	assert.Contains(t, h, "profile x86-server, built-in costs")
 	assert.Contains(t, h, "disk ssd")
-	r, err = Run(context.Background(), csvWorkload("t.csv", "write,0,4K\n", 1<<20, 512, 1), RunOptions{})
+	r, err = Run(context.Background(), csvWorkload("t.csv", "write,0,4K\n", 1<<20, 1024, 1), RunOptions{})
 	require.NoError(t, err)
 	assert.Nil(t, r.Seed)
 	assert.Contains(t, r.Header(), "seed none")
+	assert.Contains(t, r.Header(), "1M device (logical blocks of 1024 bytes, block size 4096)", "which size is which")
+	assert.Equal(t, uint32(1024), r.LogicalBlockSize)
 }
 
 // stepLines runs text on cpus CPUs in step mode and returns the first line
