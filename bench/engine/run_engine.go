@@ -126,6 +126,10 @@ type engine struct {
 	wbHead  int
 	wbPages uint64
 	wbLimit uint64
+	// clock0 is the first record's time stamp, the trace's start
+	// (replayAt), once clockSet.
+	clock0   uint64
+	clockSet bool
 }
 
 // wbEntry is one writeback request: when it completes and its pages.
@@ -196,6 +200,10 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 				}
 				return err
 			}
+			if e.o.cpusFixed && rec.CPU >= len(e.cpus) {
+				return &source.TraceError{File: e.w.Name, Line: rec.Line, Msg: fmt.Sprintf("a record of CPU %d, but a trace read in one pass runs on 1 CPU unless told how many: its CPUs are not known before its end; give the CPUs to run on (RunOptions.CPUs)", rec.CPU)}
+			}
+			rec.At = e.replayAt(rec.At)
 			c := &e.cpus[rec.CPU%len(e.cpus)]
 			c.pending = append(c.pending, rec)
 			buffered++
@@ -238,6 +246,27 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 		return e.mr.m.Check()
 	}
 	return nil
+}
+
+// replayAt is when a record stamped at is issued in simulated time: the
+// trace's clock starts at its first record (a record stamped before it
+// is issued at 0), the time since then scaled by ReplayTimeScale; always
+// 0 with ReplayNoStall.
+func (e *engine) replayAt(at uint64) uint64 {
+	if !e.clockSet {
+		e.clockSet, e.clock0 = true, at
+	}
+	if e.o.ReplayNoStall || at <= e.clock0 {
+		return 0
+	}
+	d := at - e.clock0
+	if s := e.o.ReplayTimeScale; s != 0 && s != 1 {
+		if f := float64(d) * s; f < 1<<63 {
+			return uint64(f)
+		}
+		return 1 << 63
+	}
+	return d
 }
 
 // anyEmpty reports whether a CPU has no record waiting.

@@ -45,15 +45,22 @@ type TraceDevice struct {
 // Otherwise TraceWorkload reads the trace once to its end (streaming, in
 // memory independent of its length) for its CPUs (the workload's default:
 // the largest CPU number plus one), its records, and when dev.Size is 0
-// its extent. Errors: OpenTraceSelect's, a bad record (naming its line), a
-// trace with no record (or none of dev.Select's choice: ErrNoRecords), a
-// device size that is not a multiple of its logical block size.
+// its extent; a trace that cannot be opened again (standard input, "-", a
+// pipe or a FIFO) is not read ahead but in Run's one pass
+// (Workload.Streamed), and needs dev.Size. Errors: OpenTraceSelect's, a
+// bad record (naming its line), a trace with no record (or none of
+// dev.Select's choice: ErrNoRecords), a stream without dev.Size, a device
+// size that is not a multiple of its logical block size.
 func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	t, err := source.OpenTraceSelect(path, dev.Select)
 	if err != nil {
 		return Workload{}, err
 	}
-	defer t.Close()
+	defer func() {
+		if t != nil {
+			t.Close()
+		}
+	}()
 	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
 		Open: func() (source.IOReader, error) { return source.OpenTraceSelect(path, dev.Select) }}
@@ -63,6 +70,9 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		return sw, err
 	}
 	lbs := uint64(max(dev.LogicalBlockSize, 512))
+	if !t.Reopenable {
+		return streamedWorkload(&t, w, lbs)
+	}
 	sum, err := source.SummarizeTrace(t)
 	if err != nil {
 		return Workload{}, err
@@ -88,6 +98,32 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	}
 	if w.DeviceSize%lbs != 0 {
 		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
+	}
+	return w, nil
+}
+
+// streamedWorkload is trace t, which cannot be opened again (standard
+// input, a pipe, a FIFO), as workload w read in the one pass Run makes:
+// its device size must be given (it cannot come from a first pass), and
+// its CPUs are the run's (Workload.Streamed). The workload takes t over
+// (*tp is set to nil) and gives it to the first Open.
+func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, error) {
+	t := *tp
+	if w.DeviceSize == 0 {
+		return Workload{}, &source.TraceError{File: t.Name, Msg: "is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)"}
+	}
+	if w.DeviceSize%lbs != 0 {
+		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
+	}
+	*tp = nil
+	w.CPUs, w.Streamed = 0, true
+	w.Open = func() (source.IOReader, error) {
+		if t == nil {
+			return nil, fmt.Errorf("%w: %s is read in one pass, and it was read already", ErrRunOptions, w.Name)
+		}
+		r := t
+		t = nil
+		return r, nil
 	}
 	return w, nil
 }

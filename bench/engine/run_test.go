@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -86,6 +87,74 @@ func TestRunHeaderNamesSeedAndProfile(t *testing.T) {
 	assert.Contains(t, r.Header(), "seed none")
 	assert.Contains(t, r.Header(), "1M device (logical blocks of 1024 bytes, block size 4096)", "which size is which")
 	assert.Equal(t, uint32(1024), r.LogicalBlockSize)
+}
+
+// TestRunReplayTiming: a trace's clock starts at its first record; no
+// stall ignores the stamps, a scale multiplies the time between them.
+func TestRunReplayTiming(t *testing.T) {
+	// Two writes a second apart, 186,704 s into the traced system's day.
+	text := "write,0,4K,0,186704s\nwrite,4K,4K,0,186705s\nwrite,8K,4K,0,186703s\n"
+	tests := []struct {
+		name   string
+		o      RunOptions
+		lo, hi float64 // the duration's bounds, in seconds
+	}{
+		{"the trace's clock", RunOptions{}, 1, 1.01},
+		{"twice as slow", RunOptions{ReplayTimeScale: 2}, 2, 2.01},
+		{"ten times as fast", RunOptions{ReplayTimeScale: 0.1}, 0.1, 0.11},
+		{"no stall", RunOptions{ReplayNoStall: true, ReplayTimeScale: 2}, 0, 0.001},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Disk = Disk{Name: "null"}
+			r, err := Run(context.Background(), csvWorkload("t.csv", text, 1<<20, 512, 1), tt.o)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, r.DurationNS, tt.lo*1e9)
+			assert.Less(t, r.DurationNS, tt.hi*1e9)
+			assert.Equal(t, uint64(3), r.Ops, "a record stamped before the first runs at once")
+			assert.Positive(t, r.IOPS)
+		})
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		_, err := Run(context.Background(), csvWorkload("t.csv", text, 1<<20, 512, 1), RunOptions{ReplayTimeScale: bad})
+		assert.ErrorIs(t, err, ErrRunOptions, "%v", bad)
+	}
+}
+
+// TestRunStreamedTrace runs a trace read from standard input: in one pass,
+// with the device's size given, on the CPUs given.
+func TestRunStreamedTrace(t *testing.T) {
+	stdin := func(text string) {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		saved := os.Stdin
+		os.Stdin = r
+		t.Cleanup(func() { os.Stdin = saved; r.Close() })
+		go func() { w.Write([]byte(text)); w.Close() }()
+	}
+	const text = "write,0,4K,0\nwrite,4K,4K,1\nfsync,,,1\n"
+	stdin(text)
+	_, err := TraceWorkload(source.StdinName, TraceDevice{})
+	assert.ErrorContains(t, err, "-: is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)")
+
+	stdin(text)
+	w, err := TraceWorkload(source.StdinName, TraceDevice{Size: 1 << 20})
+	require.NoError(t, err)
+	assert.True(t, w.Streamed)
+	_, err = Run(context.Background(), w, RunOptions{MRCSizes: []int{4}})
+	assert.ErrorContains(t, err, "a miss-ratio curve reruns the workload")
+	_, err = Run(context.Background(), w, RunOptions{})
+	assert.ErrorContains(t, err, "-:2: a record of CPU 1, but a trace read in one pass runs on 1 CPU unless told how many")
+	_, err = Run(context.Background(), w, RunOptions{CPUs: 2})
+	assert.ErrorContains(t, err, "is read in one pass, and it was read already")
+
+	stdin(text)
+	w, err = TraceWorkload(source.StdinName, TraceDevice{Size: 1 << 20})
+	require.NoError(t, err)
+	r, err := Run(context.Background(), w, RunOptions{CPUs: 2})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), r.Ops)
+	assert.Equal(t, 2, r.CPUs)
 }
 
 // stepLines runs text on cpus CPUs in step mode and returns the first line
