@@ -179,6 +179,17 @@ func IsScenarioFile(path string) bool {
 	return t.Format == source.TraceScenario
 }
 
+// IsRefusal reports whether err, an error of engine.Run or of building its
+// workload, is the input's fault rather than the run's: invalid options
+// (engine.ErrRunOptions), or a trace that is refused — a malformed line, a
+// record past the device, a limit of its format, no records —, a
+// *source.TraceError without an underlying error (a failed read has one).
+// A command line reports these as its usage errors.
+func IsRefusal(err error) bool {
+	var bad *source.TraceError
+	return errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords))
+}
+
 // DefaultWorkloadSpec returns a spec of the defaults: logical blocks of
 // 512 bytes, kernel 6.18, the x86-server profile's built-in costs, an ssd,
 // access auto, 2G of memory; no workload yet (Gen or File).
