@@ -286,6 +286,7 @@ func NewColumnReader(r io.Reader, m ColumnMap, opts ...ColumnOption) *ColumnRead
 
 func newColumnReader(r io.Reader, format string, m ColumnMap, opts []ColumnOption) *ColumnReader {
 	c := &ColumnReader{lines: newTraceLines(r, format), format: format, m: m}
+	c.lines.view = true // a record keeps no part of its line; the device is cloned
 	for _, o := range opts {
 		o(c)
 	}

@@ -50,7 +50,9 @@ type CSVReader struct {
 
 // NewCSVReader returns a reader of the CSV trace in r.
 func NewCSVReader(r io.Reader) *CSVReader {
-	return &CSVReader{lines: newTraceLines(r, "csv")}
+	c := &CSVReader{lines: newTraceLines(r, "csv")}
+	c.lines.view = true // a record keeps no part of its line
+	return c
 }
 
 // Next returns the next record, io.EOF after the last.
@@ -74,21 +76,36 @@ func (c *CSVReader) Next() (IO, error) {
 // quotes from each field); more reports fields past len(dst).
 func csvSplit(dst []string, s string) (n int, more bool) {
 	for {
-		field, rest, found := strings.Cut(s, ",")
+		i := strings.IndexByte(s, ',')
+		field := s
+		if i >= 0 {
+			field = s[:i]
+		}
 		if n == len(dst) {
 			return n, true
 		}
-		field = strings.TrimSpace(field)
-		if len(field) >= 2 && field[0] == '"' && field[len(field)-1] == '"' {
-			field = strings.TrimSpace(field[1 : len(field)-1])
-		}
-		dst[n] = field
+		dst[n] = csvField(field)
 		n++
-		if !found {
+		if i < 0 {
 			return n, false
 		}
-		s = rest
+		s = s[i+1:]
 	}
+}
+
+// csvField trims a field of blanks (strings.TrimSpace's) and of one pair
+// of double quotes with the blanks inside them. A field that starts and
+// ends with a printable ASCII byte other than a quote, as most do, is
+// returned as it is without a scan.
+func csvField(f string) string {
+	if n := len(f); n > 0 && f[0] > ' ' && f[0] < 0x7f && f[0] != '"' && f[n-1] > ' ' && f[n-1] < 0x7f && f[n-1] != '"' {
+		return f
+	}
+	f = strings.TrimSpace(f)
+	if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+		f = strings.TrimSpace(f[1 : len(f)-1])
+	}
+	return f
 }
 
 var csvColumns = strings.Split(CSVHeader, ",")
