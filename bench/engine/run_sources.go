@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"io"
+	"math"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
@@ -45,9 +47,10 @@ type TraceDevice struct {
 // Otherwise TraceWorkload reads the trace once to its end (streaming, in
 // memory independent of its length) for its CPUs (the workload's default:
 // the largest CPU number plus one), its records, and when dev.Size is 0
-// its extent; a trace that cannot be opened again (standard input, "-", a
-// pipe or a FIFO) is not read ahead but in Run's one pass
-// (Workload.Streamed), and needs dev.Size. Errors: OpenTraceSelect's, a
+// its extent; a trace of at most maxHeldRecords records is kept in memory
+// then (32 bytes a record), so that Run does not read it again. A trace that
+// cannot be opened again (standard input, "-", a pipe or a FIFO) is not
+// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size. Errors: OpenTraceSelect's, a
 // bad record (naming its line), a trace with no record (or none of
 // dev.Select's choice: ErrNoRecords), a stream without dev.Size, a device
 // size that is not a multiple of its logical block size.
@@ -73,9 +76,12 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	if !t.Reopenable {
 		return streamedWorkload(&t, w, lbs)
 	}
-	sum, err := source.SummarizeTrace(t)
+	sum, held, err := summarizeHolding(t)
 	if err != nil {
 		return Workload{}, err
+	}
+	if held != nil {
+		w.Open = func() (source.IOReader, error) { return &heldReader{recs: held}, nil }
 	}
 	if sum.Records == 0 {
 		msg := "no records: an empty workload has nothing to simulate"
@@ -126,4 +132,59 @@ func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, erro
 		return r, nil
 	}
 	return w, nil
+}
+
+// maxHeldRecords bounds the records TraceWorkload keeps from its pass over
+// a trace for Run to replay from memory: 40 MiB of them.
+const maxHeldRecords = 40 << 20 / 32
+
+// heldRecord is one record kept in memory, in 32 bytes (source.IO takes
+// 56): a record whose line or CPU does not fit is not kept.
+type heldRecord struct {
+	offset, length, at uint64
+	line               uint32
+	cpu                uint16
+	kind               source.IOKind
+	flags              source.IOFlags
+}
+
+// summarizeHolding reads t to its end and sums its records, and returns
+// them too when they are at most maxHeldRecords and each fits a
+// heldRecord (nil otherwise). O(records); memory O(maxHeldRecords).
+func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, error) {
+	var s source.TraceSummary
+	var held []heldRecord
+	keep := true
+	for {
+		rec, err := t.Next()
+		if err == io.EOF {
+			return s, held, nil
+		}
+		if err != nil {
+			return s, nil, err
+		}
+		s.Add(rec)
+		if keep = keep && len(held) < maxHeldRecords && rec.Line >= 0 && rec.Line <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16; keep {
+			held = append(held, heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
+		} else {
+			held = nil
+		}
+	}
+}
+
+// heldReader replays held records; each reader has its own position, so
+// that the miss-ratio curve's runs read them at once.
+type heldReader struct {
+	recs []heldRecord
+	next int
+}
+
+// Next implements source.IOReader.
+func (h *heldReader) Next() (source.IO, error) {
+	if h.next == len(h.recs) {
+		return source.IO{}, io.EOF
+	}
+	r := &h.recs[h.next]
+	h.next++
+	return source.IO{Kind: r.kind, Offset: r.offset, Length: r.length, CPU: int(r.cpu), At: r.at, Line: int(r.line), Flags: r.flags}, nil
 }

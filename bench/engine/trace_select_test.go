@@ -62,3 +62,28 @@ func TestTraceSelect(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceWorkloadHolds: a small trace's records are kept from
+// TraceWorkload's pass and replayed from memory, each Open from the first
+// record, equal to the file's own — flags, CPUs, lines and times too.
+func TestTraceWorkloadHolds(t *testing.T) {
+	for _, name := range []string{"sample.blkparse", "sample.csv", "financial.spc", "sample.csv.zst"} {
+		path := filepath.Join(tracesDir, name)
+		tr, err := source.OpenTrace(path)
+		require.NoError(t, err)
+		want, err := source.ReadAll(tr)
+		require.NoError(t, err)
+		tr.Close()
+		w, err := TraceWorkload(path, TraceDevice{Size: 64 << 30})
+		require.NoError(t, err)
+		for range 2 {
+			r, err := w.Open()
+			require.NoError(t, err)
+			_, isFile := r.(*source.Trace)
+			assert.False(t, isFile, "%s: replayed from memory", name)
+			got, err := source.ReadAll(r)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, name)
+		}
+	}
+}
