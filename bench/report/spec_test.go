@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
@@ -199,5 +202,22 @@ func TestIsScenarioFile(t *testing.T) {
 		{fifo, false},
 	} {
 		assert.Equal(t, tt.want, IsScenarioFile(tt.path), tt.path)
+	}
+}
+
+// TestIsRefusal: the input's faults are refusals, a failed read is not.
+func TestIsRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{fmt.Errorf("x: %w", engine.ErrRunOptions), true},
+		{&source.TraceError{Line: 3, Msg: "unknown op"}, true},
+		{&source.TraceError{Msg: "no records", Err: source.ErrNoRecords}, true},
+		{&source.TraceError{Line: 3, Msg: "reading: EIO", Err: errors.New("EIO")}, false},
+		{errors.New("boom"), false},
+	} {
+		assert.Equal(t, tt.want, IsRefusal(tt.err), "%v", tt.err)
 	}
 }
