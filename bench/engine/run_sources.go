@@ -92,6 +92,9 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 			msg = fmt.Sprintf("no %c events (the trace's actions are the sixth column of its lines)", sel.Action)
 		case sel.Device != "":
 			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
+			if t.Format != source.TraceBlkparse {
+				msg = fmt.Sprintf("no records of device %s (the trace's devices are the values of its device column; docs/traces.md names each format's)", sel.Device)
+			}
 		case sel.File != "":
 			msg = fmt.Sprintf("no records of file %s (the trace's files are named by its add lines)", sel.File)
 		}

@@ -93,7 +93,7 @@ func TestWorkloadSpec(t *testing.T) {
 		}, 5, "", ""},
 		{"a bad column map", func(s *WorkloadSpec) { s.File, s.CSVColumns = csv, "offset=0" }, 0, "WorkloadSpec.CSVColumns", "needs a length column"},
 		{"a column map for another format", func(s *WorkloadSpec) { s.File, s.CSVColumns, s.TraceFormat = csv, "offset=0,length=1", "csv" }, 0, "", "a column map applies to a column-mapped CSV (format columns), not to a csv trace"},
-		{"a device of an SPC trace", func(s *WorkloadSpec) { s.File, s.TraceDevice = filepath.Join(traces, "financial.spc"), "3" }, 0, "", "no records of device 3"},
+		{"a device of an SPC trace", func(s *WorkloadSpec) { s.File, s.TraceDevice = filepath.Join(traces, "financial.spc"), "3" }, 0, "", "no records of device 3 (the trace's devices are the values of its device column"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
