@@ -23,11 +23,14 @@ const (
 	EBUSY  Errno = 16 // device busy: another holder has it exclusively
 	EINVAL Errno = 22 // invalid argument: a block size BLKBSZSET refuses
 	ENOSPC Errno = 28 // no space left: a write at or past the device's end
+	// EOPNOTSUPP (include/uapi/asm-generic/errno.h): operation not
+	// supported, BLKDISCARD on a device without discard.
+	EOPNOTSUPP Errno = 95
 )
 
 // errnoNames are the symbolic names, for String.
 var errnoNames = map[Errno]string{EPERM: "EPERM", EIO: "EIO", ENXIO: "ENXIO", EBADF: "EBADF", EFAULT: "EFAULT",
-	EBUSY: "EBUSY", EINVAL: "EINVAL", ENOSPC: "ENOSPC"}
+	EBUSY: "EBUSY", EINVAL: "EINVAL", ENOSPC: "ENOSPC", EOPNOTSUPP: "EOPNOTSUPP"}
 
 // String returns the symbolic name ("EIO"), or "errno(n)" for a number the
 // model does not return.
@@ -122,6 +125,8 @@ func (e Errno) Error() string {
 		return "invalid argument"
 	case ENOSPC:
 		return "no space left on device"
+	case EOPNOTSUPP:
+		return "operation not supported"
 	}
 	return e.String()
 }

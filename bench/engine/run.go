@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 
@@ -42,6 +43,13 @@ type Workload struct {
 	// it once per run (the miss-ratio curve runs the workload again per LRU
 	// size) and closes the reader if it is an io.Closer.
 	Open func() (source.IOReader, error)
+	// Streamed says Open gives its reader once: the records come from a
+	// stream read in one pass (standard input, a pipe, a FIFO), whose CPUs
+	// and records are not known before its end. Run then refuses a
+	// miss-ratio curve (it reruns the workload), and, unless RunOptions.CPUs
+	// says how many CPUs to run on, runs on one and refuses a record of
+	// another CPU.
+	Streamed bool
 }
 
 // Access says how records reach the page cache.
@@ -86,20 +94,25 @@ func ParseAccess(s string) (Access, error) {
 	return 0, fmt.Errorf("engine: unknown access %q (want auto, pagecache or buffers)", s)
 }
 
-// Disk is a named disk model for Run: the service time of each request
-// (blk.Model).
+// Disk is a named disk model for Run: the service time of each read,
+// write and flush request (blk.Model), and the disk's discard support and
+// price (the zero Discard: a disk without discard).
 type Disk struct {
-	Name  string
-	Model blk.Model
+	Name    string
+	Model   blk.Model
+	Discard DiscardModel
 }
 
 // Disks returns the built-in disk models: "ssd" (the default: the SSD the
 // timing.IMX8Board profile assumes for Xu Yang's board, its disk-requests
-// and disk-bytes costs — 20 µs a command, 400 MB/s), "hdd"
-// (blk.WD8003FFBX: 7200 rpm, its datasheet's 235 MB/s) and "null" (no time:
-// CPU costs alone).
+// and disk-bytes costs — 20 µs a command, 400 MB/s — with a SATA SSD's
+// discard limits and SSDDiscardPrior), "hdd" (blk.WD8003FFBX: 7200 rpm,
+// its datasheet's 235 MB/s; a disk without discard, as a CMR drive is)
+// and "null" (no time: CPU costs alone; brd's discard limits, at no
+// cost).
 func Disks() []Disk {
-	return []Disk{{"ssd", assumedSSD()}, {"hdd", blk.WD8003FFBX()}, {"null", blk.Null{}}}
+	return []Disk{{"ssd", assumedSSD(), SSDDiscardPrior()}, {"hdd", blk.WD8003FFBX(), DiscardModel{}},
+		{"null", blk.Null{}, DiscardModel{MaxSectors: 1<<23 - 1, Granularity: 4096}}}
 }
 
 // assumedSSD is the SSD of timing.IMX8Board's assumptions, as a disk model
@@ -166,6 +179,19 @@ type RunOptions struct {
 	Step *StepOptions
 	// Check runs the machine's invariant checks at every operation.
 	Check bool
+	// ReplayNoStall issues every record as soon as its CPU can take it,
+	// ignoring its time stamp (fio's replay_no_stall): the trace's order
+	// at the model's pace.
+	ReplayNoStall bool
+	// ReplayTimeScale multiplies the time from the trace's first record to
+	// each record's (0: 1, the trace's own timing): 2 replays it at half its
+	// rate, 0.5 at twice its rate — fio's replay_time_scale=200, which is a
+	// percentage of the rate.
+	ReplayTimeScale float64
+
+	// cpusFixed says CPUs was defaulted for a streamed workload: a record
+	// of another CPU is an error (normalize sets it).
+	cpusFixed bool
 }
 
 // ErrRunOptions is wrapped by Run's errors about its options.
@@ -292,6 +318,7 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	}
 	if o.CPUs == 0 {
 		o.CPUs = max(w.CPUs, 1)
+		o.cpusFixed = w.Streamed && w.CPUs == 0
 	}
 	if o.QueueDepth == 0 {
 		o.QueueDepth = max(w.QueueDepth, 1)
@@ -316,6 +343,12 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	}
 	if o.Step != nil && o.Step.W == nil {
 		return bad("step mode without a writer")
+	}
+	if s := o.ReplayTimeScale; s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return bad("replay time scale %v (want a factor of at least 0; 0 is 1)", s)
+	}
+	if w.Streamed && len(o.MRCSizes) > 0 {
+		return bad("a miss-ratio curve reruns the workload once per LRU size, and %s is read in one pass (standard input, a pipe): save it to a file first", w.Name)
 	}
 	return o, nil
 }

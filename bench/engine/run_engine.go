@@ -23,12 +23,17 @@ const lookahead = 4096
 const runProgressEvery = 1 << 16
 
 // meterReq is one request issued during an operation: its direction and
-// the disk model's service time.
+// the disk model's service time; or, for a discard, its n requests and
+// their service time together (a read or write has n 0: one request).
 type meterReq struct {
 	op    blk.Op
 	bytes uint64
 	svc   float64
+	n     uint64
 }
+
+// count is the requests r stands for.
+func (r meterReq) count() uint64 { return max(r.n, 1) }
 
 // meter is the queue's tracer during Run: it counts the bios and requests
 // of the operation under way and keeps each request's service time, and in
@@ -39,6 +44,9 @@ type meter struct {
 	reqs     []meterReq
 	keepBios bool
 	bioList  []blk.TraceEvent
+	// discards are a discard's bios (sector, sectors) in step mode: the
+	// queue has no discard bio to trace.
+	discards [][2]uint64
 }
 
 // Trace implements blk.Tracer.
@@ -51,13 +59,13 @@ func (m *meter) Trace(e blk.TraceEvent) {
 			m.bioList = append(m.bioList, e)
 		}
 	case blk.TraceRqIssue:
-		m.reqs = append(m.reqs, meterReq{e.Op, e.Bytes, e.ServiceNS})
+		m.reqs = append(m.reqs, meterReq{op: e.Op, bytes: e.Bytes, svc: e.ServiceNS})
 	}
 }
 
 // reset starts a new operation.
 func (m *meter) reset() {
-	m.bios, m.reqs, m.bioList = 0, m.reqs[:0], m.bioList[:0]
+	m.bios, m.reqs, m.bioList, m.discards = 0, m.reqs[:0], m.bioList[:0], m.discards[:0]
 }
 
 // cpuState is one stream CPU's clock and records.
@@ -118,6 +126,10 @@ type engine struct {
 	wbHead  int
 	wbPages uint64
 	wbLimit uint64
+	// clock0 is the first record's time stamp, the trace's start
+	// (replayAt), once clockSet.
+	clock0   uint64
+	clockSet bool
 }
 
 // wbEntry is one writeback request: when it completes and its pages.
@@ -188,6 +200,10 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 				}
 				return err
 			}
+			if e.o.cpusFixed && rec.CPU >= len(e.cpus) {
+				return &source.TraceError{File: e.w.Name, Line: rec.Line, Msg: fmt.Sprintf("a record of CPU %d, but a trace read in one pass runs on 1 CPU unless told how many: its CPUs are not known before its end; give the CPUs to run on (RunOptions.CPUs)", rec.CPU)}
+			}
+			rec.At = e.replayAt(rec.At)
 			c := &e.cpus[rec.CPU%len(e.cpus)]
 			c.pending = append(c.pending, rec)
 			buffered++
@@ -230,6 +246,27 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 		return e.mr.m.Check()
 	}
 	return nil
+}
+
+// replayAt is when a record stamped at is issued in simulated time: the
+// trace's clock starts at its first record (a record stamped before it
+// is issued at 0), the time since then scaled by ReplayTimeScale; always
+// 0 with ReplayNoStall.
+func (e *engine) replayAt(at uint64) uint64 {
+	if !e.clockSet {
+		e.clockSet, e.clock0 = true, at
+	}
+	if e.o.ReplayNoStall || at <= e.clock0 {
+		return 0
+	}
+	d := at - e.clock0
+	if s := e.o.ReplayTimeScale; s != 0 && s != 1 {
+		if f := float64(d) * s; f < 1<<63 {
+			return uint64(f)
+		}
+		return 1 << 63
+	}
+	return d
 }
 
 // anyEmpty reports whether a CPU has no record waiting.
@@ -349,7 +386,7 @@ func (e *engine) charge(c *cpuState, rec source.IO, ev, flBefore *bufcache.Count
 		if rec.Kind == source.IOWrite && r.op == blk.OpWrite {
 			asyncReqs++
 		} else {
-			syncReqs++
+			syncReqs += float64(r.count())
 		}
 	}
 	cpuNS := p.SimNS(*ev, 0) + syncReqs*reqNS
@@ -402,7 +439,9 @@ func (e *engine) account(ks *kindStats, rec source.IO, ev *bufcache.Counters, la
 	ks.hist.add(lat)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
-	ks.requests += uint64(len(e.meter.reqs))
+	for _, r := range e.meter.reqs {
+		ks.requests += r.count()
+	}
 	ks.lruLook += ev[bufcache.EvLRULookup]
 	ks.lruHits += ev[bufcache.EvLRUHit]
 	moved := uint64(0)
@@ -450,11 +489,7 @@ func (e *engine) do(c *cpuState, rec source.IO) error {
 	case source.IOFdatasync, source.IOFlush:
 		return c.file.Fdatasync(c.cpu)
 	case source.IODiscard:
-		// BLKDISCARD's page-cache half (truncate_bdev_range); the model's
-		// block layer has no discard bio. TruncateRange refuses, with
-		// EINVAL, a range not aligned to the logical block size, as
-		// blk_ioctl_discard does.
-		return e.mr.dev.TruncateRange(c.cpu, rec.Offset, rec.End())
+		return e.discard(c, rec)
 	}
 	if e.o.Access == AccessBuffers || e.o.Access == AccessAuto && rec.Flags&source.FlagMeta != 0 {
 		return e.buffers(c, rec)

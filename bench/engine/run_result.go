@@ -29,18 +29,20 @@ type RunResult struct {
 	ProfileCosts string `json:"profile_costs"`
 	Disk         string `json:"disk"`
 	// CPUs stream CPUs (plus the flusher's), QueueDepth operations in
-	// flight per CPU, the access path, the device and its block size.
-	CPUs        int    `json:"cpus"`
-	QueueDepth  int    `json:"queue_depth"`
-	Access      string `json:"access"`
-	DeviceBytes uint64 `json:"device_bytes"`
-	BlockSize   uint32 `json:"block_size"`
-	MemoryBytes uint64 `json:"memory_bytes"`
+	// flight per CPU, the access path, the device, its block size (the
+	// page cache's blocks: the kernel's policy picks it) and its logical
+	// block size (the disk's, as the workload gives it).
+	CPUs             int    `json:"cpus"`
+	QueueDepth       int    `json:"queue_depth"`
+	Access           string `json:"access"`
+	DeviceBytes      uint64 `json:"device_bytes"`
+	BlockSize        uint32 `json:"block_size"`
+	LogicalBlockSize uint32 `json:"logical_block_size"`
+	MemoryBytes      uint64 `json:"memory_bytes"`
 	// Ops and Bytes are the records run and the bytes they read and wrote;
-	// DurationNS is the simulated time from 0 — the start of the trace,
-	// which IO.At counts from — to the last completion, so a trace whose
-	// first record comes late counts that idle time, as the traced
-	// system's clock did; MBps and IOPS are the rates over it.
+	// DurationNS is the simulated time from 0 — the first record's time
+	// stamp: a trace's clock starts at its first event — to the last
+	// completion; MBps and IOPS are the rates over it.
 	Ops        uint64  `json:"ops"`
 	Bytes      uint64  `json:"bytes"`
 	DurationNS float64 `json:"duration_ns"`
@@ -138,7 +140,7 @@ type CPUResult struct {
 func (e *engine) result(full bool) *RunResult {
 	r := &RunResult{Schema: RunSchema, Workload: e.w.Name, WorkloadKind: e.w.Kind, Kernel: e.k.Name,
 		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
-		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(),
+		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(), LogicalBlockSize: uint32(e.logical()),
 		MemoryBytes: e.o.MemoryBytes, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
 	if e.w.Seeded {
 		seed := e.w.Seed
@@ -203,10 +205,10 @@ func (r *RunResult) Header() string {
 		seed = fmt.Sprint(*r.Seed)
 	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
-		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device of %d-byte blocks, %s of memory\n"+
+		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device (logical blocks of %d bytes, block size %d), %s of memory\n"+
 		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
-		scenario.FormatDDSize(r.DeviceBytes), r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
+		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
 }
 
 // plural is "1 CPU" or "n CPUs".

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"io"
+	"math"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
@@ -45,15 +47,23 @@ type TraceDevice struct {
 // Otherwise TraceWorkload reads the trace once to its end (streaming, in
 // memory independent of its length) for its CPUs (the workload's default:
 // the largest CPU number plus one), its records, and when dev.Size is 0
-// its extent. Errors: OpenTraceSelect's, a bad record (naming its line), a
-// trace with no record (or none of dev.Select's choice: ErrNoRecords), a
-// device size that is not a multiple of its logical block size.
+// its extent; a trace of at most maxHeldRecords records is kept in memory
+// then (32 bytes a record), so that Run does not read it again. A trace that
+// cannot be opened again (standard input, "-", a pipe or a FIFO) is not
+// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size. Errors: OpenTraceSelect's, a
+// bad record (naming its line), a trace with no record (or none of
+// dev.Select's choice: ErrNoRecords), a stream without dev.Size, a device
+// size that is not a multiple of its logical block size.
 func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	t, err := source.OpenTraceSelect(path, dev.Select)
 	if err != nil {
 		return Workload{}, err
 	}
-	defer t.Close()
+	defer func() {
+		if t != nil {
+			t.Close()
+		}
+	}()
 	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
 		Open: func() (source.IOReader, error) { return source.OpenTraceSelect(path, dev.Select) }}
@@ -63,9 +73,15 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		return sw, err
 	}
 	lbs := uint64(max(dev.LogicalBlockSize, 512))
-	sum, err := source.SummarizeTrace(t)
+	if !t.Reopenable {
+		return streamedWorkload(&t, w, lbs)
+	}
+	sum, held, err := summarizeHolding(t)
 	if err != nil {
 		return Workload{}, err
+	}
+	if held != nil {
+		w.Open = func() (source.IOReader, error) { return &heldReader{recs: held}, nil }
 	}
 	if sum.Records == 0 {
 		msg := "no records: an empty workload has nothing to simulate"
@@ -76,6 +92,9 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 			msg = fmt.Sprintf("no %c events (the trace's actions are the sixth column of its lines)", sel.Action)
 		case sel.Device != "":
 			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
+			if t.Format != source.TraceBlkparse {
+				msg = fmt.Sprintf("no records of device %s (the trace's devices are the values of its device column; docs/traces.md names each format's)", sel.Device)
+			}
 		case sel.File != "":
 			msg = fmt.Sprintf("no records of file %s (the trace's files are named by its add lines)", sel.File)
 		}
@@ -90,4 +109,85 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
 	}
 	return w, nil
+}
+
+// streamedWorkload is trace t, which cannot be opened again (standard
+// input, a pipe, a FIFO), as workload w read in the one pass Run makes:
+// its device size must be given (it cannot come from a first pass), and
+// its CPUs are the run's (Workload.Streamed). The workload takes t over
+// (*tp is set to nil) and gives it to the first Open.
+func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, error) {
+	t := *tp
+	if w.DeviceSize == 0 {
+		return Workload{}, &source.TraceError{File: t.Name, Msg: "is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)"}
+	}
+	if w.DeviceSize%lbs != 0 {
+		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
+	}
+	*tp = nil
+	w.CPUs, w.Streamed = 0, true
+	w.Open = func() (source.IOReader, error) {
+		if t == nil {
+			return nil, fmt.Errorf("%w: %s is read in one pass, and it was read already", ErrRunOptions, w.Name)
+		}
+		r := t
+		t = nil
+		return r, nil
+	}
+	return w, nil
+}
+
+// maxHeldRecords bounds the records TraceWorkload keeps from its pass over
+// a trace for Run to replay from memory: 40 MiB of them.
+const maxHeldRecords = 40 << 20 / 32
+
+// heldRecord is one record kept in memory, in 32 bytes (source.IO takes
+// 56): a record whose line or CPU does not fit is not kept.
+type heldRecord struct {
+	offset, length, at uint64
+	line               uint32
+	cpu                uint16
+	kind               source.IOKind
+	flags              source.IOFlags
+}
+
+// summarizeHolding reads t to its end and sums its records, and returns
+// them too when they are at most maxHeldRecords and each fits a
+// heldRecord (nil otherwise). O(records); memory O(maxHeldRecords).
+func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, error) {
+	var s source.TraceSummary
+	var held []heldRecord
+	keep := true
+	for {
+		rec, err := t.Next()
+		if err == io.EOF {
+			return s, held, nil
+		}
+		if err != nil {
+			return s, nil, err
+		}
+		s.Add(rec)
+		if keep = keep && len(held) < maxHeldRecords && rec.Line >= 0 && rec.Line <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16; keep {
+			held = append(held, heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
+		} else {
+			held = nil
+		}
+	}
+}
+
+// heldReader replays held records; each reader has its own position, so
+// that the miss-ratio curve's runs read them at once.
+type heldReader struct {
+	recs []heldRecord
+	next int
+}
+
+// Next implements source.IOReader.
+func (h *heldReader) Next() (source.IO, error) {
+	if h.next == len(h.recs) {
+		return source.IO{}, io.EOF
+	}
+	r := &h.recs[h.next]
+	h.next++
+	return source.IO{Kind: r.kind, Offset: r.offset, Length: r.length, CPU: int(r.cpu), At: r.at, Line: int(r.line), Flags: r.flags}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,10 +81,80 @@ func TestRunHeaderNamesSeedAndProfile(t *testing.T) {
 	assert.Contains(t, h, "seed 42")
 	assert.Contains(t, h, "profile x86-server, built-in costs")
 	assert.Contains(t, h, "disk ssd")
-	r, err = Run(context.Background(), csvWorkload("t.csv", "write,0,4K\n", 1<<20, 512, 1), RunOptions{})
+	r, err = Run(context.Background(), csvWorkload("t.csv", "write,0,4K\n", 1<<20, 1024, 1), RunOptions{})
 	require.NoError(t, err)
 	assert.Nil(t, r.Seed)
 	assert.Contains(t, r.Header(), "seed none")
+	assert.Contains(t, r.Header(), "1M device (logical blocks of 1024 bytes, block size 4096)", "which size is which")
+	assert.Equal(t, uint32(1024), r.LogicalBlockSize)
+}
+
+// TestRunReplayTiming: a trace's clock starts at its first record; no
+// stall ignores the stamps, a scale multiplies the time between them.
+func TestRunReplayTiming(t *testing.T) {
+	// Two writes a second apart, 186,704 s into the traced system's day.
+	text := "write,0,4K,0,186704s\nwrite,4K,4K,0,186705s\nwrite,8K,4K,0,186703s\n"
+	tests := []struct {
+		name   string
+		o      RunOptions
+		lo, hi float64 // the duration's bounds, in seconds
+	}{
+		{"the trace's clock", RunOptions{}, 1, 1.01},
+		{"twice as slow", RunOptions{ReplayTimeScale: 2}, 2, 2.01},
+		{"ten times as fast", RunOptions{ReplayTimeScale: 0.1}, 0.1, 0.11},
+		{"no stall", RunOptions{ReplayNoStall: true, ReplayTimeScale: 2}, 0, 0.001},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Disk = Disk{Name: "null"}
+			r, err := Run(context.Background(), csvWorkload("t.csv", text, 1<<20, 512, 1), tt.o)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, r.DurationNS, tt.lo*1e9)
+			assert.Less(t, r.DurationNS, tt.hi*1e9)
+			assert.Equal(t, uint64(3), r.Ops, "a record stamped before the first runs at once")
+			assert.Positive(t, r.IOPS)
+		})
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		_, err := Run(context.Background(), csvWorkload("t.csv", text, 1<<20, 512, 1), RunOptions{ReplayTimeScale: bad})
+		assert.ErrorIs(t, err, ErrRunOptions, "%v", bad)
+	}
+}
+
+// TestRunStreamedTrace runs a trace read from standard input: in one pass,
+// with the device's size given, on the CPUs given.
+func TestRunStreamedTrace(t *testing.T) {
+	stdin := func(text string) {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		saved := os.Stdin
+		os.Stdin = r
+		t.Cleanup(func() { os.Stdin = saved; r.Close() })
+		go func() { w.Write([]byte(text)); w.Close() }()
+	}
+	const text = "write,0,4K,0\nwrite,4K,4K,1\nfsync,,,1\n"
+	stdin(text)
+	_, err := TraceWorkload(source.StdinName, TraceDevice{})
+	assert.ErrorContains(t, err, "-: is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)")
+
+	stdin(text)
+	w, err := TraceWorkload(source.StdinName, TraceDevice{Size: 1 << 20})
+	require.NoError(t, err)
+	assert.True(t, w.Streamed)
+	_, err = Run(context.Background(), w, RunOptions{MRCSizes: []int{4}})
+	assert.ErrorContains(t, err, "a miss-ratio curve reruns the workload")
+	_, err = Run(context.Background(), w, RunOptions{})
+	assert.ErrorContains(t, err, "-:2: a record of CPU 1, but a trace read in one pass runs on 1 CPU unless told how many")
+	_, err = Run(context.Background(), w, RunOptions{CPUs: 2})
+	assert.ErrorContains(t, err, "is read in one pass, and it was read already")
+
+	stdin(text)
+	w, err = TraceWorkload(source.StdinName, TraceDevice{Size: 1 << 20})
+	require.NoError(t, err)
+	r, err := Run(context.Background(), w, RunOptions{CPUs: 2})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), r.Ops)
+	assert.Equal(t, 2, r.CPUs)
 }
 
 // stepLines runs text on cpus CPUs in step mode and returns the first line
@@ -92,7 +163,7 @@ func stepLines(t *testing.T, text string, cpus, qd int) []string {
 	t.Helper()
 	var b bytes.Buffer
 	_, err := Run(context.Background(), csvWorkload("t.csv", text, 1<<20, 512, cpus),
-		RunOptions{QueueDepth: qd, Disk: Disk{"null", nil}, Step: &StepOptions{W: &b}})
+		RunOptions{QueueDepth: qd, Disk: Disk{Name: "null"}, Step: &StepOptions{W: &b}})
 	require.NoError(t, err)
 	var firsts []string
 	for _, l := range strings.Split(b.String(), "\n") {
@@ -179,18 +250,79 @@ func TestRunRefusesInvalidRecords(t *testing.T) {
 	}
 }
 
-// TestRunDiscard: a discard drops its range's cached pages and sends no
-// bio (the model has no discard bio); one not aligned to the logical block
-// size fails with EINVAL, as BLKDISCARD does, and the run goes on.
+// TestRunDiscard: a discard drops its range's cached pages and sends
+// blkdev_issue_discard's bios, split into requests at the disk's discard
+// limits and priced by its prior; one not aligned to the logical block size
+// fails with EINVAL, as BLKDISCARD does, and on a disk without discard with
+// EOPNOTSUPP, and the run goes on.
 func TestRunDiscard(t *testing.T) {
-	r, err := Run(context.Background(), csvWorkload("d.csv", "write,0,8K\ndiscard,100,1000\ndiscard,0,4K\n", 64<<10, 512, 1), RunOptions{})
-	require.NoError(t, err)
-	d, ok := r.Kind("discard")
-	require.True(t, ok)
-	assert.Equal(t, uint64(2), d.Ops)
-	assert.Equal(t, uint64(1), d.Errors)
-	assert.Equal(t, map[string]uint64{"EINVAL": 1}, d.Errnos)
-	assert.Zero(t, d.BiosPerOp, "no discard bio")
+	const gib = 1 << 30
+	tests := []struct {
+		name, text string
+		dev        uint64
+		disk       string
+		bios, reqs float64 // per discard that succeeded
+		errnos     map[string]uint64
+		diskNS     float64 // the disk's busy time from discards; 0: not checked
+	}{
+		{"small, and one unaligned", "write,0,8K\ndiscard,100,1000\ndiscard,0,4K\n", 64 << 10, "ssd", 1, 1, map[string]uint64{"EINVAL": 1}, 0},
+		// 4 GiB from 0 on brd's limits: two bios, the first of 2^32-4096
+		// bytes (a bio's most at 4 KiB granularity), the second of the
+		// 4096 left, each one request.
+		{"4 GiB on null", "discard,0,4G\n", 4 * gib, "null", 2, 2, nil, 0},
+		// On the ssd (512-byte granularity): a bio of 2^32-512 bytes, cut
+		// into requests of at most 4194240 sectors (three), and one of 512.
+		{"4 GiB on ssd", "discard,0,4G\n", 4 * gib, "ssd", 2, 4, nil, 4*200e3 + 4*gib*0.005},
+		{"hdd has no discard", "write,0,4K\ndiscard,0,4K\n", 1 << 20, "hdd", 0, 0, map[string]uint64{"EOPNOTSUPP": 1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(context.Background(), csvWorkload("d.csv", tt.text, tt.dev, 512, 1), RunOptions{Disk: Disk{Name: tt.disk}})
+			require.NoError(t, err)
+			d, ok := r.Kind("discard")
+			require.True(t, ok)
+			assert.Equal(t, tt.errnos, d.Errnos)
+			good := float64(d.Ops - d.Errors)
+			assert.InDelta(t, tt.bios*good/float64(d.Ops), d.BiosPerOp, 1e-9, "bios")
+			assert.InDelta(t, tt.reqs*good/float64(d.Ops), d.RequestsPerOp, 1e-9, "requests")
+			if tt.diskNS > 0 {
+				assert.InDelta(t, tt.diskNS, r.Resources[len(r.Resources)-1].BusyNS, 1, "the disk's busy time is the prior's")
+				assert.GreaterOrEqual(t, d.Latency.MaxNS, uint64(tt.diskNS), "the discard waits for its requests")
+			}
+		})
+	}
+}
+
+// TestDiscardPieces counts bios and requests against the kernel's rules:
+// a bio ends at a granularity boundary when it starts off one, a request
+// at most max_discard_sectors, cut back to a boundary.
+func TestDiscardPieces(t *testing.T) {
+	tests := []struct {
+		name            string
+		sector, sectors uint64
+		lim             DiscardModel
+		lbs             uint64
+		bios, reqs      uint64
+	}{
+		{"one small", 0, 8, DiscardModel{MaxSectors: 4194240, Granularity: 512}, 512, 1, 1},
+		{"at the request limit", 0, 4194240, DiscardModel{MaxSectors: 4194240, Granularity: 512}, 512, 1, 1},
+		{"one past it", 0, 4194241, DiscardModel{MaxSectors: 4194240, Granularity: 512}, 512, 1, 2},
+		{"off the granularity: a short first bio", 1, 16, DiscardModel{MaxSectors: 1 << 20, Granularity: 4096}, 512, 2, 2},
+		{"4 GiB at 4K granularity", 0, 1 << 23, DiscardModel{MaxSectors: 1<<23 - 1, Granularity: 4096}, 512, 2, 2},
+		{"4 GiB at 512 granularity", 0, 1 << 23, DiscardModel{MaxSectors: 4194240, Granularity: 512}, 512, 2, 4},
+		{"granularity 0: the logical block", 0, 1 << 23, DiscardModel{MaxSectors: 1 << 30}, 4096, 2, 2},
+		{"cut back to the granularity", 0, 20, DiscardModel{MaxSectors: 10, Granularity: 4096}, 512, 1, 3},
+		{"no request limit below a bio's", 0, 1 << 20, DiscardModel{MaxSectors: 1 << 40, Granularity: 512}, 512, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen uint64
+			bios, reqs := discardPieces(tt.sector, tt.sectors, tt.lim, tt.lbs, func(_, n uint64) { seen += n })
+			assert.Equal(t, tt.bios, bios, "bios")
+			assert.Equal(t, tt.reqs, reqs, "requests")
+			assert.Equal(t, tt.sectors, seen, "the bios cover the range")
+		})
+	}
 }
 
 // TestRunEmptyWorkload: a workload without a record is an error naming it,
@@ -285,11 +417,11 @@ func TestRunDistributions(t *testing.T) {
 
 func TestRunQueueDepth(t *testing.T) {
 	w := genWorkload(t, "random:dev=64M,n=4000,size=4K,reads=1,seed=2")
-	one, err := Run(context.Background(), w, RunOptions{QueueDepth: 1, Disk: Disk{"hdd", nil}})
+	one, err := Run(context.Background(), w, RunOptions{QueueDepth: 1, Disk: Disk{Name: "hdd"}})
 	require.NoError(t, err)
 	_, err = Run(context.Background(), w, RunOptions{QueueDepth: 8})
 	require.NoError(t, err)
-	deep, err := Run(context.Background(), w, RunOptions{QueueDepth: 8, Disk: Disk{"hdd", nil}})
+	deep, err := Run(context.Background(), w, RunOptions{QueueDepth: 8, Disk: Disk{Name: "hdd"}})
 	require.NoError(t, err)
 	assert.Equal(t, "hdd", deep.Disk)
 	assert.LessOrEqual(t, deep.DurationNS, one.DurationNS, "more in flight never takes longer on one FCFS disk")

@@ -145,10 +145,13 @@ func (s *stepper) prune(t float64) {
 // their flags, "none" for none.
 func (s *stepper) bios() string {
 	list := s.e.meter.bioList
-	if len(list) == 0 {
+	if len(list) == 0 && len(s.e.meter.discards) == 0 {
 		return "none"
 	}
 	var parts []string
+	for _, d := range s.e.meter.discards {
+		parts = append(parts, fmt.Sprintf("discard %d+%d", d[0], d[1]))
+	}
 	for j, b := range list {
 		if j == stepMaxBios {
 			parts = append(parts, fmt.Sprintf("… %d more", len(list)-j))

@@ -47,7 +47,8 @@ func TestTraceSelect(t *testing.T) {
 		{"fio: two files", fio, source.TraceSelect{}, nil, "but the trace's file is /dev/sdb"},
 		{"fio: one file", fio, source.TraceSelect{File: "/dev/sdc"}, []source.IO{{Kind: source.IOWrite, Offset: 4096, Length: 1024, Line: 7}}, ""},
 		{"fio: a file it does not name", fio, source.TraceSelect{File: "/dev/sdz"}, nil, "no records of file /dev/sdz"},
-		{"a device for a fio iolog", fio, source.TraceSelect{Device: "8,0"}, nil, "applies to a blkparse trace, not to a fio one"},
+		{"a device for a fio iolog", fio, source.TraceSelect{Device: "8,0"}, nil, "applies to a trace whose records name devices (blkparse, msr, spc, alibaba, disksim, columns), not to a fio one"},
+		{"an action for a fio iolog", fio, source.TraceSelect{Action: source.BlkparseIssue}, nil, "an action to replay applies to a blkparse trace, not to a fio one"},
 		{"a file for CSV", csv, source.TraceSelect{File: "x"}, nil, "applies to a fio iolog, not to a csv trace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,5 +60,30 @@ func TestTraceSelect(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, records(w))
 		})
+	}
+}
+
+// TestTraceWorkloadHolds: a small trace's records are kept from
+// TraceWorkload's pass and replayed from memory, each Open from the first
+// record, equal to the file's own — flags, CPUs, lines and times too.
+func TestTraceWorkloadHolds(t *testing.T) {
+	for _, name := range []string{"sample.blkparse", "sample.csv", "financial.spc", "sample.csv.zst"} {
+		path := filepath.Join(tracesDir, name)
+		tr, err := source.OpenTrace(path)
+		require.NoError(t, err)
+		want, err := source.ReadAll(tr)
+		require.NoError(t, err)
+		tr.Close()
+		w, err := TraceWorkload(path, TraceDevice{Size: 64 << 30})
+		require.NoError(t, err)
+		for range 2 {
+			r, err := w.Open()
+			require.NoError(t, err)
+			_, isFile := r.(*source.Trace)
+			assert.False(t, isFile, "%s: replayed from memory", name)
+			got, err := source.ReadAll(r)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, name)
+		}
 	}
 }

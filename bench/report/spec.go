@@ -3,6 +3,8 @@ package report
 import (
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -126,11 +128,23 @@ type WorkloadSpec struct {
 	// up to 1M), only with File; LBS the trace's or generator's logical
 	// block size, a power of two from 512 to 4K (default 512).
 	Dev, LBS string
-	// TraceDevice ("MAJ,MIN") and TraceFile choose what a blkparse trace or
-	// a fio iolog that holds several replays (source.TraceSelect); Replay
-	// is the blkparse action replayed: Q (bios as queued; "" too), D, I or
-	// C.
+	// TraceDevice (blkparse's "MAJ,MIN", or the value of a device column:
+	// SPC's ASU, Alibaba's device_id, MSR's disk) and TraceFile choose what
+	// a trace or a fio iolog that holds several replays
+	// (source.TraceSelect); Replay is the blkparse action replayed: Q (bios
+	// as queued; "" too), D, I or C.
 	TraceDevice, TraceFile, Replay string
+	// TraceFormat forces the trace's format (source.ParseTraceFormat; "":
+	// told from its content); CSVColumns is a column-mapped CSV's map
+	// (source.ParseColumnMap, "time=0:us,op=1,offset=2,length=3"), which
+	// makes the format "columns".
+	TraceFormat, CSVColumns string
+	// ReplayNoStall issues a trace's records as fast as the model takes
+	// them; ReplayTimeScale multiplies the time between them ("2", "0.5";
+	// "" is 1; "200%" is fio's replay_time_scale=200, twice the rate: a
+	// factor of 0.5). engine.RunOptions.ReplayNoStall, ReplayTimeScale.
+	ReplayNoStall   bool
+	ReplayTimeScale string
 	// Kernel is the kernel preset (default 6.18); Costs the timing
 	// profile's costs, its default profile x86-server.
 	Kernel string
@@ -151,13 +165,29 @@ type WorkloadSpec struct {
 // (docs/scenario-language.md) rather than a trace, by its content
 // (source.OpenTrace), or by its .scn extension when it cannot be opened:
 // `bhsim run FILE` runs a scenario on the model, a trace as a workload.
+// Standard input ("-"), a pipe or a FIFO is not read (it can be read
+// once): it is a trace.
 func IsScenarioFile(path string) bool {
+	if fi, err := os.Stat(path); path == source.StdinName || err == nil && !fi.Mode().IsRegular() {
+		return false // a stream is read once, by the run: a trace
+	}
 	t, err := source.OpenTrace(path)
 	if err != nil {
 		return strings.HasSuffix(path, ".scn")
 	}
 	defer t.Close()
 	return t.Format == source.TraceScenario
+}
+
+// IsRefusal reports whether err, an error of engine.Run or of building its
+// workload, is the input's fault rather than the run's: invalid options
+// (engine.ErrRunOptions), or a trace that is refused — a malformed line, a
+// record past the device, a limit of its format, no records —, a
+// *source.TraceError without an underlying error (a failed read has one).
+// A command line reports these as its usage errors.
+func IsRefusal(err error) bool {
+	var bad *source.TraceError
+	return errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords))
 }
 
 // DefaultWorkloadSpec returns a spec of the defaults: logical blocks of
@@ -169,9 +199,10 @@ func DefaultWorkloadSpec() WorkloadSpec {
 
 // Workload builds the workload s names: the generator Gen (with Seed), or
 // the trace or scenario in File. Errors: Gen and File, or Seed and File,
-// both set; a *FieldError for Seed, Dev, LBS or Replay; the generator's or
-// the trace's own (source.ParseGenerator, GenWorkload, TraceWorkload).
-// O(the trace's records) for a trace, which is read for its extent.
+// both set; a *FieldError for Seed, Dev, LBS, Replay, TraceFormat or
+// CSVColumns; the generator's or the trace's own (source.ParseGenerator,
+// GenWorkload, TraceWorkload). O(the trace's records) for a trace, which
+// is read for its extent (not a stream: it is read once, by the run).
 func (s WorkloadSpec) Workload() (engine.Workload, error) {
 	if s.Gen != "" {
 		if s.File != "" {
@@ -211,15 +242,55 @@ func (s WorkloadSpec) Workload() (engine.Workload, error) {
 		return engine.Workload{}, err
 	}
 	dev.LogicalBlockSize = lbs
-	dev.Select = source.TraceSelect{Device: s.TraceDevice, File: s.TraceFile}
+	if dev.Select, err = s.traceSelect(); err != nil {
+		return engine.Workload{}, err
+	}
+	return engine.TraceWorkload(s.File, dev)
+}
+
+// traceSelect is what of the trace to replay and how to read it.
+func (s WorkloadSpec) traceSelect() (source.TraceSelect, error) {
+	sel := source.TraceSelect{Device: s.TraceDevice, File: s.TraceFile}
 	switch a := s.Replay; a {
 	case "": // Q, the reader's default
 	case "Q", "D", "I", "C":
-		dev.Select.Action = source.BlkparseAction(a[0])
+		sel.Action = source.BlkparseAction(a[0])
 	default:
-		return engine.Workload{}, &FieldError{"WorkloadSpec.Replay", a, errors.New("want Q, D, I or C")}
+		return sel, &FieldError{"WorkloadSpec.Replay", a, errors.New("want Q, D, I or C")}
 	}
-	return engine.TraceWorkload(s.File, dev)
+	if s.TraceFormat != "" {
+		f, err := source.ParseTraceFormat(s.TraceFormat)
+		if err != nil {
+			return sel, &FieldError{"WorkloadSpec.TraceFormat", s.TraceFormat, errors.New(strings.TrimPrefix(err.Error(), "source: "))}
+		}
+		sel.Format = f
+	}
+	if s.CSVColumns != "" {
+		m, err := source.ParseColumnMap(s.CSVColumns)
+		if err != nil {
+			return sel, &FieldError{"WorkloadSpec.CSVColumns", s.CSVColumns, errors.New(strings.TrimPrefix(err.Error(), "source: "))}
+		}
+		sel.Columns = &m
+	}
+	return sel, nil
+}
+
+// replayTimeScale reads ReplayTimeScale: a factor, or fio's percentage of
+// the rate ("200%": a factor of 0.5).
+func (s WorkloadSpec) replayTimeScale() (float64, error) {
+	v := s.ReplayTimeScale
+	if v == "" {
+		return 0, nil
+	}
+	num, pct := strings.CutSuffix(v, "%")
+	f, err := strconv.ParseFloat(num, 64)
+	switch {
+	case err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0:
+		return 0, &FieldError{"WorkloadSpec.ReplayTimeScale", v, errors.New("want a positive factor on the time between records (2: half the rate), or fio's percentage of the rate (200%)")}
+	case pct:
+		return 100 / f, nil
+	}
+	return f, nil
 }
 
 // logicalBlockSize is LBS: a power of two from 512 to a page.
@@ -236,7 +307,8 @@ func (s WorkloadSpec) logicalBlockSize() (uint32, error) {
 
 // Options builds the run options s gives (workload.Run checks the rest:
 // the CPUs, the queue depth, the LRU sizes). Errors: an unknown kernel,
-// disk or access; Costs.Resolve's; a *FieldError for Memory or MRC.
+// disk or access; Costs.Resolve's; a *FieldError for Memory, MRC or
+// ReplayTimeScale.
 func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 	var o engine.RunOptions
 	k, err := engine.KernelByName(s.Kernel)
@@ -259,7 +331,12 @@ func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 	if err != nil {
 		return o, &FieldError{"WorkloadSpec.Memory", s.Memory, err}
 	}
-	o = engine.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a, MemoryBytes: mem, Data: s.Data}
+	scale, err := s.replayTimeScale()
+	if err != nil {
+		return o, err
+	}
+	o = engine.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
+		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -2,13 +2,17 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
@@ -81,6 +85,15 @@ func TestWorkloadSpec(t *testing.T) {
 		{"a logical block above a page", func(s *WorkloadSpec) { s.Gen, s.LBS = "seq:dev=1M,n=5", "8K" }, 0, "WorkloadSpec.LBS", "not a power of two from 512 to 4K"},
 		{"an unknown action", func(s *WorkloadSpec) { s.File, s.Replay = filepath.Join(traces, "sample.blkparse"), "X" }, 0, "WorkloadSpec.Replay", `WorkloadSpec.Replay "X": want Q, D, I or C`},
 		{"a bad generator", func(s *WorkloadSpec) { s.Gen = "random:n=5" }, 0, "", "dev="},
+		{"a public format", func(s *WorkloadSpec) { s.File = filepath.Join(traces, "financial.spc") }, 6, "", ""},
+		{"a format forced", func(s *WorkloadSpec) { s.File, s.TraceFormat = filepath.Join(traces, "financial.spc"), "msr" }, 0, "", "financial.spc:1: msr: 5 fields, want at least 6"},
+		{"an unknown format", func(s *WorkloadSpec) { s.File, s.TraceFormat = csv, "pcap" }, 0, "WorkloadSpec.TraceFormat", `WorkloadSpec.TraceFormat "pcap": unknown trace format "pcap" (want blkparse, fio, csv`},
+		{"a column map", func(s *WorkloadSpec) {
+			s.File, s.CSVColumns = filepath.Join(traces, "libcachesim.csv"), "time=1:ms,op=2,length=3,offset=4:sector"
+		}, 5, "", ""},
+		{"a bad column map", func(s *WorkloadSpec) { s.File, s.CSVColumns = csv, "offset=0" }, 0, "WorkloadSpec.CSVColumns", "needs a length column"},
+		{"a column map for another format", func(s *WorkloadSpec) { s.File, s.CSVColumns, s.TraceFormat = csv, "offset=0,length=1", "csv" }, 0, "", "a column map applies to a column-mapped CSV (format columns), not to a csv trace"},
+		{"a device of an SPC trace", func(s *WorkloadSpec) { s.File, s.TraceDevice = filepath.Join(traces, "financial.spc"), "3" }, 0, "", "no records of device 3 (the trace's devices are the values of its device column"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,12 +161,33 @@ func TestWorkloadSpecOptions(t *testing.T) {
 	o, err = s.Options()
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 4}, o.MRCSizes)
+	for _, tt := range []struct {
+		v    string
+		want float64
+	}{{"", 0}, {"2", 2}, {"0.25", 0.25}, {"200%", 0.5}, {"50%", 2}} {
+		s := DefaultWorkloadSpec()
+		s.ReplayTimeScale, s.ReplayNoStall = tt.v, true
+		o, err := s.Options()
+		require.NoError(t, err, tt.v)
+		assert.Equal(t, tt.want, o.ReplayTimeScale, tt.v)
+		assert.True(t, o.ReplayNoStall)
+	}
+	for _, v := range []string{"0", "-1", "x", "Inf", "%", "0%"} {
+		s := DefaultWorkloadSpec()
+		s.ReplayTimeScale = v
+		_, err := s.Options()
+		var fe *FieldError
+		require.True(t, errors.As(err, &fe), v)
+		assert.Equal(t, "WorkloadSpec.ReplayTimeScale", fe.Field)
+	}
 }
 
 func TestIsScenarioFile(t *testing.T) {
 	dir := t.TempDir()
 	unnamed := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(unnamed, []byte("device size=1M\nopen a rdwr\n"), 0o644))
+	fifo := filepath.Join(dir, "trace.scn") // a stream: a trace, whatever its name, and not opened
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	for _, tt := range []struct {
 		path string
 		want bool
@@ -164,7 +198,26 @@ func TestIsScenarioFile(t *testing.T) {
 		{filepath.Join(traces, "sample.blkparse"), false},
 		{filepath.Join(dir, "missing.scn"), true},
 		{filepath.Join(dir, "missing.csv"), false},
+		{"-", false},
+		{fifo, false},
 	} {
 		assert.Equal(t, tt.want, IsScenarioFile(tt.path), tt.path)
+	}
+}
+
+// TestIsRefusal: the input's faults are refusals, a failed read is not.
+func TestIsRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{fmt.Errorf("x: %w", engine.ErrRunOptions), true},
+		{&source.TraceError{Line: 3, Msg: "unknown op"}, true},
+		{&source.TraceError{Msg: "no records", Err: source.ErrNoRecords}, true},
+		{&source.TraceError{Line: 3, Msg: "reading: EIO", Err: errors.New("EIO")}, false},
+		{errors.New("boom"), false},
+	} {
+		assert.Equal(t, tt.want, IsRefusal(tt.err), "%v", tt.err)
 	}
 }

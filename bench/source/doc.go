@@ -9,10 +9,17 @@
 //   - Traces ([OpenTrace], [NewTrace], docs/traces.md): blkparse text
 //     ([NewBlkparseReader]; one device, file and action chosen with
 //     [TraceSelect]), fio iologs v2 and v3 ([NewFioLogReader]), bhsim's own
-//     CSV ([NewCSVReader], written by [WriteCSV]) and a scenario's pwrite,
-//     pread and fsync lines ([NewScenarioReader]). [DetectTraceFormat] tells
-//     the format from a file's first lines. A bad line is a [*TraceError]
-//     naming the file, line and format.
+//     CSV ([NewCSVReader], written by [WriteCSV]), a scenario's pwrite,
+//     pread and fsync lines ([NewScenarioReader]), and the public
+//     datasets' formats as column maps over one reader ([ColumnReader]):
+//     MSR Cambridge ([NewMSRReader]), SPC/UMass ([NewSPCReader]), Alibaba
+//     ([NewAlibabaReader]), DiskSim ASCII ([NewDiskSimReader]), fio's
+//     latency logs with offsets ([NewFioStatLogReader]) and any CSV whose
+//     columns a [ColumnMap] or its header names ([NewColumnReader],
+//     [HeaderColumnMap]). [DetectTraceFormat] tells the format from a
+//     file's first lines; [OpenTrace] reads standard input ("-"), pipes
+//     and gzip, bzip2 or zstd files ([DetectCompression]). A bad line is a
+//     [*TraceError] naming the file, line and format.
 //   - Generators ([ParseGenerator], [NewGenerator]): sequential, random,
 //     zipfian and hot/cold streams over a device, with size distributions
 //     ([SizeDist]), CPUs and queue depth, each from a seed it prints, so the

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 )
@@ -347,6 +348,11 @@ type traceLines struct {
 	format string
 	line   int
 	err    error // sticky
+	// view makes next return a view of the scanner's buffer rather than a
+	// copy: valid only until the next call, for a reader that keeps no
+	// part of a line (it copies what it keeps: strings.Clone, an error's
+	// formatting). It saves the allocation of every line.
+	view bool
 }
 
 func newTraceLines(r io.Reader, format string) *traceLines {
@@ -374,7 +380,12 @@ func (t *traceLines) next() (string, error) {
 		return "", t.err
 	}
 	t.line++
-	s := t.sc.Text()
+	var s string
+	if b := t.sc.Bytes(); t.view && len(b) > 0 {
+		s = unsafe.String(&b[0], len(b))
+	} else {
+		s = string(b)
+	}
 	if n := len(s); n > 0 && s[n-1] == '\r' {
 		s = s[:n-1]
 	}
@@ -464,15 +475,35 @@ func traceSeconds(s string) (uint64, bool) {
 	return v*1e9 + ns, true
 }
 
-// traceSize parses a byte count: "0", or what ParseDDSize takes (a positive
-// number with an optional K, M, G, T or P suffix).
+// traceSize parses a byte count: decimal digits, or what ParseDDSize takes
+// (a positive number with a K, M, G, T or P suffix in either case), without
+// its error's allocation.
 func traceSize(s string) (uint64, bool) {
-	if s == "0" {
-		return 0, true
-	}
 	if v, ok := traceUint(s); ok {
 		return v, true
 	}
-	v, err := scenario.ParseDDSize(s)
-	return v, err == nil
+	n := len(s)
+	if n < 2 {
+		return 0, false
+	}
+	var shift uint
+	switch s[n-1] | 0x20 { // ParseDDSize's suffixes, in any case
+	case 'k':
+		shift = 10
+	case 'm':
+		shift = 20
+	case 'g':
+		shift = 30
+	case 't':
+		shift = 40
+	case 'p':
+		shift = 50
+	default:
+		return 0, false
+	}
+	v, ok := traceUint(s[:n-1])
+	if !ok || v == 0 || v > (1<<63)>>shift {
+		return 0, false
+	}
+	return v << shift, true
 }

@@ -82,6 +82,12 @@ type BlkparseReader struct {
 	pending IO   // the write of a PREFLUSH write, returned after its flush
 	hasPend bool
 	fields  [24]string
+	// recentQ are the latest replayed Q events' sector and count, for
+	// matching merges (noteMerge); orphans counts merges without one.
+	recentQ    [blkRecentQueues][2]uint64
+	nextQ      int
+	orphans    int
+	orphanLine int
 }
 
 // NewBlkparseReader returns a reader of blkparse text from r.
@@ -137,6 +143,13 @@ func blkparseDev(s string) (string, bool) {
 	return s, ok && ok1 && ok2 && maj != "" && min != ""
 }
 
+// blkparseInputLine reports whether s is the line blkparse prints for each
+// per-CPU input file it opens, "Input file sda.blktrace.0 added", at the
+// top of a saved output (blkparse -i sda > out.txt).
+func blkparseInputLine(s string) bool {
+	return strings.HasPrefix(s, "Input file ") && strings.HasSuffix(s, " added")
+}
+
 // blkparseSummaryLine reports whether s is a line of blkparse's summary.
 func blkparseSummaryLine(s string) bool {
 	if s == "" {
@@ -188,12 +201,21 @@ func (b *BlkparseReader) parse(line string, rec *IO) (bool, error) {
 	}
 	var ev blkEvent
 	replay, err := b.event(n, f[:nf], &ev)
-	if err != nil || !replay {
+	if err != nil {
 		return false, err
+	}
+	if !replay {
+		if b.action == BlkparseQueue && (ev.act == 'M' || ev.act == 'F') && nf > 7 {
+			return false, b.noteMerge(n, f[7:nf], &ev)
+		}
+		return false, nil
 	}
 	sector, count, skip, err := b.sectors(n, f[7:nf])
 	if err != nil || skip {
 		return false, err
+	}
+	if b.action == BlkparseQueue && count > 0 {
+		b.noteQueue(sector, count)
 	}
 	return b.record(n, &ev, sector, count, rec)
 }
@@ -202,6 +224,9 @@ func (b *BlkparseReader) parse(line string, rec *IO) (bool, error) {
 // blkparse's summary (which it enters), a line inside the summary, or an
 // error.
 func (b *BlkparseReader) nonEvent(n int, line string) error {
+	if blkparseInputLine(strings.TrimSpace(line)) {
+		return nil
+	}
 	if blkparseSummaryLine(line) {
 		b.summary = true
 		return nil
@@ -219,12 +244,14 @@ type blkEvent struct {
 	cpu uint64
 	at  uint64
 	rw  blkRWBS
+	act byte // the action's letter (0 for a two-letter action)
 }
 
 // event checks the leading fields of event line n (f: at least device,
 // CPU, sequence, time, pid and action), leaves the summary and fills ev.
 // It reports whether the event is to be replayed: of the replayed action
-// and, with BlkparseDevice, of its device; a message ("m") is not.
+// and, with BlkparseDevice, of its device; a message ("m") is not. ev is
+// filled for every event but a message.
 func (b *BlkparseReader) event(n int, f []string, ev *blkEvent) (bool, error) {
 	dev, ok := blkparseDev(f[0])
 	if !ok {
@@ -259,11 +286,57 @@ func (b *BlkparseReader) event(n int, f []string, ev *blkEvent) (bool, error) {
 	if !ok {
 		return false, b.lines.fail(n, "rwbs %q is not blkparse's (an optional F, then R, W, D or N, then F, A, S, M)", f[6])
 	}
+	*ev = blkEvent{dev: dev, cpu: cpu, at: at, rw: rw}
+	if len(act) == 1 {
+		ev.act = act[0]
+	}
 	if len(act) != 1 || BlkparseAction(act[0]) != b.action || b.devSet && dev != b.dev {
 		return false, nil
 	}
-	*ev = blkEvent{dev: dev, cpu: cpu, at: at, rw: rw}
 	return true, nil
+}
+
+// blkRecentQueues is how many of the latest Q events a BlkparseReader
+// remembers to match merges with.
+const blkRecentQueues = 32
+
+// blkOrphanLimit is how many merges without their Q a Q replay lets by
+// (a trace started between a bio's Q and its merge has one per CPU at
+// most) before it refuses the trace.
+const blkOrphanLimit = 4
+
+// noteMerge checks merge event ev of line n (rest: its fields after the
+// rwbs) in a Q replay: a merged bio was queued first, so its Q is among
+// the latest. A trace whose merges come without their Q — an old
+// blktrace's — would lose those bios when its Q events are replayed: past
+// blkOrphanLimit such merges it is an error that names the fix.
+func (b *BlkparseReader) noteMerge(n int, rest []string, ev *blkEvent) error {
+	if b.dev != "" && ev.dev != b.dev {
+		return nil
+	}
+	sector, count, skip, err := b.sectors(n, rest)
+	if err != nil || skip || count == 0 {
+		return nil // not a merge of sectors: nothing to match
+	}
+	for _, q := range b.recentQ {
+		if q == [2]uint64{sector, count} {
+			return nil
+		}
+	}
+	b.orphans++
+	if b.orphans == 1 {
+		b.orphanLine = n
+	}
+	if b.orphans > blkOrphanLimit {
+		return b.lines.fail(n, "%d merges (M or F events, the first on line %d) of bios with no Q event before them: this trace does not log every bio it merges as queued, so a replay of its Q events would drop those bios; replay its D (issued) events (TraceSelect.Action D) instead", b.orphans, b.orphanLine)
+	}
+	return nil
+}
+
+// noteQueue remembers a replayed Q event of count sectors at sector.
+func (b *BlkparseReader) noteQueue(sector, count uint64) {
+	b.recentQ[b.nextQ%blkRecentQueues] = [2]uint64{sector, count}
+	b.nextQ++
 }
 
 // sectors reads the action's own fields of line n (rest, after the rwbs):
@@ -273,6 +346,8 @@ func (b *BlkparseReader) event(n int, f []string, ev *blkEvent) (bool, error) {
 // is skipped. It returns the sector and count, 0 and 0 without them.
 func (b *BlkparseReader) sectors(n int, rest []string) (sector, count uint64, skip bool, err error) {
 	switch {
+	case len(rest) == 2 && rest[1] == "+":
+		return 0, 0, false, b.lines.fail(n, "%q is truncated: no COUNT after SECTOR +", strings.Join(rest, " "))
 	case len(rest) >= 3 && rest[1] == "+":
 		s, ok1 := traceUint(rest[0])
 		c, ok2 := traceUint(rest[2])
@@ -324,7 +399,7 @@ func (b *BlkparseReader) record(n int, ev *blkEvent, sector, count uint64, rec *
 	if b.dev == "" {
 		b.dev = ev.dev
 	} else if ev.dev != b.dev {
-		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with BlkparseDevice or TraceSelect.Device)", ev.dev, b.dev)
+		return false, b.lines.fail(n, "device %s is not the trace's device %s (choose one with TraceSelect.Device)", ev.dev, b.dev)
 	}
 	*rec = IO{CPU: int(ev.cpu), At: ev.at, Line: n, Flags: ev.rw.flags}
 	if count > 0 {

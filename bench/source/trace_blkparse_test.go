@@ -68,6 +68,8 @@ func TestBlkparseLines(t *testing.T) {
 		{"skips", "Skips: 0 forward (0 -   0.0%)", nil, nil, ""},
 		{"process header", "kjournald (697)", nil, nil, ""},
 		{"blank", "   ", nil, nil, ""},
+		{"input file line", "Input file sda.blktrace.0 added", nil, nil, ""},
+		{"input file line of a long name", "Input file nvme0n1p2.blktrace.11 added", nil, nil, ""},
 		{"other device with option", "  8,16   3        1     0.000001500   697  Q   W 0 + 8 [x]", []BlkparseOption{BlkparseDevice("8,0")}, nil, ""},
 
 		{"garbage", "hello world", nil, nil, "line 1: blkparse: not a line of blkparse's default output"},
@@ -84,6 +86,9 @@ func TestBlkparseLines(t *testing.T) {
 		{"bad sectors", h + "  Q   W a + 8 [x]", nil, nil, `"a + 8" is not SECTOR + COUNT`},
 		{"no name", h + "  Q   W 0 + 8", nil, nil, "no [process]"},
 		{"nothing after rwbs", h + "  Q   W", nil, nil, "no SECTOR + COUNT"},
+		{"truncated after +", h + "  Q  WS 223490 +", nil, nil, `"223490 +" is truncated: no COUNT after SECTOR +`},
+		{"truncated complete after +", h + "  C  WS 223490 +", []BlkparseOption{BlkparseReplay(BlkparseComplete)}, nil, "is truncated"},
+		{"input file line almost", "Input file sda.blktrace.0", nil, nil, "not a line of blkparse's default output"},
 		{"overflow", h + "  Q   W 36028797018963968 + 8 [x]", nil, nil, "do not fit 64-bit byte offsets"},
 		{"bad replay option", h + "  Q   W 0 + 8 [x]", []BlkparseOption{BlkparseReplay('M')}, nil, `cannot replay action "M"`},
 		{"bad device option", h + "  Q   W 0 + 8 [x]", []BlkparseOption{BlkparseDevice("sda")}, nil, `device "sda" is not MAJ,MIN`},
@@ -106,10 +111,51 @@ func TestBlkparseDevices(t *testing.T) {
 	text := "  8,0    0        1     0.000000000     1  Q   W 0 + 8 [a]\n" +
 		"  8,16   0        2     0.000000100     1  Q   W 8 + 8 [a]\n"
 	_, err := ReadAll(NewBlkparseReader(strings.NewReader(text)))
-	assert.EqualError(t, err, "line 2: blkparse: device 8,16 is not the trace's device 8,0 (choose one with BlkparseDevice or TraceSelect.Device)")
+	assert.EqualError(t, err, "line 2: blkparse: device 8,16 is not the trace's device 8,0 (choose one with TraceSelect.Device)")
 	got, err := ReadAll(NewBlkparseReader(strings.NewReader(text), BlkparseDevice("8,16")))
 	require.NoError(t, err)
 	assert.Equal(t, []IO{{Kind: IOWrite, Offset: 4096, Length: 4096, At: 100, Line: 2}}, got)
+}
+
+// TestBlkparseInputFiles reads a saved blkparse output (blkparse -i sda >
+// out.txt): one "Input file" line per CPU first, and again where a second
+// output was appended.
+func TestBlkparseInputFiles(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(tracesDir, "sample.blkparse"))
+	require.NoError(t, err)
+	want, err := ReadAll(NewBlkparseReader(strings.NewReader(string(text))))
+	require.NoError(t, err)
+	head := "Input file sdb.blktrace.0 added\nInput file sdb.blktrace.1 added\n"
+	got, err := ReadAll(NewBlkparseReader(strings.NewReader(head + string(text) + head)))
+	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	for i := range got {
+		assert.Equal(t, want[i].Line+2, got[i].Line)
+	}
+}
+
+// TestBlkparseOrphanMerges: a Q replay of a trace whose merges come without
+// their Q (an old blktrace's) is refused past a few, naming the fix; the
+// same merges after their Q, or a D replay, read.
+func TestBlkparseOrphanMerges(t *testing.T) {
+	var orphan, paired strings.Builder
+	for i := 0; i < 6; i++ {
+		sec := 100 + 8*i
+		fmt.Fprintf(&orphan, "  8,0    0 %8d     0.%09d   697  M  WS %d + 8 [jbd2]\n", 2*i+1, 10*i, sec)
+		fmt.Fprintf(&orphan, "  8,0    0 %8d     0.%09d   697  D  WS %d + 8 [jbd2]\n", 2*i+2, 10*i+5, sec)
+		fmt.Fprintf(&paired, "  8,0    0 %8d     0.%09d   697  Q  WS %d + 8 [jbd2]\n", 2*i+1, 10*i, sec)
+		fmt.Fprintf(&paired, "  8,0    0 %8d     0.%09d   697  M  WS %d + 8 [jbd2]\n", 2*i+2, 10*i+5, sec)
+	}
+	_, err := ReadAll(NewBlkparseReader(strings.NewReader(orphan.String())))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 9: blkparse: 5 merges (M or F events, the first on line 1) of bios with no Q event before them")
+	assert.Contains(t, err.Error(), "replay its D (issued) events (TraceSelect.Action D)")
+	got, err := ReadAll(NewBlkparseReader(strings.NewReader(orphan.String()), BlkparseReplay(BlkparseIssue)))
+	require.NoError(t, err)
+	assert.Len(t, got, 6)
+	got, err = ReadAll(NewBlkparseReader(strings.NewReader(paired.String())))
+	require.NoError(t, err)
+	assert.Len(t, got, 6)
 }
 
 // TestBlkparseSummary reads two blkparse outputs one after the other: the

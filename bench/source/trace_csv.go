@@ -21,29 +21,38 @@ const CSVHeader = "op,offset,length,cpu,time"
 //	op,offset,length[,cpu[,time]]
 //
 // op is read, write, fsync, fdatasync, flush or discard (trim is a synonym
-// of discard), in any case. offset and length are byte counts: decimal, or
-// with a K, M, G, T or P suffix (powers of 1024: 4K, 1M), as ParseDDSize
-// reads them; a read, write or discard has a positive length, and a sync or
-// flush has offset and length 0 or empty. cpu is the issuing CPU from 0
-// (default 0). time is when the I/O is issued, from the start of the trace:
-// decimal nanoseconds, or a number with a unit as time.ParseDuration reads
-// it ("1.5ms", "20us", "3s"); default 0 (issue when the CPU is free).
+// of discard; r and w of read and write), in any case. offset and length
+// are byte counts: decimal, or with a K, M, G, T or P suffix (powers of
+// 1024: 4K, 1M), as ParseDDSize reads them; a read, write or discard has a
+// positive length, and a sync or flush has offset and length 0 or empty.
+// cpu is the issuing CPU from 0 (default 0). time is when the I/O is
+// issued: decimal nanoseconds, or a number with a unit as
+// time.ParseDuration reads it ("1.5ms", "20us", "3s"); default 0 (issue
+// when the CPU is free).
 //
 // Blanks around fields are ignored, and so is one pair of double quotes
 // around a field; quoted commas and newlines are not supported (no field
 // needs them). Blank lines and lines whose first non-blank is '#' are
-// comments. The first record may be a header: its first field is "op"
-// and its fields are a prefix of CSVHeader's (op,offset,length at least).
+// comments. The first record may be a header naming the columns in any
+// order: each of CSVHeader's names at most once, op, offset and length at
+// least ("offset,length,op,time"); the lines after it have its columns.
 // The reader holds one line at a time.
 type CSVReader struct {
 	lines   *traceLines
 	started bool
 	fields  [6]string
+	// cols maps a header's columns onto CSVHeader's: column i of a line
+	// is field cols[i]; ncols is the header's columns (0: no header, the
+	// canonical order).
+	cols  [5]int
+	ncols int
 }
 
 // NewCSVReader returns a reader of the CSV trace in r.
 func NewCSVReader(r io.Reader) *CSVReader {
-	return &CSVReader{lines: newTraceLines(r, "csv")}
+	c := &CSVReader{lines: newTraceLines(r, "csv")}
+	c.lines.view = true // a record keeps no part of its line
+	return c
 }
 
 // Next returns the next record, io.EOF after the last.
@@ -67,30 +76,42 @@ func (c *CSVReader) Next() (IO, error) {
 // quotes from each field); more reports fields past len(dst).
 func csvSplit(dst []string, s string) (n int, more bool) {
 	for {
-		field, rest, found := strings.Cut(s, ",")
+		i := strings.IndexByte(s, ',')
+		field := s
+		if i >= 0 {
+			field = s[:i]
+		}
 		if n == len(dst) {
 			return n, true
 		}
-		field = strings.TrimSpace(field)
-		if len(field) >= 2 && field[0] == '"' && field[len(field)-1] == '"' {
-			field = strings.TrimSpace(field[1 : len(field)-1])
-		}
-		dst[n] = field
+		dst[n] = csvField(field)
 		n++
-		if !found {
+		if i < 0 {
 			return n, false
 		}
-		s = rest
+		s = s[i+1:]
 	}
+}
+
+// csvField trims a field of blanks (strings.TrimSpace's) and of one pair
+// of double quotes with the blanks inside them. A field that starts and
+// ends with a printable ASCII byte other than a quote, as most do, is
+// returned as it is without a scan.
+func csvField(f string) string {
+	if n := len(f); n > 0 && f[0] > ' ' && f[0] < 0x7f && f[0] != '"' && f[n-1] > ' ' && f[n-1] < 0x7f && f[n-1] != '"' {
+		return f
+	}
+	f = strings.TrimSpace(f)
+	if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+		f = strings.TrimSpace(f[1 : len(f)-1])
+	}
+	return f
 }
 
 var csvColumns = strings.Split(CSVHeader, ",")
 
 func (c *CSVReader) parse(line string) (IO, bool, error) {
 	n := c.lines.line
-	fail := func(msg string, args ...any) (IO, bool, error) {
-		return IO{}, false, c.lines.fail(n, msg, args...)
-	}
 	t := strings.TrimSpace(line)
 	if t == "" || t[0] == '#' {
 		return IO{}, false, nil
@@ -99,28 +120,81 @@ func (c *CSVReader) parse(line string) (IO, bool, error) {
 	nf, more := csvSplit(f, t)
 	first := !c.started
 	c.started = true
-	if first && strings.EqualFold(f[0], "op") {
-		if more || nf < 3 {
-			return fail("header %q: want a prefix of %s with op,offset,length at least", t, CSVHeader)
+	if first && csvHeaderLike(f[:nf]) {
+		return IO{}, false, c.header(n, t, f[:nf], more)
+	}
+	if c.ncols > 0 {
+		if more || nf != c.ncols {
+			return IO{}, false, c.lines.fail(n, "want the header's %d columns, got %d", c.ncols, nf)
 		}
+		var g [5]string
 		for i := 0; i < nf; i++ {
-			if !strings.EqualFold(f[i], csvColumns[i]) {
-				return fail("header column %d is %q, want %q (the columns are %s)", i+1, f[i], csvColumns[i], CSVHeader)
-			}
+			g[c.cols[i]] = f[i]
 		}
-		return IO{}, false, nil
+		copy(f, g[:])
+		nf = 5
 	}
 	if more {
-		return fail("want op,offset,length[,cpu[,time]], got more than 5 fields")
+		return IO{}, false, c.lines.fail(n, "want op,offset,length[,cpu[,time]], got more than 5 fields")
 	}
 	if nf < 3 {
-		return fail("want op,offset,length[,cpu[,time]], got %d fields", nf)
+		return IO{}, false, c.lines.fail(n, "want op,offset,length[,cpu[,time]], got %d fields", nf)
+	}
+	return c.record(n, f, nf)
+}
+
+// csvHeaderLike reports whether a first line's fields f are a header: its
+// first field one of CSVHeader's names.
+func csvHeaderLike(f []string) bool {
+	for _, col := range csvColumns {
+		if len(f) > 0 && strings.EqualFold(f[0], col) {
+			return true
+		}
+	}
+	return false
+}
+
+// header reads header line n (t, its fields f; more: it had more than 5):
+// CSVHeader's names in any order, op, offset and length among them.
+func (c *CSVReader) header(n int, t string, f []string, more bool) error {
+	if more {
+		return c.lines.fail(n, "header %q: more than the 5 columns of %s", t, CSVHeader)
+	}
+	seen := 0
+	for i, name := range f {
+		k := -1
+		for j, col := range csvColumns {
+			if strings.EqualFold(name, col) {
+				k = j
+			}
+		}
+		switch {
+		case k < 0:
+			return c.lines.fail(n, "header column %d is %q, not one of %s", i+1, name, CSVHeader)
+		case seen&(1<<k) != 0:
+			return c.lines.fail(n, "header column %d: %s is named twice", i+1, csvColumns[k])
+		}
+		seen |= 1 << k
+		c.cols[i] = k
+	}
+	if seen&7 != 7 {
+		return c.lines.fail(n, "header %q: want op, offset and length among its columns (%s)", t, CSVHeader)
+	}
+	c.ncols = len(f)
+	return nil
+}
+
+// record makes the record of line n from fields f (nf of them, in
+// CSVHeader's order; those past nf, or empty, are absent).
+func (c *CSVReader) record(n int, f []string, nf int) (IO, bool, error) {
+	fail := func(msg string, args ...any) (IO, bool, error) {
+		return IO{}, false, c.lines.fail(n, msg, args...)
 	}
 	var rec IO
 	switch strings.ToLower(f[0]) {
-	case "read":
+	case "read", "r":
 		rec.Kind = IORead
-	case "write":
+	case "write", "w":
 		rec.Kind = IOWrite
 	case "fsync":
 		rec.Kind = IOFsync

@@ -60,6 +60,9 @@ func TestCSVLines(t *testing.T) {
 			{Kind: IORead, Length: 1, Line: 1}, {Kind: IOWrite, Length: 1, Line: 2}, {Kind: IOFlush, Line: 3},
 			{Kind: IODiscard, Length: 1 << 30, Line: 4}, {Kind: IODiscard, Offset: 1 << 30, Length: 1 << 30, Line: 5},
 			{Kind: IOFdatasync, Line: 6}}, ""},
+		{"r and w", "r,0,1\nW,1,1\n", []IO{{Kind: IORead, Length: 1, Line: 1}, {Kind: IOWrite, Offset: 1, Length: 1, Line: 2}}, ""},
+		{"reordered header, all columns", "cpu,time,op,offset,length\n2,3ms,read,1M,64K\n", []IO{
+			{Kind: IORead, Offset: 1 << 20, Length: 64 << 10, CPU: 2, At: 3e6, Line: 2}}, ""},
 		{"empty cpu and time", "write,0,1,,\n", []IO{{Kind: IOWrite, Length: 1, Line: 1}}, ""},
 		{"times", "write,0,1,0,2s\nwrite,0,1,0,1.5ms\nwrite,0,1,0,1h\nwrite,0,1,0,7\n", []IO{
 			{Kind: IOWrite, Length: 1, At: 2e9, Line: 1}, {Kind: IOWrite, Length: 1, At: 1.5e6, Line: 2},
@@ -68,7 +71,13 @@ func TestCSVLines(t *testing.T) {
 
 		{"unknown op", "wirte,0,1\n", nil, `line 1: csv: unknown op "wirte"`},
 		{"header later", "write,0,1\nop,offset,length\n", nil, `line 2: csv: unknown op "op"`},
-		{"bad header", "op,length,offset\n", nil, `line 1: csv: header column 2 is "length", want "offset"`},
+		{"header in another order", "time,length,offset,op\n1us,4K,8K,w\n2us,0,0,fsync\n", []IO{
+			{Kind: IOWrite, Offset: 8192, Length: 4096, At: 1000, Line: 2}, {Kind: IOFsync, At: 2000, Line: 3}}, ""},
+		{"its columns, its order", "time,length,offset,op\n2us,512,0,fsync\n", nil, `line 2: csv: fsync takes no offset and length (0 or empty), got "0" and "512"`},
+		{"header without op", "offset,length\n", nil, `line 1: csv: header "offset,length": want op, offset and length among its columns`},
+		{"header unknown column", "op,offset,size\n", nil, `line 1: csv: header column 3 is "size", not one of op,offset,length,cpu,time`},
+		{"header twice a column", "op,offset,length,op\n", nil, "line 1: csv: header column 4: op is named twice"},
+		{"fewer columns than the header", "length,offset,op,cpu\n4K,0,r\n", nil, "line 2: csv: want the header's 4 columns, got 3"},
 		{"header too short", "op,offset\n", nil, "line 1: csv: header"},
 		{"header too long", "op,offset,length,cpu,time,pid\n", nil, "line 1: csv: header"},
 		{"two fields", "write,0\n", nil, "line 1: csv: want op,offset,length[,cpu[,time]], got 2 fields"},

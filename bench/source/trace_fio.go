@@ -209,7 +209,7 @@ func (f *FioLogReader) ioAction(n int, at uint64, name, act, offText, lenText st
 		if f.fileSet {
 			return false, nil
 		}
-		return false, f.lines.fail(n, "I/O on %s, but the trace's file is %s (choose one with FioFile or TraceSelect.File)", name, f.replayed)
+		return false, f.lines.fail(n, "I/O on %s, but the trace's file is %s (choose one with TraceSelect.File)", name, f.replayed)
 	}
 	*rec = IO{Kind: kind, At: at, Line: n}
 	if kind.HasData() {

@@ -79,7 +79,7 @@ func TestFioLines(t *testing.T) {
 		{"empty", "", nil, nil, "line 1: fio: empty input"},
 		{"version 1", "0, 0, 4096\n", nil, nil, "line 1: fio: not a fio iolog"},
 		{"second file", v2 + "/dev/sdc add\n/dev/sdc open\n/dev/sdb write 0 1\n/dev/sdc write 0 1\n", nil, nil,
-			"line 7: fio: I/O on /dev/sdc, but the trace's file is /dev/sdb (choose one with FioFile or TraceSelect.File)"},
+			"line 7: fio: I/O on /dev/sdc, but the trace's file is /dev/sdb (choose one with TraceSelect.File)"},
 		{"not added", "fio version 2 iolog\n/dev/sdb write 0 1\n", nil, nil, "line 2: fio: write on /dev/sdb, which was not added"},
 		{"not open", "fio version 2 iolog\n/dev/sdb add\n/dev/sdb read 0 1\n", nil, nil, "line 3: fio: read on /dev/sdb, which is not open"},
 		{"open not added", "fio version 2 iolog\n/dev/sdb open\n", nil, nil, "line 2: fio: open of /dev/sdb, which was not added"},

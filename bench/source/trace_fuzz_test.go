@@ -102,7 +102,7 @@ func FuzzScenarioTextReader(f *testing.F) {
 // FuzzNewTrace: detection never panics, and whatever it picks reads
 // without a panic.
 func FuzzNewTrace(f *testing.F) {
-	traceSeeds(f, ".blkparse", ".iolog", ".csv")
+	traceSeeds(f, ".blkparse", ".iolog", ".csv", ".spc", ".disksim", ".log")
 	f.Add(traceScenarioText)
 	f.Fuzz(func(t *testing.T, in string) {
 		tr, err := NewTrace(strings.NewReader(in), "fuzz", "")
@@ -117,6 +117,66 @@ func FuzzNewTrace(f *testing.F) {
 			if err := rec.Valid(); err != nil {
 				t.Fatalf("invalid record %+v: %v", rec, err)
 			}
+		}
+	})
+}
+
+func FuzzMSRReader(f *testing.F) {
+	traceSeeds(f, ".csv")
+	f.Add("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Read,3718946816,4096,5689\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		fuzzReader(t, NewMSRReader(strings.NewReader(in)))
+		fuzzReader(t, NewMSRReader(strings.NewReader(in), ColumnDevice("1")))
+	})
+}
+
+func FuzzSPCReader(f *testing.F) {
+	traceSeeds(f, ".spc")
+	f.Add("0,20941264,8192,W,0.551706\n1,303567,3584,r,12.000001,x\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		fuzzReader(t, NewSPCReader(strings.NewReader(in)))
+	})
+}
+
+func FuzzAlibabaReader(f *testing.F) {
+	f.Add("419,W,8250941440,4096,1577808000000287\n419,R,0,512,1577808000000300\n")
+	f.Add("device_id,opcode,offset,length,timestamp\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		fuzzReader(t, NewAlibabaReader(strings.NewReader(in)))
+	})
+}
+
+func FuzzDiskSimReader(f *testing.F) {
+	traceSeeds(f, ".disksim")
+	f.Add("12.455 0 2367200 16 1\n13.5\t0 8 8 0\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		fuzzReader(t, NewDiskSimReader(strings.NewReader(in)))
+	})
+}
+
+func FuzzFioStatLogReader(f *testing.F) {
+	traceSeeds(f, ".log")
+	f.Add("1, 120384, 0, 4096, 1073213440, 0\n3, 39424, 2, 4096, 1029947392, 0x6004\n")
+	f.Add("12, 80, 1, 4096, 409600\n")
+	f.Add("12, 80, 1, 4096\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		fuzzReader(t, NewFioStatLogReader(strings.NewReader(in)))
+	})
+}
+
+func FuzzColumnReader(f *testing.F) {
+	f.Add("time=0:us,op=1,offset=2,length=3", "10,read,4096,512\n20,W,0,4096\n")
+	f.Add("time=ts:ms,offset=lba:sector,length=bytes,op=rw,cpu=core", "lba,rw,bytes,ts,core\n8,r,4096,1.5,3\n")
+	f.Add("sep=blank,time=0,op=4:disksim,offset=2:sector,length=3:sector,device=1", "0.5 0 8 8 1\n")
+	f.Add("time=1,op=2,length=3,offset=4:sector", "version,time,op,size,lbn\n1,33898,2a,512,42932745\n")
+	f.Fuzz(func(t *testing.T, spec, in string) {
+		m, err := ParseColumnMap(spec)
+		if err != nil {
+			return
+		}
+		fuzzReader(t, NewColumnReader(strings.NewReader(in), m))
+		if tr, err := NewTrace(strings.NewReader(in), "fuzz", TraceColumns); err == nil {
+			fuzzReader(t, tr)
 		}
 	})
 }

@@ -198,3 +198,78 @@ func TestGeneratorBoundedMemory(t *testing.T) {
 	assert.Greater(t, n, 2000000)
 	assert.Less(t, after.Mallocs-before.Mallocs, uint64(1000), "no allocation per record")
 }
+
+// publicFormats make a virtual trace of each column-mapped format.
+var publicFormats = []struct {
+	name   string
+	header string
+	line   func(dst []byte, i uint64) []byte
+	open   func(io.Reader) IOReader
+}{
+	{"msr", "", func(b []byte, i uint64) []byte {
+		b = strconv.AppendUint(b, 128166372003061629+i*1000, 10)
+		b = append(b, ",hm,0,Write,"...)
+		b = strconv.AppendUint(b, (i*4096)%(1<<40), 10)
+		return append(b, ",4096,5689\n"...)
+	}, func(r io.Reader) IOReader { return NewMSRReader(r) }},
+	{"spc", "", func(b []byte, i uint64) []byte {
+		b = append(b, "0,"...)
+		b = strconv.AppendUint(b, i*8, 10)
+		b = append(b, ",4096,r,"...)
+		b = strconv.AppendUint(b, i/1000, 10)
+		b = append(b, '.')
+		return append(strconv.AppendUint(b, 100000+i%1000, 10), '\n')
+	}, func(r io.Reader) IOReader { return NewSPCReader(r) }},
+	{"disksim", "", func(b []byte, i uint64) []byte {
+		b = strconv.AppendUint(b, i, 10)
+		b = append(b, ".25 0 "...)
+		b = strconv.AppendUint(b, i*8, 10)
+		return append(b, " 8 1\n"...)
+	}, func(r io.Reader) IOReader { return NewDiskSimReader(r) }},
+	{"fiolog", "", func(b []byte, i uint64) []byte {
+		b = strconv.AppendUint(b, i/100, 10)
+		b = append(b, ", 120384, 1, 4096, "...)
+		b = strconv.AppendUint(b, (i*4096)%(1<<40), 10)
+		return append(b, ", 0\n"...)
+	}, func(r io.Reader) IOReader { return NewFioStatLogReader(r) }},
+	{"columns", "version,time,op,size,lbn\n", func(b []byte, i uint64) []byte {
+		b = append(b, "1,"...)
+		b = strconv.AppendUint(b, i/100, 10)
+		b = append(b, ",2a,4096,"...)
+		return append(strconv.AppendUint(b, i*8, 10), '\n')
+	}, func(r io.Reader) IOReader {
+		m, _ := HeaderColumnMap([]string{"version", "time", "op", "size", "lbn"})
+		return NewColumnReader(r, m)
+	}},
+}
+
+// TestPublicReadersAllocs pins the column-mapped readers to one allocation
+// per record (the line) and a heap that stays flat over 8 MiB of trace.
+func TestPublicReadersAllocs(t *testing.T) {
+	for _, f := range publicFormats {
+		v := &virtualTrace{header: f.header, line: f.line, size: 1 << 40}
+		r := f.open(v)
+		_, err := r.Next()
+		require.NoError(t, err, f.name)
+		allocs := testing.AllocsPerRun(1000, func() {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.LessOrEqual(t, allocs, 1.0, f.name)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		n := 0
+		for r := f.open(&virtualTrace{header: f.header, line: f.line, size: 8 << 20}); ; n++ {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else {
+				require.NoError(t, err, f.name)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		assert.Greater(t, n, 100000, f.name)
+		assert.Less(t, after.HeapAlloc, before.HeapAlloc+8<<20, f.name)
+	}
+}

@@ -250,6 +250,23 @@ func TestDetectTraceFormat(t *testing.T) {
 		{"empty", "", ""},
 		{"comments only", "# a\n# b\n", ""},
 		{"blkparse-ish bad time", "  8,0 3 1 x 697 Q W 1 + 8 [a]\n", TraceCSV},
+		{"blkparse saved with its input lines", "Input file sda.blktrace.0 added\nInput file sda.blktrace.1 added\n  8,0    0        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n", TraceBlkparse},
+		{"blkparse input lines only", "Input file sda.blktrace.0 added\n", TraceBlkparse},
+		{"csv reordered header", "offset,length,op\n0,4K,w\n", TraceCSV},
+		{"csv r/w", "W,0,4096\n", TraceCSV},
+		{"msr", "128166372003061629,hm,1,Read,3718946816,4096,5689\n", TraceMSR},
+		{"msr header", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n", TraceMSR},
+		{"spc", "0,20941264,8192,W,0.551706\n", TraceSPC},
+		{"spc integer time", "1,303567,3584,r,12\n", TraceSPC},
+		{"alibaba", "419,W,8250941440,4096,1577808000000287\n", TraceAlibaba},
+		{"alibaba header", "device_id,opcode,offset,length,timestamp\n", TraceAlibaba},
+		{"fio log", "1, 120384, 0, 4096, 1073213440, 0\n", TraceFioLog},
+		{"fio log without offsets", "12, 80, 1, 4096\n", TraceFioLog},
+		{"libcachesim header", "version,time,op,size,lbn\n1,33898,2a,512,42932745\n", TraceColumns},
+		{"header of unknown columns", "key,bytes_read\n", TraceCSV},
+		{"disksim", "12.455 0 2367200 16 1\n", TraceDiskSim},
+		{"disksim integer time", "0 0 2367200 16 1\n", TraceDiskSim},
+		{"four numbers", "0 0 2367200 16\n", ""},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, DetectTraceFormat([]byte(tt.head)), tt.name)
@@ -260,7 +277,7 @@ func TestDetectTraceFormat(t *testing.T) {
 		assert.Equal(t, f, got)
 	}
 	_, err := ParseTraceFormat("pcap")
-	assert.ErrorContains(t, err, "want blkparse, fio, csv or scenario")
+	assert.ErrorContains(t, err, "want blkparse, fio, csv, scenario, msr, spc, alibaba, disksim, fiolog, columns")
 }
 
 // TestOpenTraceSamples opens every shipped sample through OpenTrace and
@@ -277,6 +294,16 @@ func TestOpenTraceSamples(t *testing.T) {
 		{"sample.csv", TraceCSV, "7 records: read 1 (2K), write 4 (6244), fsync 1, fdatasync 1; end 64K; 2 cpus; 0..2000000 ns"},
 		{"loop-6.18.blkparse", TraceBlkparse, "1025 records: write 1024 (4M), flush 1; end 4M; 2 cpus; 0..2448000 ns"},
 		{"loop-6.18-rmw-cached.blkparse", TraceBlkparse, "3 records: read 1 (16K), write 1 (4K), flush 1; end 16K; 1 cpu; 0..3368000 ns"},
+		{"saved.blkparse", TraceBlkparse, "2 records: read 2 (8K); end 2228232K; 3 cpus; 0..302000 ns"},
+		{"msr-hm_0.csv", TraceMSR, "6 records: read 3 (72K), write 3 (16K); end 3631792K; 1 cpu; 12816637200306162900..12816637205638252800 ns"},
+		{"financial.spc", TraceSPC, "6 records: read 2 (1536), write 4 (13824); end 151794K; 1 cpu; 0..175618000 ns"},
+		{"alibaba-419.csv", TraceAlibaba, "5 records: read 2 (20K), write 3 (16K); end 33554392K; 1 cpu; 1577808000000287000..1577808000031994000 ns"},
+		{"sample.disksim", TraceDiskSim, "5 records: read 3 (32K), write 2 (8K); end 1183632K; 1 cpu; 0..5500000 ns"},
+		{"fio-randrw_clat.1.log", TraceFioLog, "6 records: read 3 (12K), write 2 (8K), discard 1 (4K); end 1048064K; 1 cpu; 1000000..3000000 ns"},
+		{"libcachesim.csv", TraceColumns, "5 records: read 2 (10K), write 3 (8704); end 21466373K; 1 cpu; 33898000000000..33900000000000 ns"},
+		{"sample.csv.gz", TraceCSV, "7 records: read 1 (2K), write 4 (6244), fsync 1, fdatasync 1; end 64K; 2 cpus; 0..2000000 ns"},
+		{"sample.csv.bz2", TraceCSV, "7 records: read 1 (2K), write 4 (6244), fsync 1, fdatasync 1; end 64K; 2 cpus; 0..2000000 ns"},
+		{"sample.csv.zst", TraceCSV, "7 records: read 1 (2K), write 4 (6244), fsync 1, fdatasync 1; end 64K; 2 cpus; 0..2000000 ns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -32,8 +32,8 @@ func asUsage(err error) error {
 
 // flagOf names the flag that sets each field of the library a
 // *report.FieldError names.
-var flagOf = map[string]string{"Costs.Set": "--cost", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev",
-	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc"}
+var flagOf = map[string]string{"Costs.Set": "--cost", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev", "WorkloadSpec.TraceFormat": "--trace-format",
+	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc", "WorkloadSpec.CSVColumns": "--csv-columns", "WorkloadSpec.ReplayTimeScale": "--replay-time-scale"}
 
 // flagError returns err, if any, as a mistake in the command line, a
 // *report.FieldError's field said as the flag that sets it.
@@ -45,11 +45,10 @@ func flagError(err error) error {
 	return asUsage(err)
 }
 
-// fieldFlags names, beside the library's fields that choose what of a
-// trace to replay, the flags that set them, in a usage error's message.
-var fieldFlags = strings.NewReplacer(
-	"with BlkparseDevice or TraceSelect.Device)", "with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)",
-	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)")
+// fieldFlags names, for the library's fields that choose what of a trace
+// to replay, the flags that set them, in a usage error's message.
+var fieldFlags = strings.NewReplacer("with TraceSelect.Device)", "with --trace-dev)", "with TraceSelect.File)", "with --trace-file)",
+	"(TraceSelect.Action D)", "(--replay D)", "(TraceDevice.Size)", "(--dev)", "(RunOptions.CPUs)", "(--cpus)")
 
 // errHelp is returned once --help has printed a command's help.
 var errHelp = errors.New("help shown")

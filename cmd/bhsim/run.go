@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -143,6 +142,10 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.StringVar(&s.TraceDevice, "trace-dev", "", "the device `MAJ,MIN` of a blkparse trace to replay, when it holds several (default: its first event's)")
 	fs.StringVar(&s.TraceFile, "trace-file", "", "the file `NAME` of a fio iolog to replay, when it names several (default: its first)")
 	fs.StringVar(&s.Replay, "replay", "", "the blkparse `ACTION` replayed: Q (bios as queued, the default), D (requests as issued), I (inserted) or C (completed)")
+	fs.StringVar(&s.TraceFormat, "trace-format", "", "the trace's `FORMAT` (default: told from its content): "+strings.Join(namesOf(source.TraceFormats(), func(f source.TraceFormat) string { return string(f) }), ", "))
+	fs.StringVar(&s.CSVColumns, "csv-columns", "", "a CSV trace's `COLUMNS`, by index or header name, with units: time=0:us,op=1,offset=2:sector,length=3 (docs/traces.md)")
+	fs.BoolVar(&s.ReplayNoStall, "replay-no-stall", false, "issue a trace's records as fast as the model takes them, ignoring their times (fio's replay_no_stall)")
+	fs.StringVar(&s.ReplayTimeScale, "replay-time-scale", "", "a `FACTOR` on the time between a trace's records (2: half the rate), or fio's percentage of the rate (200%)")
 	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
 	fs.BoolVar(&w.dist, "dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters")
@@ -156,8 +159,8 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 }
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
-var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay",
-	"memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
+var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay", "trace-format",
+	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
@@ -180,8 +183,8 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 		return usagef("--dev is a trace's device size: a generator's is its dev=")
 	case scenario && (set["dev"] || set["lbs"]):
 		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
-	case (set["trace-dev"] || set["trace-file"] || set["replay"]) && (w.spec.Gen != "" || scenario || len(pos) == 0):
-		return usagef("--trace-dev, --trace-file and --replay choose what of a blkparse or fio trace FILE to replay")
+	case firstSet(set, []string{"trace-dev", "trace-file", "replay", "trace-format", "csv-columns"}) != "" && (w.spec.Gen != "" || scenario || len(pos) == 0):
+		return usagef("--trace-dev, --trace-file, --replay, --trace-format and --csv-columns choose what of a trace FILE to replay and how to read it")
 	case scenario && !w.dist && !w.step && firstSet(set, workloadFlagNames) != "":
 		return usagef("--%s applies to a scenario run as a workload: add --dist (its distributions) or --step", firstSet(set, workloadFlagNames))
 	}
@@ -254,11 +257,9 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	}
 	r, err := engine.Run(ctx, wl, o)
 	prog.Finish()
-	var bad *source.TraceError
-	if errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords)) {
+	if report.IsRefusal(err) {
 		return asUsage(err) // the options, or a record of the input (as a malformed line is)
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	if w.plot != "" {
