@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -103,6 +104,44 @@ func TestReadmeBenchRecipes(t *testing.T) {
 		assert.Contains(t, m[2], "-count 6", line)
 	}
 	assert.GreaterOrEqual(t, n, 5, "the README's recipes were found")
+}
+
+// TestReadmeDependency runs the README's line that makes a module of one's
+// own depend on a checkout, in a fresh module beside a copy's place (a link
+// to this repository), then builds a program importing bufcache: the first
+// build must not fail for a missing go.sum entry. It uses only the module
+// cache (GOPROXY=off), which this repository's own build has filled, and
+// clears GOFLAGS, whose -mod=mod would hide the failure. It takes about
+// five seconds (go get loads every package of the module), in parallel with
+// the package's other tests.
+func TestReadmeDependency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command: not under -short")
+	}
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	line := regexp.MustCompile(`(?m)^    (go mod edit -require github.com/bhsim/bhsim.*)$`).FindSubmatch(b)
+	require.NotNil(t, line, "the README shows how to depend on a checkout")
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(root, filepath.Join(dir, "bhsim")))
+	app := filepath.Join(dir, "app")
+	require.NoError(t, os.Mkdir(app, 0o755))
+	env := append(os.Environ(), "GOFLAGS=", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = app, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+	}
+	run("go", "mod", "init", "example.com/app")
+	run("sh", "-c", string(line[1]))
+	main := "package main\n\nimport \"github.com/bhsim/bhsim/bufcache\"\n\nfunc main() { _, _ = bufcache.NewMachine(bufcache.Config{CPUs: 1}) }\n"
+	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(main), 0o644))
+	run("go", "build", "-o", os.DevNull, ".")
 }
 
 // liveDifference is a row of the table "Differences a live run can show" in
