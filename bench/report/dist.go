@@ -145,3 +145,14 @@ func WriteRunCSV(w io.Writer, r *engine.RunResult) error {
 	}
 	return WriteCSV(w, RunCSVSchema, []string{"workload", "section", "name", "metric", "value"}, rows)
 }
+
+// WriteRunJSON writes a workload's distributions as bhsim-run-dist/1
+// (engine.RunSchema), naming CurrentTool as its writer when r names none (r
+// itself is not changed). Errors: w fails.
+func WriteRunJSON(w io.Writer, r *engine.RunResult) error {
+	if r.Tool == nil {
+		c, t := *r, CurrentTool()
+		c.Tool, r = &t, &c
+	}
+	return WriteJSON(w, r)
+}

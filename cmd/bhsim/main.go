@@ -142,7 +142,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func version(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("version")
 	format, check := formatFlag(fs, "text", "json")
-	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary.", args, stdout); err != nil {
+	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary. A build with -buildvcs=false has none:\ngo build -ldflags \"-X github.com/bhsim/bhsim/bench/report.Version=V -X github.com/bhsim/bhsim/bench/report.Revision=R\"\nsets them (docs/output-schema.md).", args, stdout); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])

@@ -276,8 +276,8 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 		}
 		return err
 	}
-	return printAs(stdout, format, jsonOf(r), func(w io.Writer) error { return report.WriteRunCSV(w, r) },
-		func(w io.Writer) error { return report.WriteRunText(w, r) })
+	return printAs(stdout, format, func(w io.Writer) error { return report.WriteRunJSON(w, r) },
+		func(w io.Writer) error { return report.WriteRunCSV(w, r) }, func(w io.Writer) error { return report.WriteRunText(w, r) })
 }
 
 // maxStepRecords bounds a step-mode run.

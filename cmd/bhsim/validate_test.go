@@ -45,6 +45,10 @@ func TestRunFormats(t *testing.T) {
 	require.Equal(t, 0, status, errs)
 	got, err := scenario.DecodeResult([]byte(out))
 	require.NoError(t, err)
+	assert.Equal(t, scenario.ResultSchema, got.Schema)
+	require.NotNil(t, got.Tool, "the result names its writer, as every output does")
+	assert.Equal(t, report.CurrentTool(), *got.Tool)
+	got.Tool = nil
 	assert.Equal(t, want, got)
 
 	status, out, errs = bhsim("run", "--format", "csv", "--kernel", "5.10.10", file)
