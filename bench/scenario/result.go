@@ -190,7 +190,7 @@ func (c *Counter) UnmarshalJSON(b []byte) error {
 	case j.Value == nil && j.Min != nil && j.Max != nil && *j.Min <= *j.Max:
 		*c = Counter{Name: j.Name, Min: *j.Min, Max: *j.Max}
 	default:
-		return fmt.Errorf("counter %q: want value, or min <= max", j.Name)
+		return fmt.Errorf("counter %s: want value, or min <= max", QuoteToken(j.Name))
 	}
 	return nil
 }
@@ -454,11 +454,12 @@ func DecodeResult(b []byte) (*Result, error) {
 		if got == "" || got == "null" {
 			got = "none"
 		}
+		got = echoToken(got)
 		return nil, fmt.Errorf("result: schema %s, want %q (or %d)", got, ResultSchema, SchemaVersion)
 	}
 	r.Schema = ResultSchema
 	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("result %q: %w", r.Scenario, err)
+		return nil, fmt.Errorf("result %s: %w", QuoteToken(r.Scenario), err)
 	}
 	r.normalise()
 	return &r, nil
@@ -512,7 +513,7 @@ func (r *Result) check() error {
 	for _, cs := range lists {
 		for i := 1; i < len(cs); i++ {
 			if CompareNames(cs[i-1].Name, cs[i].Name) >= 0 {
-				return fmt.Errorf("counters %q and %q out of order or repeated", cs[i-1].Name, cs[i].Name)
+				return fmt.Errorf("counters %s and %s out of order or repeated", QuoteToken(cs[i-1].Name), QuoteToken(cs[i].Name))
 			}
 		}
 	}

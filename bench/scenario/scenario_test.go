@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -239,6 +240,58 @@ func TestModeString(t *testing.T) {
 
 // FuzzParse checks that Parse never panics and that every scenario it
 // accepts survives a round trip through Format unchanged.
+// TestParseLongTokens puts a 10 MB word where each error echoes one: the
+// message repeats its first bytes, an ellipsis and its length, not the
+// word.
+func TestParseLongTokens(t *testing.T) {
+	const dev = "device size=1M\n"
+	long := strings.Repeat("x", 10<<20)
+	for _, tt := range []struct{ name, text, want string }{
+		{"verb", dev + long + " a\n", `unknown operation "xxxxxxxx`},
+		{"fd", dev + "open " + long + " rdwr\n", "descriptor name \"xxxx"},
+		{"unknown fd", dev + "fsync a" + long + "\n", "descriptor name \"ax"},
+		{"mode", dev + "open a " + long + "\n", `unknown mode "xxx`},
+		{"flag", dev + "open a rdwr " + long + "\n", `unknown flag "xxx`},
+		{"key=value", dev + "open a rdwr\npwrite a " + long + "\n", `want key=value, got "xxx`},
+		{"key", dev + "open a rdwr\npwrite a " + long + "=1\n", `unknown key "xxx`},
+		{"size", "device size=" + long + "\n", `bad size "xxx`},
+		{"huge number", "device size=" + strings.Repeat("9", 10<<20) + "\n", `size "999`},
+		{"sector", "device size=1M sector=" + long + "\n", `bad size "xxx`},
+		{"fill", dev + "open a rdwr\npwrite a off=0 len=1 fill=" + long + "\n", "fill=xxx"},
+		{"repeat", dev + "open a rdwr\npwrite a off=0 len=1 repeat=" + long + "\n", "repeat=xxx"},
+		{"pattern", dev + "report " + long + "\n", `counter pattern "xxx`},
+		{"pattern chars", dev + "report bio." + long + "/\n", `counter pattern "bio.xxx`},
+		{"blkbszset", dev + "open a rdwr\nblkbszset a " + long + "\n", `bad size "xxx`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.scn", tt.text)
+			require.Error(t, err)
+			msg := err.Error()
+			assert.Less(t, len(msg), 400, "the error repeats a bounded excerpt")
+			assert.Contains(t, msg, tt.want)
+			assert.Regexp(t, `…"? \(1048\d{4} bytes\)`, msg, "with an ellipsis and the word's length")
+		})
+	}
+}
+
+// TestQuoteToken checks the cut: at most MaxEchoedToken bytes are quoted
+// whole, a longer word is cut at a character's boundary.
+func TestQuoteToken(t *testing.T) {
+	for _, tt := range []struct{ in, want, echo string }{
+		{"abc", `"abc"`, "abc"},
+		{strings.Repeat("a", MaxEchoedToken), strconv.Quote(strings.Repeat("a", MaxEchoedToken)), strings.Repeat("a", MaxEchoedToken)},
+		{strings.Repeat("a", MaxEchoedToken+1), `"` + strings.Repeat("a", 48) + `…" (65 bytes)`, strings.Repeat("a", 48) + "… (65 bytes)"},
+		{strings.Repeat("é", 40), `"` + strings.Repeat("é", 24) + `…" (80 bytes)`, strings.Repeat("é", 24) + "… (80 bytes)"},
+		{"a" + strings.Repeat("é", 40), `"a` + strings.Repeat("é", 23) + `…" (81 bytes)`, "a" + strings.Repeat("é", 23) + "… (81 bytes)"},
+		{strings.Repeat("\xff", 70), `"` + strings.Repeat(`\xff`, 12) + `…" (70 bytes)`, strings.Repeat("\xff", 48) + "… (70 bytes)"},
+		{strings.Repeat("\xb0", 63), `"` + strings.Repeat(`\xb0`, 12) + `…" (63 bytes)`, strings.Repeat("\xb0", 63)},
+		{strings.Repeat("\n", 40), `"` + strings.Repeat(`\n`, 24) + `…" (40 bytes)`, strings.Repeat("\n", 40)},
+	} {
+		assert.Equal(t, tt.want, QuoteToken(tt.in))
+		assert.Equal(t, tt.echo, echoToken(tt.in))
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add(sample)
 	f.Add("device size=1M\n")
@@ -250,6 +303,7 @@ func FuzzParse(f *testing.F) {
 			var pe *ParseError
 			require.ErrorAs(t, err, &pe)
 			require.Positive(t, pe.Line)
+			require.Less(t, len(pe.Msg), 400, "an error echoes bounded excerpts of the input")
 			return
 		}
 		require.NoError(t, s.Validate())
