@@ -30,3 +30,32 @@ func TestProgress(t *testing.T) {
 	p.Finish()
 	assert.True(t, strings.HasSuffix(buf.String(), "\n"))
 }
+
+// TestProgressLines: for a writer that is not a terminal, plain lines,
+// the first after a second, then at most one every LineEvery.
+func TestProgressLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgressLines(&buf, "bhsim run", "records")
+	now := p.start
+	p.now = func() time.Time { return now }
+	for _, tt := range []struct {
+		at    time.Duration
+		done  int
+		lines int
+	}{
+		{500 * time.Millisecond, 1, 0},
+		{time.Second, 2, 1},
+		{3 * time.Second, 3, 1},
+		{time.Second + LineEvery, 4, 2},
+		{time.Second + LineEvery + time.Second, 5, 2},
+		{time.Second + 2*LineEvery, 6, 3},
+	} {
+		now = p.start.Add(tt.at)
+		p.Task(0)(tt.done, 10)
+		assert.Equal(t, tt.lines, strings.Count(buf.String(), "\n"), "at %s", tt.at)
+	}
+	p.Finish()
+	assert.Equal(t, "bhsim run: records 2/10, 1 s, about 4 s left\n"+
+		"bhsim run: records 4/10, 6 s, about 9 s left\n"+
+		"bhsim run: records 6/10, 11 s, about 7 s left\n", buf.String(), "plain lines: no carriage return or erase")
+}

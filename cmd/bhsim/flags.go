@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
@@ -148,11 +147,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressOn returns the progress line of command name's tasks on w when w
-// is a terminal, or nil (which draws nothing).
+// progressOn returns the progress of command name's tasks on w: a line
+// redrawn on a terminal, else plain lines every few seconds.
 func progressOn(w io.Writer, name string, tasks ...string) *report.Progress {
 	if !isTerminal(w) {
-		return nil
+		return report.NewProgressLines(w, "bhsim "+name, tasks...)
 	}
 	return report.NewProgress(w, "bhsim "+name, tasks...)
 }
@@ -180,9 +179,7 @@ func jsonOf(v any) func(io.Writer) error {
 // report.RunLimit, which less says how to shorten. The refusal and a dd
 // the model refuses (workload.ErrInvalidDD) are usage errors.
 func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(interrupt)
 	defer cancel()
 	prog := progressOn(stderr, name, unit)
 	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)

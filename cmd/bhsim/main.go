@@ -32,6 +32,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -104,8 +105,13 @@ func usage() string {
 	return sb.String()
 }
 
+// interrupt is the running command's context, which Ctrl-C (SIGINT) or
+// SIGTERM cancels (report.Interruptible).
+var interrupt = context.Background()
+
 // run executes the command line args and returns the exit status: 0, 1 for
-// a failed run, 2 for a mistake in the command line.
+// a failed run, 2 for a mistake in the command line, 130 for Ctrl-C (143
+// for SIGTERM), whatever the command.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, strings.SplitN(usage(), "\n", 2)[0]+"\n")
@@ -117,9 +123,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
+		ctx, stop := report.Interruptible(stderr, "bhsim "+c.name)
+		interrupt = ctx
 		err := c.run(args[1:], stdout, stderr)
 		var u usageError
-		switch {
+		switch ie := stop(); {
+		case ie != nil: // every command alike: one line, 128 + the signal
+			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, ie)
+			return ie.Status()
 		case err == nil || errors.Is(err, errHelp):
 			return 0
 		case errors.As(err, &u):

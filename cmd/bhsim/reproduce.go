@@ -55,7 +55,7 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	prog := progressOn(stderr, "reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
-	results, err := report.RunThreads(ths, profiles, prog)
+	results, err := report.RunThreads(interrupt, ths, profiles, prog)
 	prog.Finish()
 	if err != nil {
 		return err

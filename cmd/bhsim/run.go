@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
@@ -64,8 +63,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx := interrupt
 	if firstSet(set, workloadFlagNames) != "" || len(pos) == 1 && !report.IsScenarioFile(pos[0]) {
 		if *on != "model" || set["runs"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
@@ -73,7 +71,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if err := wf.misplaced(set, pos); err != nil {
 			return err
 		}
-		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)
+		return runWorkload(wf, pos, *kernel, *format, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))
@@ -114,7 +112,7 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 		if err := host.Check(); err != nil {
 			return nil, err
 		}
-		return host.Run(ctx, s, host.Options{Runs: runs})
+		return host.Run(ctx, s, host.Options{Runs: runs, NoSignalHandler: true}) // run() handles Ctrl-C
 	}
 	return nil, usagef("unknown --on %q (valid: model, host)", on)
 }
@@ -235,7 +233,7 @@ func (w *workloadFlags) options(kernel string) (engine.RunOptions, error) {
 }
 
 // runWorkload implements `bhsim run` for a workload of one's own.
-func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
 	wl, err := w.workload(pos)
 	if err != nil {
 		return err
@@ -244,20 +242,20 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	if err != nil {
 		return err
 	}
-	prog := progressOn(stderr, "run", "records")
 	switch {
 	case w.step && format != "text":
 		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)
 	case w.step && wl.Records > maxStepRecords:
 		return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
 	case w.step:
-		o.Step, prog = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}, nil
+		o.Step = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}
 	}
-	if cb := prog.Task(0); cb != nil {
-		o.Progress = func(done, total uint64) { cb(int(done), int(total)) }
-	}
-	r, err := engine.Run(ctx, wl, o)
-	prog.Finish()
+	var r *engine.RunResult
+	err = budgeted(stderr, "run", "records", "a smaller n=, or a shorter trace", func(ctx context.Context, progress func(done, total int)) (err error) {
+		o.Progress = func(done, total uint64) { progress(int(done), int(total)) }
+		r, err = engine.Run(ctx, wl, o)
+		return err
+	})
 	var bad *source.TraceError
 	if errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords)) {
 		return asUsage(err) // the options, or a record of the input (as a malformed line is)

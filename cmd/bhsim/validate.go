@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
@@ -66,10 +64,8 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	prog := progressOn(stderr, "validate", "scenarios")
-	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
+	v, err := report.Validate(interrupt, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {
 		return fmt.Errorf("%w (record one with --on host, or give --recorded DIR)", err)
@@ -109,7 +105,7 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, runs int) (report.KernelS
 			return nil, err
 		}
 		return func(ctx context.Context, _ string, s *scenario.Scenario) (*scenario.Result, error) {
-			return host.Run(ctx, s, host.Options{Runs: runs})
+			return host.Run(ctx, s, host.Options{Runs: runs, NoSignalHandler: true}) // run() handles Ctrl-C
 		}, nil
 	}
 	return nil, usagef("unknown --on %q (valid: recorded, host)", on)
