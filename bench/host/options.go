@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // Options tune a host run. The zero value runs once with the defaults.
@@ -41,6 +43,36 @@ const MaxTraceBufferKB = 256 << 10
 
 // MaxRuns bounds Options.Runs.
 const MaxRuns = 100
+
+// The host runner's own bounds, tighter than the scenario language's (which
+// follow the model's memory, scenario.MaxDeviceSize and MaxTotalIO): the
+// run's private tmpfs is sized to the whole device, so that no write can
+// outgrow it, and holds in memory what is written, as the loop device's
+// page cache holds what is read and written.
+const (
+	// MaxDeviceSize is the largest device the host runner creates: 1 GiB
+	// (its tmpfs takes up to that much memory).
+	MaxDeviceSize = 1 << 30
+	// MaxTotalIO bounds the bytes a scenario's pwrite and pread calls move
+	// on the host: 64 MiB (and so the events its trace buffer holds).
+	MaxTotalIO = 64 << 20
+)
+
+// CheckBounds refuses, with a *scenario.BoundError, a scenario past the
+// host runner's bounds (MaxDeviceSize, MaxTotalIO); Run calls it first.
+// O(operations).
+func CheckBounds(s *scenario.Scenario) error {
+	const why = "its private tmpfs, sized to the device, and the device's page cache live in memory; the model takes up to "
+	switch {
+	case s.Device.Size > MaxDeviceSize:
+		return &scenario.BoundError{Runner: "host", What: "device size", Value: s.Device.Size, Bound: MaxDeviceSize,
+			Why: why + scenario.FormatSize(scenario.MaxDeviceSize)}
+	case s.TotalIO() > MaxTotalIO:
+		return &scenario.BoundError{Runner: "host", What: "pwrite and pread total", Value: s.TotalIO(), Bound: MaxTotalIO,
+			Why: why + scenario.FormatSize(scenario.MaxTotalIO)}
+	}
+	return nil
+}
 
 // ErrUnsupported is returned on systems other than Linux.
 var ErrUnsupported = errors.New("host: the host runner needs Linux (loop devices and tracefs)")

@@ -189,7 +189,7 @@ type checker struct {
 	open    map[string]bool
 	totalIO int64
 	ops     int
-	full    bool
+	backing *BackingFull // the backing line, once given
 }
 
 func newChecker() *checker { return &checker{open: map[string]bool{}} }
@@ -225,10 +225,14 @@ func (c *checker) op(op Op) error {
 		c.open[fd] = true
 		return nil
 	case BackingFull:
-		if c.full {
+		switch {
+		case c.backing == nil:
+		case c.backing.Size == 0:
 			return errors.New("the backing store is already full")
+		default:
+			return fmt.Errorf("the backing store is already limited (%s): a scenario has one backing line", c.backing)
 		}
-		c.full = true
+		c.backing = &o
 		return nil
 	case Write:
 		if err := c.io(o.Len, o.Calls()); err != nil {
@@ -271,6 +275,13 @@ func checkFields(op Op) error {
 		}
 	case SetBlockSize:
 		return checkRange("size", o.Size, 0, 1<<31-1)
+	case BackingFull:
+		if err := checkRange("size", o.Size, 0, MaxDeviceSize); err != nil {
+			return err
+		}
+		if o.Size%BackingPageSize != 0 {
+			return fmt.Errorf("size=%s is not a multiple of the backing store's page, %d", FormatSize(o.Size), BackingPageSize)
+		}
 	case Write:
 		return checkIO(o.Off, o.Len, o.Repeat, o.Stride)
 	case Read:
@@ -368,10 +379,25 @@ var parsers = map[string]func(args []string) (Op, error){
 		return ReadOnly{FD: args[0], On: args[1] == "on"}, nil
 	},
 	"backing": func(args []string) (Op, error) {
-		if len(args) != 1 || args[0] != "full" {
-			return nil, errors.New("want: backing full")
+		if len(args) == 1 && args[0] == "full" {
+			return BackingFull{}, nil
 		}
-		return BackingFull{}, nil
+		if len(args) != 1 || !strings.HasPrefix(args[0], "size=") {
+			return nil, errors.New("want: backing full, or backing size=SIZE")
+		}
+		kv, err := keyValues(args, "size")
+		if err != nil {
+			return nil, err
+		}
+		n, err := ParseSize(kv["size"])
+		if err != nil {
+			return nil, fmt.Errorf("size: %w", err)
+		}
+		if n == 0 {
+			return nil, errors.New("size=0: want a positive size (backing full freezes the store where it is)")
+		}
+		op := BackingFull{Size: n}
+		return op, checkFields(op)
 	},
 	"report": nil, // handled by Parse
 }
@@ -550,9 +576,9 @@ func keyValues(args []string, keys ...string) (map[string]string, error) {
 	return kv, nil
 }
 
-// ParseSize reads a byte count: decimal digits with an optional suffix K, M
-// or G (powers of 1024): "4096", "4K", "1M". Values of 2^62 and more are
-// refused.
+// ParseSize reads a byte count: decimal digits with an optional suffix K, M,
+// G or T (powers of 1024): "4096", "4K", "1M", "1T". Values of 2^62 and
+// more are refused.
 func ParseSize(s string) (int64, error) {
 	shift := uint(0)
 	digits := s
@@ -564,10 +590,12 @@ func ParseSize(s string) (int64, error) {
 			shift, digits = 20, s[:n-1]
 		case 'G':
 			shift, digits = 30, s[:n-1]
+		case 'T':
+			shift, digits = 40, s[:n-1]
 		}
 	}
 	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-		return 0, fmt.Errorf("bad size %s (want digits with an optional K, M or G: 4096, 4K, 1M)", QuoteToken(s))
+		return 0, fmt.Errorf("bad size %s (want digits with an optional K, M, G or T: 4096, 4K, 1M)", QuoteToken(s))
 	}
 	n, err := strconv.ParseUint(digits, 10, 62)
 	if err != nil || n > (1<<62-1)>>shift {

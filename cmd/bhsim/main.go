@@ -42,6 +42,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 func main() {
@@ -135,6 +136,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.As(err, &u):
 			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(u.err.Error()))
+			return 2
+		case errors.As(err, new(*scenario.BoundError)): // a runner's bound: refused, as a mistake is
+			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
