@@ -39,6 +39,7 @@ type env struct {
 	major    uint32
 	minor    uint32
 	instance string // tracing instance directory, when created
+	bufferKB int    // the tracing instance's buffer per CPU, in KiB
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
 

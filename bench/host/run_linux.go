@@ -55,6 +55,9 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 	if err := CheckBounds(s); err != nil {
 		return nil, err
 	}
+	if opts.TraceBufferKB == 0 {
+		opts.TraceBufferKB = TraceBufferFor(s)
+	}
 	if err := Check(); err != nil {
 		return nil, err
 	}
