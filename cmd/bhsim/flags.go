@@ -48,7 +48,8 @@ func flagError(err error) error {
 // trace to replay, the flags that set them, in a usage error's message.
 var fieldFlags = strings.NewReplacer(
 	"with BlkparseDevice or TraceSelect.Device)", "with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)",
-	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)")
+	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)",
+	"(RunModel runs the scenario itself)", "(bhsim run FILE, without --dist or --step, runs the scenario itself)")
 
 // errHelp is returned once --help has printed a command's help.
 var errHelp = errors.New("help shown")

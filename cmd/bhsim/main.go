@@ -106,8 +106,7 @@ func usage() string {
 	return sb.String()
 }
 
-// interrupt is the running command's context, which Ctrl-C (SIGINT) or
-// SIGTERM cancels (report.Interruptible).
+// interrupt is the running command's context: Ctrl-C cancels it (report.Interruptible).
 var interrupt = context.Background()
 
 // run executes the command line args and returns the exit status: 0, 1 for
