@@ -178,6 +178,9 @@ func TestKnownDifferencesDoc(t *testing.T) {
 		assert.Equal(t, d.Scenarios, doc[i].Scenarios, "row %d", i+1)
 		assert.Equal(t, d.Counters, doc[i].Counters, "row %d", i+1)
 		assert.NotEmpty(t, d.Why)
+		for _, name := range d.Scenarios {
+			assert.FileExists(t, filepath.Join(corpus, name+".scn"), "a known difference names a corpus scenario")
+		}
 	}
 }
 
@@ -196,6 +199,9 @@ func TestKnownDifferenceCovers(t *testing.T) {
 		{"sparse-pages-bs4k", "rq.insert", true},
 		{"sparse-pages-bs4k", "rq.get", false},
 		{"dd-bs4k", "plug.plug", false},
+		{"wberr-fsync-once", "rq.insert", true},
+		{"wberr-fsync-once", "rq.get", false},
+		{"dd-bs4k", "rq.insert", false},
 	}
 	for _, c := range cases {
 		t.Run(c.scenario+"/"+c.counter, func(t *testing.T) {
