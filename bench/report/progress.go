@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,26 @@ type Progress struct {
 	shown       bool
 	lines       bool      // plain lines (NewProgressLines)
 	last        time.Time // when the last plain line was written
+}
+
+// ProgressOn returns the progress of the run called name's tasks on w: a
+// line redrawn on a terminal (NewProgress), else plain lines every few
+// seconds (NewProgressLines).
+func ProgressOn(w io.Writer, name string, tasks ...string) *Progress {
+	if IsTerminal(w) {
+		return NewProgress(w, name, tasks...)
+	}
+	return NewProgressLines(w, name, tasks...)
+}
+
+// IsTerminal reports whether w is a character device (a terminal). O(1).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // LineEvery is how often, at most, a Progress of plain lines writes one.

@@ -2,11 +2,14 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestProgress(t *testing.T) {
@@ -58,4 +61,20 @@ func TestProgressLines(t *testing.T) {
 	assert.Equal(t, "bhsim run: records 2/10, 1 s, about 4 s left\n"+
 		"bhsim run: records 4/10, 6 s, about 9 s left\n"+
 		"bhsim run: records 6/10, 11 s, about 7 s left\n", buf.String(), "plain lines: no carriage return or erase")
+}
+
+// TestIsTerminal: a character device is a terminal (a progress line is
+// redrawn), a buffer or a file is not (plain lines).
+func TestIsTerminal(t *testing.T) {
+	assert.False(t, IsTerminal(&bytes.Buffer{}))
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, IsTerminal(f), "a regular file")
+	assert.True(t, ProgressOn(f, "x").lines, "plain lines into a file")
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.True(t, IsTerminal(null), "a character device")
+	assert.False(t, ProgressOn(null, "x").lines, "a line redrawn on a terminal")
 }

@@ -147,6 +147,15 @@ type WorkloadSpec struct {
 	MRC []string
 }
 
+// IsInputError reports whether err, from engine.Run, is about what it was
+// given rather than a failure of the run: the options (engine.ErrRunOptions),
+// or a record of the input (a *source.TraceError without a cause, or one
+// with no records), as a malformed line is. O(wrapped errors).
+func IsInputError(err error) bool {
+	var bad *source.TraceError
+	return errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords))
+}
+
 // IsScenarioFile reports whether the file at path holds a scenario
 // (docs/scenario-language.md) rather than a trace, by its content
 // (source.OpenTrace), or by its .scn extension when it cannot be opened:

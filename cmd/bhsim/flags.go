@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
@@ -31,17 +30,31 @@ func asUsage(err error) error {
 
 // flagOf names the flag that sets each field of the library a
 // *report.FieldError names.
-var flagOf = map[string]string{"Costs.Set": "--cost", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev",
+var flagOf = map[string]string{"Costs.Set": "--cost", "Shard": "--shard", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev",
 	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc"}
 
 // flagError returns err, if any, as a mistake in the command line, a
 // *report.FieldError's field said as the flag that sets it.
 func flagError(err error) error {
 	var fe *report.FieldError
-	if errors.As(err, &fe) && flagOf[fe.Field] != "" {
+	var ae *report.AxisError
+	switch {
+	case errors.As(err, &fe) && flagOf[fe.Field] != "":
 		return usagef("%s %q: %v", flagOf[fe.Field], fe.Value, fe.Err)
+	case errors.As(err, &ae): // a sweep's axis: its flag is --AXIS
+		return usagef("--%s: %v", ae.Axis, ae.Err)
 	}
 	return asUsage(err)
+}
+
+// shardOf reads --shard's K/N (report.ParseShard) for a run whose output
+// is in format: a shard writes json or csv, which bhsim merge joins.
+func shardOf(v, format string) (report.Shard, error) {
+	sh, err := report.ParseShard(v)
+	if err == nil && sh.Count > 0 && format == "text" {
+		return sh, usagef("--shard writes json or csv, which bhsim merge joins: add --format json or --format csv")
+	}
+	return sh, flagError(err)
 }
 
 // fieldFlags names, beside the library's fields that choose what of a
@@ -111,23 +124,8 @@ func formatFlag(fs *flag.FlagSet, valid ...string) (*string, func() error) {
 	}
 }
 
-// listFlag is a flag that may be given several times, or with
-// comma-separated values.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-// Set appends v's comma-separated items. Errors: an empty item ("", "1,,2",
-// "1,"), which would otherwise leave the flag as if not given.
-func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			return fmt.Errorf("an empty item in %q (want a comma-separated list of values)", v)
-		}
-		*l = append(*l, s)
-	}
-	return nil
-}
+// listFlag is a flag that may be given several times, or with comma-separated values.
+type listFlag = report.List
 
 // namesOf returns the name of each of xs, in order.
 func namesOf[T any](xs []T, name func(T) string) []string {
@@ -136,25 +134,6 @@ func namesOf[T any](xs []T, name func(T) string) []string {
 		names = append(names, name(x))
 	}
 	return names
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressOn returns the progress of command name's tasks on w: a line
-// redrawn on a terminal, else plain lines every few seconds.
-func progressOn(w io.Writer, name string, tasks ...string) *report.Progress {
-	if !isTerminal(w) {
-		return report.NewProgressLines(w, "bhsim "+name, tasks...)
-	}
-	return report.NewProgress(w, "bhsim "+name, tasks...)
 }
 
 // printAs prints in format ("json", "csv" or "text") with the writer of
@@ -182,7 +161,7 @@ func jsonOf(v any) func(io.Writer) error {
 func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
 	ctx, cancel := context.WithCancel(interrupt)
 	defer cancel()
-	prog := progressOn(stderr, name, unit)
+	prog := report.ProgressOn(stderr, "bhsim "+name, unit)
 	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)
 	err := guard.Err(run(ctx, guard.Report))
 	prog.Finish()

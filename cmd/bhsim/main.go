@@ -7,10 +7,11 @@
 // Usage:
 //
 //	bhsim reproduce [--format text|csv|json] [--profile NAME|FILE] [--cost P=NS] [--plot DIR] [--cross-validate] [thread ...]
-//	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json]
+//	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json] [--shard K/N]
 //	bhsim run [--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE.scn
-//	bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --dist FILE.scn | --step [--quiz [--show]] [-s SEED]
+//	bhsim run [workload flags] TRACE... [--shard K/N] | --gen SPEC [-s SEED] | --dist FILE.scn | --step [--quiz [--show]] [-s SEED]
 //	bhsim validate [--on recorded|host] [--recorded DIR] [--runs N] [--kernel NAME] [--rows totals|all|diff] [--format text|json] DIR|FILE...
+//	bhsim merge FILE...
 //	bhsim explain OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [op flags]
 //	bhsim profile list | show NAME [--costs built-in|fitted]
 //	bhsim calibrate --host [--runs N] [--save FILE]
@@ -88,6 +89,7 @@ func commands() []command {
 		{"sweep", "a dd scenario over a grid of kernels, block sizes, layouts, bs and CPUs", sweep},
 		{"run", "a scenario file on the model or on the host kernel: counters per operation", runCmd},
 		{"validate", "every scenario of a directory on the model beside the kernel: one table", validate},
+		{"merge", "join the outputs of a sweep or trace run split with --shard K/N", merge},
 		{"explain", "one operation's event ledger and simulated time, per resource", explain},
 		{"profile", "the hardware profiles that price the events", profileCmd},
 		{"calibrate", "--host: fit a profile to this machine's kernel, predict the held-out half", calibrate},

@@ -14,12 +14,11 @@ import (
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/scenario"
-	"github.com/bhsim/bhsim/bench/source"
 )
 
 // runSynopsis is `bhsim run`'s help text.
 const runSynopsis = `[--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
-       bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --step [--quiz [--show]] -s SEED
+       bhsim run [workload flags] TRACE... [--shard K/N] | --gen SPEC [-s SEED] | --step [--quiz [--show]] -s SEED
 
 Runs the scenario in FILE (docs/scenario-language.md) on the model, or with
 --on host on this machine's Linux kernel (root, loop devices and tracefs:
@@ -39,7 +38,9 @@ simulated time, each resource's busy time, the bh LRU's hit ratio and
 miss-ratio curve (--mrc), bios and requests per operation; every header
 names the seed and the timing profile. --step prints each operation's cost
 and the page cache's state; --quiz hides the answers, --show reveals them;
---step -s SEED alone makes a fresh small problem.`
+--step -s SEED alone makes a fresh small problem. Several TRACEs run one
+after another (--format json: bhsim-run-list/1); --shard K/N runs those i
+with i mod N = K, for bhsim merge (docs/at-scale.md).`
 
 // runCmd implements `bhsim run`.
 func runCmd(args []string, stdout, stderr io.Writer) error {
@@ -64,7 +65,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	ctx := interrupt
-	if firstSet(set, workloadFlagNames) != "" || len(pos) == 1 && !report.IsScenarioFile(pos[0]) {
+	if firstSet(set, workloadFlagNames) != "" || len(pos) > 0 && !report.IsScenarioFile(pos[0]) {
 		if *on != "model" || set["runs"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
 		}
@@ -123,7 +124,7 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 type workloadFlags struct {
 	spec                   report.WorkloadSpec
 	dist, step, quiz, show bool
-	plot                   string
+	plot, shard            string
 }
 
 // addWorkloadFlags adds the workload flags to fs.
@@ -147,6 +148,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
 	fs.BoolVar(&w.quiz, "quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)")
 	fs.BoolVar(&w.show, "show", false, "with --quiz: reveal the answers")
+	fs.StringVar(&w.shard, "shard", "", "run shard `K/N` of the TRACE list: those i with i mod N = K (json or csv, for bhsim merge)")
 	fs.StringVar(&w.plot, "plot", "", "write a latency CDF and a throughput-over-time chart (SVG and PNG) into `DIR`")
 	addCostFlags(fs, "x86-server", false, &s.Costs)
 	fs.Var((*listFlag)(&s.MRC), "mrc", "bh LRU `SIZES` for the miss-ratio curve (comma-separated; each reruns the workload), e.g. 1,2,4,8,16,32")
@@ -155,7 +157,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
 var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay",
-	"memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
+	"memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
@@ -234,6 +236,9 @@ func (w *workloadFlags) options(kernel string) (engine.RunOptions, error) {
 
 // runWorkload implements `bhsim run` for a workload of one's own.
 func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+	if len(pos) > 1 || w.shard != "" {
+		return runList(w, pos, kernel, format, stdout, stderr)
+	}
 	wl, err := w.workload(pos)
 	if err != nil {
 		return err
@@ -256,12 +261,8 @@ func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, 
 		r, err = engine.Run(ctx, wl, o)
 		return err
 	})
-	var bad *source.TraceError
-	if errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords)) {
-		return asUsage(err) // the options, or a record of the input (as a malformed line is)
-	}
 	if err != nil {
-		return err
+		return runError(err)
 	}
 	if w.plot != "" {
 		if err := report.WriteRunCharts(w.plot, r); err != nil {
@@ -276,6 +277,41 @@ func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, 
 	}
 	return printAs(stdout, format, func(w io.Writer) error { return report.WriteRunJSON(w, r) },
 		func(w io.Writer) error { return report.WriteRunCSV(w, r) }, func(w io.Writer) error { return report.WriteRunText(w, r) })
+}
+
+// runList implements `bhsim run` over a list of trace files, or a shard of
+// it: each file its own run (report.RunFiles), all in one output.
+func runList(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+	if w.step || w.plot != "" || w.dist || w.spec.Gen != "" || w.spec.Seed != "" {
+		return usagef("a list of traces runs each as a trace: --step, --plot, --dist, --gen and -s take one workload")
+	}
+	sh, err := shardOf(w.shard, format)
+	if err != nil {
+		return err
+	}
+	o, err := w.options(kernel)
+	if err != nil {
+		return err
+	}
+	var l report.RunList
+	err = budgeted(stderr, "run", "traces", "fewer traces, or more shards", func(ctx context.Context, progress func(done, total int)) (err error) {
+		l, err = report.RunFiles(ctx, w.spec, o, pos, sh, report.CurrentTool(), progress)
+		return err
+	})
+	if err != nil {
+		return runError(err)
+	}
+	return printAs(stdout, format, jsonOf(l), l.WriteCSV, l.WriteText)
+}
+
+// runError is a workload run's error for the exit status: the options, a
+// field of the spec and a record of the input are mistakes (status 2), as a
+// malformed line is; the rest failures (1).
+func runError(err error) error {
+	if report.IsInputError(err) || errors.As(err, new(*report.FieldError)) {
+		return flagError(err)
+	}
+	return err
 }
 
 // maxStepRecords bounds a step-mode run.

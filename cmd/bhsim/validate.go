@@ -64,7 +64,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	prog := progressOn(stderr, "validate", "scenarios")
+	prog := report.ProgressOn(stderr, "bhsim validate", "scenarios")
 	v, err := report.Validate(interrupt, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {

@@ -1,0 +1,45 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bhsim/bhsim/bench/threads"
+	"github.com/bhsim/bhsim/bench/workload"
+)
+
+// ReproduceHelp is the first lines of `bhsim reproduce --help`: its
+// synopsis and what it does, then every thread with its subject and
+// profile. O(threads).
+func ReproduceHelp() string {
+	var sb strings.Builder
+	sb.WriteString("[--format text|csv|json] [--profile NAME|FILE] [--cost PARAM=NS] [--plot DIR] [--cross-validate] [thread ...]\n\n" +
+		"Reproduces the named LKML threads (all by default), each on the profile of the machine it was\n" +
+		"measured on unless --profile names another: the published table beside the simulated one, every\n" +
+		"cell labelled fitted, fitted (shared run), input or predicted, with its error. Threads:\n\n")
+	for _, t := range threads.All() {
+		fmt.Fprintf(&sb, "  %-10s %s (profile %s)\n", t.Name, t.Subject, t.Profile)
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+// ExplainHelp is the first lines of `bhsim explain --help`: its synopsis,
+// then every operation with its flags, their defaults, and its profile.
+// O(operations × flags).
+func ExplainHelp() string {
+	var sb strings.Builder
+	sb.WriteString("OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost PARAM=NS] [op flags]\n\n" +
+		"Runs one operation on the model and prints its event ledger under a profile:\n" +
+		"per resource, count × unit cost = simulated ns. Operations, their flags and defaults:\n\n")
+	for _, op := range workload.ExplainOps() {
+		fmt.Fprintf(&sb, "  %s: %s\n", op.Name, op.Summary)
+		for _, a := range op.Args {
+			fmt.Fprintf(&sb, "      --%s (default %s): %s\n", a.Name, a.Default, strings.ReplaceAll(a.Usage, "`", ""))
+		}
+		if op.Profile != "" {
+			fmt.Fprintf(&sb, "      profile %s\n", op.Profile)
+		}
+	}
+	sb.WriteString("\nExample: bhsim explain write-page --bsize 512")
+	return sb.String()
+}
