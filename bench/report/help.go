@@ -8,6 +8,16 @@ import (
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
+// Names returns the name of each of xs, in order: the valid values a usage
+// line lists. O(len(xs)).
+func Names[T any](xs []T, name func(T) string) []string {
+	names := make([]string, 0, len(xs))
+	for _, x := range xs {
+		names = append(names, name(x))
+	}
+	return names
+}
+
 // ReproduceHelp is the first lines of `bhsim reproduce --help`: its
 // synopsis and what it does, then every thread with its subject and
 // profile. O(threads).

@@ -61,7 +61,7 @@ func shardOf(v, format string) (report.Shard, error) {
 // trace to replay, the flags that set them, in a usage error's message.
 var fieldFlags = strings.NewReplacer(
 	"with BlkparseDevice or TraceSelect.Device)", "with BlkparseDevice, TraceSelect.Device or bhsim run --trace-dev)",
-	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)",
+	"with FioFile or TraceSelect.File)", "with FioFile, TraceSelect.File or bhsim run --trace-file)", "Options.TraceBufferKB", "--trace-buffer-kb",
 	"(RunModel runs the scenario itself)", "(bhsim run FILE, without --dist or --step, runs the scenario itself)")
 
 // errHelp is returned once --help has printed a command's help.
@@ -128,13 +128,7 @@ func formatFlag(fs *flag.FlagSet, valid ...string) (*string, func() error) {
 type listFlag = report.List
 
 // namesOf returns the name of each of xs, in order.
-func namesOf[T any](xs []T, name func(T) string) []string {
-	var names []string
-	for _, x := range xs {
-		names = append(names, name(x))
-	}
-	return names
-}
+func namesOf[T any](xs []T, name func(T) string) []string { return report.Names(xs, name) }
 
 // printAs prints in format ("json", "csv" or "text") with the writer of
 // that format (nil for one the command does not offer).

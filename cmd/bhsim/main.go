@@ -142,7 +142,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
 			return 2
 		default:
-			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(err.Error()))
 			return 1
 		}
 	}

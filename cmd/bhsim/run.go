@@ -47,7 +47,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	on := fs.String("on", "model", "where to run: model, or host (the running kernel; needs root)")
 	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(engine.KernelNames(), ", "))
-	runs := fs.Int("runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
+	var ho host.Options
+	fs.IntVar(&ho.Runs, "runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
+	fs.IntVar(&ho.TraceBufferKB, "trace-buffer-kb", 0, "the host's trace buffer per CPU in `KiB` (--on host; default: sized from the scenario's I/O; at most 262144)")
 	format, check := formatFlag(fs, "text", "csv", "json")
 	wf := addWorkloadFlags(fs)
 	pos, err := parseArgs(fs, runSynopsis, args, stdout)
@@ -66,7 +68,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	ctx := interrupt
 	if firstSet(set, workloadFlagNames) != "" || len(pos) > 0 && !report.IsScenarioFile(pos[0]) {
-		if *on != "model" || set["runs"] {
+		if *on != "model" || set["runs"] || set["trace-buffer-kb"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
 		}
 		if err := wf.misplaced(set, pos); err != nil {
@@ -81,7 +83,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	r, err := runOn(ctx, set, s, *on, *kernel, *runs)
+	r, err := runOn(ctx, set, s, *on, *kernel, ho)
 	if err != nil {
 		return err
 	}
@@ -90,13 +92,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // runOn runs s where on says: on the model of kernel preset name, or on the
-// host (runs times). Flags that do not apply to the chosen runner and were
-// set (set holds the flags given) are refused.
-func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, kernel string, runs int) (*scenario.Result, error) {
+// host with options o. Flags that do not apply to the chosen runner and
+// were set (set holds the flags given) are refused.
+func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, kernel string, o host.Options) (*scenario.Result, error) {
 	switch on {
 	case "model":
-		if set["runs"] {
-			return nil, usagef("--runs applies to --on host (the model repeats itself exactly)")
+		if set["runs"] || set["trace-buffer-kb"] {
+			return nil, usagef("--runs and --trace-buffer-kb apply to --on host (the model repeats itself exactly)")
 		}
 		k, err := engine.KernelByName(kernel)
 		if err != nil {
@@ -107,13 +109,14 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 		if set["kernel"] {
 			return nil, usagef("--kernel applies to --on model (the host runs its own kernel)")
 		}
-		if runs < 1 || runs > host.MaxRuns {
-			return nil, usagef("--runs %d: want 1 to %d", runs, host.MaxRuns)
+		if o.Runs < 1 || o.Runs > host.MaxRuns {
+			return nil, usagef("--runs %d: want 1 to %d", o.Runs, host.MaxRuns)
 		}
 		if err := host.Check(); err != nil {
 			return nil, err
 		}
-		return host.Run(ctx, s, host.Options{Runs: runs, NoSignalHandler: true}) // run() handles Ctrl-C
+		o.NoSignalHandler = true // run() handles Ctrl-C
+		return host.Run(ctx, s, o)
 	}
 	return nil, usagef("unknown --on %q (valid: model, host)", on)
 }
