@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -50,6 +51,12 @@ type Workload struct {
 	// says how many CPUs to run on, runs on one and refuses a record of
 	// another CPU.
 	Streamed bool
+	// Setup are scenario operations Run makes on CPU 0, as RunModel makes
+	// them, before the CPUs open the device and the records start: a
+	// scenario's lines before its first I/O (open, blkbszset, …), so that
+	// the records run at the block size it sets. A failing call fails as
+	// in the scenario (BLKBSZSET of a refused size leaves the size).
+	Setup []scenario.Op
 }
 
 // Access says how records reach the page cache.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
@@ -156,6 +157,12 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs), kswapd: mr.m.CPU(o.CPUs + 1), wbLimit: uint64(spec.dirtyLimit)}
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
+	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them
+		var or scenario.OpResult
+		if err := mr.exec(context.Background(), op, &or); err != nil {
+			return nil, err
+		}
+	}
 	e.cpus = make([]cpuState, o.CPUs)
 	for i := range e.cpus {
 		c := &e.cpus[i]

@@ -263,7 +263,11 @@ func (r *modelRun) exec(ctx context.Context, op scenario.Op, or *scenario.OpResu
 		err = f.SetReadOnly(r.cpu, o.On)
 	case scenario.BackingFull:
 		or.Calls = 1
-		r.mem.SetBackingFull(true)
+		if o.Size != 0 {
+			r.mem.SetBackingSize(uint64(o.Size))
+		} else {
+			r.mem.SetBackingFull(true)
+		}
 	default:
 		return fmt.Errorf("operation %T not modelled", op)
 	}

@@ -205,3 +205,34 @@ func TestRunModelErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunModelBackingSize runs `backing size=` on a 1 TiB device (sparse:
+// only what is written costs memory): a store of N bytes takes writeback
+// up to N bytes in all, and the write that would pass it fails the fsync
+// that writes it back; the pages written before stay readable.
+func TestRunModelBackingSize(t *testing.T) {
+	for _, tt := range []struct {
+		backing string
+		fsyncs  []string
+	}{
+		{"backing size=16K", []string{"", "", ""}},
+		{"backing size=12K", []string{"", "", "EIO"}},
+		{"backing size=8K", []string{"", "EIO", "EIO"}},
+		{"backing size=4K", []string{"", "EIO", "EIO"}},
+		{"backing full", []string{"", "EIO", "EIO"}},
+	} {
+		t.Run(tt.backing, func(t *testing.T) {
+			s, err := scenario.Parse("b.scn", "device size=1T sector=4096\nopen a rdwr\npwrite a off=1000G len=4K fill=1\nfsync a\n"+
+				tt.backing+"\npwrite a off=0 len=8K fill=2\nfsync a\npwrite a off=100G len=4K fill=3\nfsync a\npread a off=1000G len=4K\n")
+			require.NoError(t, err)
+			r, err := RunModel(context.Background(), s, ModelOptions{})
+			require.NoError(t, err)
+			var got []string
+			for _, f := range r.Fsyncs {
+				got = append(got, f.Errno)
+			}
+			assert.Equal(t, tt.fsyncs, got)
+			assert.Equal(t, "0x01*4096", r.Ops[len(r.Ops)-1].Data, "a page the store holds reads back")
+		})
+	}
+}

@@ -17,6 +17,9 @@ const RunSchema = "bhsim-run-dist/1"
 // the bh LRU's hit ratio and miss-ratio curve, and each CPU's share.
 type RunResult struct {
 	Schema string `json:"schema"`
+	// Tool is the binary that wrote the output (report.WriteRunJSON sets
+	// it; Run leaves it nil).
+	Tool *scenario.Tool `json:"tool,omitempty"`
 	// Workload, WorkloadKind and Seed say what ran (Seed is nil for a
 	// workload without one).
 	Workload     string  `json:"workload"`

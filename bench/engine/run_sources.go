@@ -22,14 +22,35 @@ func GenWorkload(g source.Generator) (Workload, error) {
 }
 
 // ScenarioWorkload is scenario s's reads, writes and syncs as a workload
-// on s's device (ScenarioReader): one CPU, one operation at a time.
-// Errors: s does not validate.
+// on s's device (ScenarioReader): one CPU, one operation at a time, after
+// its lines before the first I/O (Workload.Setup: the block size it sets
+// holds for the records). The other lines among the I/O (open, close,
+// dropcaches, readonly, backing) give no record and change nothing.
+// Errors: s does not validate; a blkbszset after the first I/O (a
+// workload runs at one block size; RunModel runs such a scenario).
 func ScenarioWorkload(s *scenario.Scenario) (Workload, error) {
 	if err := s.Validate(); err != nil {
 		return Workload{}, err
 	}
+	first := -1
+	for i, op := range s.Ops {
+		switch op.(type) {
+		case scenario.Write, scenario.Read, scenario.Fsync, scenario.Fdatasync:
+			if first < 0 {
+				first = i
+			}
+		case scenario.SetBlockSize:
+			if first >= 0 {
+				return Workload{}, fmt.Errorf("scenario %s: op %d (%s) changes the block size after the first I/O (op %d, %s): a workload runs at one block size, set before its records (RunModel runs the scenario itself)",
+					s.Name, i+1, op, first+1, s.Ops[first])
+			}
+		}
+	}
+	if first < 0 {
+		first = len(s.Ops)
+	}
 	return Workload{Name: s.Name, Kind: "scenario", DeviceSize: uint64(s.Device.Size), LogicalBlockSize: uint32(s.Device.SectorSize()),
-		CPUs: 1, Open: func() (source.IOReader, error) { return source.NewScenarioReader(s) }}, nil
+		CPUs: 1, Setup: s.Ops[:first], Open: func() (source.IOReader, error) { return source.NewScenarioReader(s) }}, nil
 }
 
 // TraceDevice is the device a trace replays on: its size (0: the trace's

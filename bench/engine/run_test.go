@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/blocksize"
 )
@@ -561,5 +562,43 @@ func traceSeeds(f *testing.F, exts ...string) {
 				f.Add(string(b))
 			}
 		}
+	}
+}
+
+// TestScenarioWorkloadBlockSize runs scenarios as workloads: the lines
+// before the first I/O run first, as RunModel runs them, so the records
+// run at the block size they set (and a BLKBSZSET the kernel refuses, or
+// that another opener's claim blocks, leaves it); one after the first I/O
+// is refused.
+func TestScenarioWorkloadBlockSize(t *testing.T) {
+	const io = "pwrite a off=0 len=4K repeat=4\nfsync a\n"
+	for _, tt := range []struct {
+		name, lines string
+		blockSize   uint32
+		err         string
+	}{
+		{"the kernel's at open", "open a rdwr\n", 4096, ""},
+		{"set through a holder", "open h rdwr excl\nblkbszset h 512\nopen a rdwr\n", 512, ""},
+		{"set on the descriptor", "open a rdwr\nblkbszset a 1K\n", 1024, ""},
+		{"the last of several", "open a rdwr\nblkbszset a 1K\nblkbszset a 2K\n", 2048, ""},
+		{"a refused size leaves it", "open a rdwr\nblkbszset a 3000\n", 4096, ""},
+		{"another's claim blocks it", "open h rdwr excl\nopen a rdwr\nblkbszset a 512\n", 4096, ""},
+		{"after the first I/O", "open a rdwr\npwrite a off=0 len=4K\nblkbszset a 512\n", 0,
+			"op 3 (blkbszset a 512) changes the block size after the first I/O (op 2, pwrite a off=0 len=4K)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenario.Parse("b.scn", "device size=1M\n"+tt.lines+io)
+			require.NoError(t, err)
+			w, err := ScenarioWorkload(s)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			r, err := Run(context.Background(), w, RunOptions{Disk: Disk{Name: "null"}})
+			require.NoError(t, err)
+			assert.Equal(t, tt.blockSize, r.BlockSize)
+			assert.Equal(t, uint64(5), r.Ops, "the I/O records, not the setup")
+		})
 	}
 }

@@ -53,11 +53,14 @@
 //
 // # Bounds
 //
-// The scenario's own bounds hold (scenario.MaxDeviceSize, 1 GiB, and
-// scenario.MaxTotalIO, 64 MiB, of pwrite and pread); each run has a timeout
+// The runner's own bounds hold, tighter than the language's (CheckBounds:
+// MaxDeviceSize, 1 GiB, the size of its private tmpfs, and MaxTotalIO,
+// 64 MiB of pwrite and pread); each run has a timeout
 // (Options.Timeout, 2 minutes by default) checked between system calls; the
-// trace buffer is bounded (Options.TraceBufferKB per CPU) and a run whose
-// trace lost events fails rather than report wrong counts.
+// trace buffer is sized from the scenario's I/O (TraceBufferFor, unless
+// Options.TraceBufferKB sets it) and bounded, and a run whose trace lost
+// events fails rather than report wrong counts, naming a size that would
+// have held them.
 //
 // # Operations on the host
 //

@@ -39,6 +39,7 @@ type env struct {
 	major    uint32
 	minor    uint32
 	instance string // tracing instance directory, when created
+	bufferKB int    // the tracing instance's buffer per CPU, in KiB
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
 
@@ -283,14 +284,19 @@ func unmount(dir string) error {
 }
 
 // backingFull remounts the private tmpfs with size= what it uses, so the
-// backing file cannot grow any more.
-func (e *env) backingFull() error {
+// backing file cannot grow any more; or, with size set, with room for size
+// bytes of the backing file beside the ballast page (what it uses, when
+// that is more: the store is then full).
+func (e *env) backingFull(size int64) error {
 	for attempt := 0; ; attempt++ {
 		var st unix.Statfs_t
 		if err := unix.Statfs(e.tmpDir, &st); err != nil {
 			return fmt.Errorf("host: statfs %s: %w", e.tmpDir, err)
 		}
 		used := (st.Blocks - st.Bfree) * uint64(st.Bsize)
+		if size > 0 {
+			used = max(used, uint64(size)+uint64(os.Getpagesize()))
+		}
 		err := unix.Mount("bhsim-host", e.tmpDir, "tmpfs", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, fmt.Sprintf("size=%d", used))
 		if err == nil {
 			return nil

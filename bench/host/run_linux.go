@@ -52,6 +52,12 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
+	if err := CheckBounds(s); err != nil {
+		return nil, err
+	}
+	if opts.TraceBufferKB == 0 {
+		opts.TraceBufferKB = TraceBufferFor(s)
+	}
 	if err := Check(); err != nil {
 		return nil, err
 	}
@@ -371,7 +377,7 @@ func (e *env) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult) e
 		_ = timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKROSET, v) })
 	case scenario.BackingFull:
 		or.Calls = 1
-		return e.backingFull()
+		return e.backingFull(o.Size)
 	default:
 		return fmt.Errorf("unknown operation %T", op)
 	}

@@ -416,3 +416,23 @@ func (a *attribution) line(line string) {
 		a.dropped++
 	}
 }
+
+// lostEvents is the error of a run whose trace buffer of bufferKB KiB per
+// CPU kept only kept of the written events (the trace file's header, as
+// decimal text): it names a buffer that would have held them, a quarter
+// more than the lost share asks for, or, past MaxTraceBufferKB, says to
+// move fewer bytes.
+func lostEvents(bufferKB int, kept, written string) error {
+	k, _ := strconv.ParseFloat(kept, 64)
+	w, _ := strconv.ParseFloat(written, 64)
+	need := MaxTraceBufferKB + 1
+	if k > 0 {
+		need = (int(float64(bufferKB)*w/k*1.25) + 1023) / 1024 * 1024
+	}
+	if need > MaxTraceBufferKB {
+		return fmt.Errorf("host: the trace buffer of %d KiB per CPU lost events (%s of %s kept), and the largest, Options.TraceBufferKB %d, would not hold them: move fewer bytes in the scenario",
+			bufferKB, kept, written, MaxTraceBufferKB)
+	}
+	return fmt.Errorf("host: the trace buffer of %d KiB per CPU lost events (%s of %s kept): set Options.TraceBufferKB to %d or more (at most %d), or move fewer bytes in the scenario",
+		bufferKB, kept, written, need, MaxTraceBufferKB)
+}

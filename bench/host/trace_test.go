@@ -1,6 +1,7 @@
 package host
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -191,7 +192,7 @@ func TestOptionsDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, o.Runs)
 	assert.Equal(t, DefaultTimeout, o.Timeout)
-	assert.Equal(t, DefaultTraceBufferKB, o.TraceBufferKB)
+	assert.Zero(t, o.TraceBufferKB, "0: sized from the scenario by Run (TraceBufferFor)")
 	for _, bad := range []Options{{Runs: -1}, {Runs: MaxRuns + 1}, {Timeout: -1}, {TraceBufferKB: -1}, {TraceBufferKB: MaxTraceBufferKB + 1}} {
 		_, err := bad.withDefaults()
 		assert.Error(t, err, "%+v", bad)
@@ -220,4 +221,45 @@ func FuzzTraceLine(f *testing.F) {
 			_, _, _ = ev.marker()
 		}
 	})
+}
+
+// TestTraceBufferFor sizes the buffer from the scenario's I/O: a small
+// scenario gets the default, the 64 MiB dd at 512-byte sectors that lost
+// 10 % of its 396592 events in 16 MiB gets well over what held them, and
+// no size passes the bounds.
+func TestTraceBufferFor(t *testing.T) {
+	most := max(DefaultTraceBufferKB, min(MaxTraceBufferKB, traceBudgetKB/runtime.NumCPU()))
+	for _, tt := range []struct {
+		name, text string
+		atLeast    int
+	}{
+		{"small", "device size=1M\nopen a rdwr\npwrite a off=0 len=4K\nfsync a\n", DefaultTraceBufferKB},
+		{"64 MiB at 512-byte sectors", "device size=1G\nopen a rdwr\nblkbszset a 512\npwrite a off=0 len=4K repeat=16384\nfsync a\n", 2 * 16384 * 396592 / 357852},
+		{"64 MiB at 4096-byte sectors", "device size=1G sector=4096\nopen a rdwr\npwrite a off=0 len=1M repeat=64\nfsync a\n", DefaultTraceBufferKB},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenario.Parse("t.scn", tt.text)
+			require.NoError(t, err)
+			kb := TraceBufferFor(s)
+			assert.GreaterOrEqual(t, kb, min(tt.atLeast, most))
+			assert.LessOrEqual(t, kb, most)
+			assert.Zero(t, kb%1024, "whole MiB")
+		})
+	}
+}
+
+// TestLostEvents: the error names the buffer, what it kept, and a size that
+// would hold the events, or that none would.
+func TestLostEvents(t *testing.T) {
+	for _, tt := range []struct {
+		buffer        int
+		kept, written string
+		want          string
+	}{
+		{16384, "357852", "396592", "host: the trace buffer of 16384 KiB per CPU lost events (357852 of 396592 kept): set Options.TraceBufferKB to 23552 or more (at most 262144), or move fewer bytes in the scenario"},
+		{262144, "100", "1000", "would not hold them: move fewer bytes in the scenario"},
+		{16384, "0", "1000", "would not hold them"},
+	} {
+		assert.ErrorContains(t, lostEvents(tt.buffer, tt.kept, tt.written), tt.want)
+	}
 }

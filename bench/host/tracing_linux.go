@@ -70,6 +70,7 @@ func (e *env) startTracing(f filter, bufferKB int) error {
 	if err := write("buffer_size_kb", strconv.Itoa(bufferKB)); err != nil {
 		return err
 	}
+	e.bufferKB = bufferKB
 	clock := "global"
 	if b, err := os.ReadFile(filepath.Join(inst, "trace_clock")); err == nil && bytes.Contains(b, []byte("mono ")) {
 		clock = "mono"
@@ -147,7 +148,7 @@ func (e *env) stopTracing(a *attribution, dump io.Writer) error {
 			if m := entriesRE.FindStringSubmatch(line); m != nil {
 				checked = true
 				if m[1] != m[2] {
-					return fmt.Errorf("host: the trace buffer lost events (%s of %s kept): raise Options.TraceBufferKB or shorten the scenario", m[1], m[2])
+					return lostEvents(e.bufferKB, m[1], m[2])
 				}
 			}
 			continue

@@ -46,25 +46,28 @@ func NewBudget(w io.Writer, name, unit, less string, next func(done, total int),
 }
 
 // Report is the run's progress callback: done of total units. The first
-// report after EstimateAfter with 0 < done < total estimates the run, once.
-// O(1).
+// report after EstimateAfter with 0 < done < total estimates the run, once;
+// the reports of a refused run, from that one on, are not passed on, so
+// that its refusal is all it prints. O(1).
 func (b *Budget) Report(done, total int) {
-	if b.next != nil {
-		b.next(done, total)
-	}
-	elapsed := b.now().Sub(b.start)
-	if b.checked || elapsed < EstimateAfter || done <= 0 || total <= done {
+	if b.estimate != 0 {
 		return
 	}
-	b.checked = true
-	est := time.Duration(float64(elapsed) * float64(total) / float64(done))
-	switch {
-	case est > RunLimit:
-		b.estimate = est
-		b.cancel()
-	case b.next == nil:
-		fmt.Fprintf(b.w, "%s: about %s in all (%d of %d %s done after %s)\n", b.name,
-			est.Round(time.Second), done, total, b.unit, elapsed.Round(time.Millisecond))
+	if elapsed := b.now().Sub(b.start); !b.checked && elapsed >= EstimateAfter && done > 0 && total > done {
+		b.checked = true
+		est := time.Duration(float64(elapsed) * float64(total) / float64(done))
+		switch {
+		case est > RunLimit:
+			b.estimate = est
+			b.cancel()
+			return
+		case b.next == nil:
+			fmt.Fprintf(b.w, "%s: about %s in all (%d of %d %s done after %s)\n", b.name,
+				est.Round(time.Second), done, total, b.unit, elapsed.Round(time.Millisecond))
+		}
+	}
+	if b.next != nil {
+		b.next(done, total)
 	}
 }
 

@@ -45,7 +45,10 @@ func TestBudget(t *testing.T) {
 			b.Report(tt.done, tt.total)
 			b.Report(tt.done, tt.total) // estimated once
 			assert.Equal(t, tt.cancelled, cancelled)
-			if tt.progress {
+			switch {
+			case tt.progress && tt.cancelled:
+				assert.Zero(t, passed, "a refused run's reports do not reach the progress line: its refusal is all it shows")
+			case tt.progress:
 				assert.Equal(t, 2, passed, "every report reaches the progress line")
 			}
 			if tt.says == "" {

@@ -104,6 +104,14 @@ func seconds(ns float64) string {
 // (throughput, name = its start in ns). The JSON of the same result is
 // WriteJSON of r. Errors: w fails. O(kinds + resources + intervals).
 func WriteRunCSV(w io.Writer, r *engine.RunResult) error {
+	return WriteCSV(w, RunCSVSchema, runCSVHeader, runCSVRows(r))
+}
+
+// runCSVHeader is bhsim-run-dist-csv/1's header after "schema".
+var runCSVHeader = []string{"workload", "section", "name", "metric", "value"}
+
+// runCSVRows are r's rows of bhsim-run-dist-csv/1, without the schema.
+func runCSVRows(r *engine.RunResult) [][]string {
 	var rows [][]string
 	add := func(section, name, metric, value string) {
 		rows = append(rows, []string{r.Workload, section, name, metric, value})
@@ -143,5 +151,16 @@ func WriteRunCSV(w io.Writer, r *engine.RunResult) error {
 		add("throughput", Num(b.StartNS), "mb_per_s", Num(b.MBps))
 		add("throughput", Num(b.StartNS), "iops", Num(b.IOPS))
 	}
-	return WriteCSV(w, RunCSVSchema, []string{"workload", "section", "name", "metric", "value"}, rows)
+	return rows
+}
+
+// WriteRunJSON writes a workload's distributions as bhsim-run-dist/1
+// (engine.RunSchema), naming CurrentTool as its writer when r names none (r
+// itself is not changed). Errors: w fails.
+func WriteRunJSON(w io.Writer, r *engine.RunResult) error {
+	if r.Tool == nil {
+		c, t := *r, CurrentTool()
+		c.Tool, r = &t, &c
+	}
+	return WriteJSON(w, r)
 }

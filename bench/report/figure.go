@@ -31,7 +31,7 @@ const (
 
 // WriteFigure draws f, one of a reproduction's figures, as dir/ID.svg and
 // dir/ID.png (ID is f.ID), overwriting them: its panels in rows of at most
-// two, each 5.5 × 4 inches, bars for a panel with categories and lines
+// two (a last row of one centred), each 5.5 × 4 inches, bars for a panel with categories and lines
 // otherwise, a published series light (bars) or dashed (lines) beside the
 // simulated one; the PNG at 110 dpi. The same figure draws the same bytes.
 // Preconditions: dir exists; f has a panel; a line series has as many X as Y values.
@@ -62,6 +62,7 @@ func WriteFigure(dir string, f threads.Figure) error {
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter, PadTop: 2 * vg.Millimeter,
 			PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 		canvases := plot.Align(grid, tiles, c)
+		centreLastRow(canvases, len(panels))
 		for i := range grid {
 			for j, p := range grid[i] {
 				if p != nil {
@@ -78,6 +79,22 @@ func WriteFigure(dir string, f threads.Figure) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
 	drawOn(draw.New(img))
 	return saveTo(filepath.Join(dir, f.ID+".png"), vgimg.PngCanvas{Canvas: img})
+}
+
+// centreLastRow moves the canvases of a grid's last row, when it holds
+// fewer of the n panels than the rows above, to the middle of the row, so
+// that no empty panel shows at its end. O(columns).
+func centreLastRow(canvases [][]draw.Canvas, n int) {
+	rows, cols := len(canvases), len(canvases[0])
+	last := n - (rows-1)*cols
+	if rows < 2 || cols < 2 || last >= cols {
+		return
+	}
+	dx := (canvases[0][1].Min.X - canvases[0][0].Min.X) * vg.Length(cols-last) / 2
+	for j := range last {
+		r := &canvases[rows-1][j].Rectangle
+		r.Min.X, r.Max.X = r.Min.X+dx, r.Max.X+dx
+	}
 }
 
 // WriteFigures draws every figure of the reproductions rs into dir
@@ -222,7 +239,9 @@ func bars(pl *plot.Plot, p threads.Panel) error {
 // lines draws p's series as lines: simulated solid with points, published
 // dashed on top, one colour and marker per name. Each name's simulated line
 // is drawn narrower than the one before, so that lines that coincide stay
-// visible one inside the other; ticks sit at the data's x values and the
+// visible one inside the other; a simulated line that lies on an earlier
+// one (coincide) is drawn dotted over it, its markers larger, and its
+// legend entry says on which. Ticks sit at the data's x values and the
 // legend in the emptiest corner.
 func lines(pl *plot.Plot, p threads.Panel) error {
 	var names []string
@@ -238,6 +257,7 @@ func lines(pl *plot.Plot, p threads.Panel) error {
 	if slices.ContainsFunc(p.Series, func(s threads.Series) bool { return s.Published }) {
 		simulated = " simulated"
 	}
+	var drawn []threads.Series // the simulated series so far
 	for _, s := range p.Series {
 		k := slices.Index(names, s.Name)
 		xy := make(plotter.XYs, len(s.X))
@@ -264,8 +284,16 @@ func lines(pl *plot.Plot, p threads.Panel) error {
 		}
 		l.Color, l.Width = plotutil.Color(k), vg.Points(1+1.2*float64(len(names)-1-k))
 		pts.Color, pts.Shape, pts.Radius = plotutil.Color(k), plotutil.Shape(k), vg.Points(3)
+		label := s.Name + simulated
+		if j := slices.IndexFunc(drawn, func(o threads.Series) bool { return coincide(o, s) }); j >= 0 {
+			under := slices.Index(names, drawn[j].Name)
+			l.Width, l.Dashes = vg.Points(1+1.2*float64(len(names)-1-under)), []vg.Length{vg.Points(4), vg.Points(3)}
+			pts.Radius = vg.Points(5)
+			label += " (dotted: on " + drawn[j].Name + "'s line)"
+		}
+		drawn = append(drawn, s)
 		pl.Add(l, pts)
-		pl.Legend.Add(s.Name+simulated, l, pts)
+		pl.Legend.Add(label, l, pts)
 	}
 	pl.Add(published...)
 	slices.Sort(xs)
@@ -281,6 +309,20 @@ func lines(pl *plot.Plot, p threads.Panel) error {
 	}
 	placeLegend(pl, all, xs)
 	return nil
+}
+
+// coincide reports whether series a and b have the same x values and y
+// values within 1 % of each other: lines that would hide one another.
+func coincide(a, b threads.Series) bool {
+	if !slices.Equal(a.X, b.X) || len(a.Y) != len(b.Y) {
+		return false
+	}
+	for i := range a.Y {
+		if d := a.Y[i] - b.Y[i]; d > 0.01*max(a.Y[i], b.Y[i]) || -d > 0.01*max(a.Y[i], b.Y[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // darker returns c at two thirds of its brightness: a published line drawn

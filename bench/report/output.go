@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // The versions of the outputs other tools read (docs/output-schema.md). A
@@ -33,54 +35,52 @@ const (
 )
 
 // Tool is the identity of the binary that wrote an output, as every
-// versioned JSON output carries it ("tool").
-type Tool struct {
-	// Name is "bhsim".
-	Name string `json:"name"`
-	// Version is the main module's version, "(devel)" when built from a
-	// checkout, "(unknown)" without build information.
-	Version string `json:"version"`
-	// Revision and Modified are the VCS revision the go command stamped
-	// and whether the tree had changes; empty and false when not stamped.
-	Revision string `json:"revision,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	// Go is the Go release the binary was built with.
-	Go string `json:"go"`
+// versioned JSON output carries it ("tool"); the scenario package's type,
+// so that a scenario result carries the same block.
+type Tool = scenario.Tool
+
+// Version and Revision, when set at link time, name the binary's version
+// and VCS revision where the build information has none: a binary built
+// from a checkout with -buildvcs=false (or outside a repository) has
+// version "(devel)" and no revision. Set them with
+//
+//	go build -ldflags "-X github.com/bhsim/bhsim/bench/report.Version=v0.1.0 -X github.com/bhsim/bhsim/bench/report.Revision=$(git rev-parse HEAD)" ./cmd/bhsim
+var (
+	Version  string
+	Revision string
+)
+
+// CurrentTool returns the running binary's identity: named bhsim, with
+// Version if set at link time, else the main module's version from the
+// build information (runtime/debug.ReadBuildInfo: "v1.2.0" for `go install
+// …@v1.2.0`, "(devel)" for a checkout), and the VCS revision the go command
+// stamped, else Revision. O(build settings).
+func CurrentTool() Tool {
+	bi, ok := debug.ReadBuildInfo()
+	return toolOf(bi, ok, Version, Revision)
 }
 
-// CurrentTool returns the running binary's identity from its build
-// information (runtime/debug.ReadBuildInfo): named bhsim, with the main
-// module's version and any VCS revision. O(build settings).
-func CurrentTool() Tool {
+// toolOf is CurrentTool from given build information and link-time values.
+func toolOf(bi *debug.BuildInfo, ok bool, version, revision string) Tool {
 	t := Tool{Name: "bhsim", Version: "(unknown)", Go: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return t
-	}
-	t.Version = bi.Main.Version
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			t.Revision = s.Value
-		case "vcs.modified":
-			t.Modified = s.Value == "true"
+	if ok {
+		t.Version = bi.Main.Version
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				t.Revision = s.Value
+			case "vcs.modified":
+				t.Modified = s.Value == "true"
+			}
 		}
 	}
+	if version != "" {
+		t.Version = version
+	}
+	if t.Revision == "" {
+		t.Revision = revision
+	}
 	return t
-}
-
-// String prints t as `bhsim version` does, but for the platform:
-// "bhsim VERSION (revision REVISION[, modified]) GO", the revision
-// "unknown" when none was stamped.
-func (t Tool) String() string {
-	rev := t.Revision
-	if rev == "" {
-		rev = "unknown"
-	}
-	if t.Modified {
-		rev += ", modified"
-	}
-	return fmt.Sprintf("%s %s (revision %s) %s", t.Name, t.Version, rev, t.Go)
 }
 
 // WriteJSON writes v as JSON indented by two spaces, with a final newline,

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -33,6 +35,34 @@ func TestToolString(t *testing.T) {
 	cur := CurrentTool()
 	assert.Equal(t, "bhsim", cur.Name)
 	assert.True(t, strings.HasPrefix(cur.Go, "go"), cur.Go)
+}
+
+// TestToolOf checks where the version and revision come from: the build
+// information, else what the linker set.
+func TestToolOf(t *testing.T) {
+	devel := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}
+	stamped := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "true"}}}
+	installed := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}
+	for _, tt := range []struct {
+		name              string
+		bi                *debug.BuildInfo
+		ok                bool
+		version, revision string
+		want              string
+	}{
+		{"no build information", nil, false, "", "", "bhsim (unknown) (revision unknown)"},
+		{"-buildvcs=false", devel, true, "", "", "bhsim (devel) (revision unknown)"},
+		{"-buildvcs=false, linker-set", devel, true, "v0.1.0", "def", "bhsim v0.1.0 (revision def)"},
+		{"stamped", stamped, true, "", "def", "bhsim (devel) (revision abc, modified)"},
+		{"installed at a version", installed, true, "", "", "bhsim v1.2.0 (revision unknown)"},
+		{"linker-set wins over the module's", installed, true, "v9", "", "bhsim v9 (revision unknown)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := toolOf(tt.bi, tt.ok, tt.version, tt.revision)
+			assert.Equal(t, tt.want+" "+runtime.Version(), got.String())
+		})
+	}
 }
 
 func TestWriteCSVAndNum(t *testing.T) {
@@ -84,7 +114,7 @@ func TestReproduceLRU(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	prog := NewProgress(&buf, "bhsim reproduce", "lru")
-	rs, err := RunThreads(ths, []*timing.Profile{nil}, prog)
+	rs, err := RunThreads(context.Background(), ths, []*timing.Profile{nil}, prog)
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	doc := ReproduceOf(Tool{Name: "bhsim"}, ths, rs, []string{"built-in"})
@@ -138,6 +168,16 @@ func TestRunOutputs(t *testing.T) {
 	for _, want := range []string{r.Header(), "latency, simulated µs", "p99.9", "throughput over simulated time", "fsync"} {
 		assert.Contains(t, text.String(), want)
 	}
+	var js bytes.Buffer
+	require.NoError(t, WriteRunJSON(&js, r))
+	var doc struct {
+		Schema string `json:"schema"`
+		Tool   Tool   `json:"tool"`
+	}
+	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
+	assert.Equal(t, engine.RunSchema, doc.Schema)
+	assert.Equal(t, CurrentTool(), doc.Tool)
+	assert.Nil(t, r.Tool, "the result given is not changed")
 	var cb bytes.Buffer
 	require.NoError(t, WriteRunCSV(&cb, r))
 	rows, err := csv.NewReader(&cb).ReadAll()
@@ -169,9 +209,14 @@ func TestResultOutputs(t *testing.T) {
 	}
 	var js bytes.Buffer
 	require.NoError(t, WriteResultJSON(&js, r))
+	assert.Nil(t, r.Tool, "the result given is not changed")
 	back, err := scenario.DecodeResult(js.Bytes())
 	require.NoError(t, err)
+	require.NotNil(t, back.Tool, "the result names its writer, as the other outputs do")
+	assert.Equal(t, CurrentTool(), *back.Tool)
+	back.Tool = nil
 	assert.Equal(t, r, back)
+	assert.Contains(t, js.String(), `"schema": "bhsim-result/1"`)
 	var cb bytes.Buffer
 	require.NoError(t, WriteResultCSV(&cb, r))
 	rows, err := csv.NewReader(&cb).ReadAll()

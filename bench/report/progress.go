@@ -12,9 +12,10 @@ import (
 // Progress draws one line on a terminal, rewritten (a carriage return, the
 // line, an erase to its end) as the tasks of a run advance, once the run has
 // taken a second: each task's units done of its total, the time so far and
-// an estimate of the time left. A nil *Progress draws nothing, so that a
-// caller whose output is not a terminal passes nil. Safe for concurrent
-// use.
+// an estimate of the time left. Made by NewProgressLines, for a log or a
+// pipe, it writes the same line, plain and ended by a newline, after a
+// second and then at most every LineEvery. A nil *Progress draws nothing.
+// Safe for concurrent use.
 type Progress struct {
 	mu          sync.Mutex
 	w           io.Writer
@@ -24,17 +25,21 @@ type Progress struct {
 	tasks       []string
 	done, total []int
 	shown       bool
+	lines       bool      // plain lines (NewProgressLines)
+	last        time.Time // when the last plain line was written
 }
 
-// NewProgress returns a progress line on w for the run called name ("bhsim
-// reproduce") of the named tasks, starting its clock now.
-func NewProgress(w io.Writer, name string, tasks ...string) *Progress {
-	return &Progress{w: w, name: name, start: time.Now(), now: time.Now, tasks: tasks,
-		done: make([]int, len(tasks)), total: make([]int, len(tasks))}
+// ProgressOn returns the progress of the run called name's tasks on w: a
+// line redrawn on a terminal (NewProgress), else plain lines every few
+// seconds (NewProgressLines).
+func ProgressOn(w io.Writer, name string, tasks ...string) *Progress {
+	if IsTerminal(w) {
+		return NewProgress(w, name, tasks...)
+	}
+	return NewProgressLines(w, name, tasks...)
 }
 
-// IsTerminal reports whether w is a character device (a terminal), where a
-// progress line may be drawn: an *os.File whose mode says so.
+// IsTerminal reports whether w is a character device (a terminal). O(1).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -44,14 +49,24 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// NewTerminalProgress returns NewProgress(w, name, tasks...) when w is a
-// terminal (IsTerminal), else nil, which draws nothing: a run in a pipe
-// stays quiet.
-func NewTerminalProgress(w io.Writer, name string, tasks ...string) *Progress {
-	if !IsTerminal(w) {
-		return nil
-	}
-	return NewProgress(w, name, tasks...)
+// LineEvery is how often, at most, a Progress of plain lines writes one.
+const LineEvery = 5 * time.Second
+
+// NewProgressLines returns a progress of plain lines on w, for a writer
+// that is not a terminal (a log file, a pipe, a batch job's stderr): the
+// line NewProgress draws, after a second and then at most every LineEvery,
+// each ended by a newline.
+func NewProgressLines(w io.Writer, name string, tasks ...string) *Progress {
+	p := NewProgress(w, name, tasks...)
+	p.lines = true
+	return p
+}
+
+// NewProgress returns a progress line on w for the run called name ("bhsim
+// reproduce") of the named tasks, starting its clock now.
+func NewProgress(w io.Writer, name string, tasks ...string) *Progress {
+	return &Progress{w: w, name: name, start: time.Now(), now: time.Now, tasks: tasks,
+		done: make([]int, len(tasks)), total: make([]int, len(tasks))}
 }
 
 // Task returns the progress callback of task i (done of total units; a
@@ -71,11 +86,12 @@ func (p *Progress) Task(i int) func(done, total int) {
 
 // draw rewrites the line; p.mu is held.
 func (p *Progress) draw() {
-	elapsed := p.now().Sub(p.start)
-	if !p.shown && elapsed < time.Second {
+	now := p.now()
+	elapsed := now.Sub(p.start)
+	if !p.shown && elapsed < time.Second || p.lines && p.shown && now.Sub(p.last) < LineEvery {
 		return
 	}
-	p.shown = true
+	p.shown, p.last = true, now
 	var parts []string
 	done, total, known := 0, 0, true
 	for i, t := range p.tasks {
@@ -88,22 +104,26 @@ func (p *Progress) draw() {
 		parts = append(parts, fmt.Sprintf("%s %d/%s", t, p.done[i], n))
 		done, total = done+p.done[i], total+p.total[i]
 	}
-	line := fmt.Sprintf("\r%s: %s, %.0f s", p.name, strings.Join(parts, ", "), elapsed.Seconds())
+	line := fmt.Sprintf("%s: %s, %.0f s", p.name, strings.Join(parts, ", "), elapsed.Seconds())
 	if known && done > 0 && done < total {
 		line += fmt.Sprintf(", about %.0f s left", elapsed.Seconds()*float64(total-done)/float64(done))
 	}
-	fmt.Fprint(p.w, line+"\033[K")
+	if p.lines {
+		fmt.Fprintln(p.w, line)
+		return
+	}
+	fmt.Fprint(p.w, "\r"+line+"\033[K")
 }
 
-// Finish ends the line with a newline, if one was drawn; a nil Progress
-// does nothing.
+// Finish ends the line with a newline, if one was drawn; a nil Progress,
+// or one of plain lines, does nothing.
 func (p *Progress) Finish() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.shown {
+	if p.shown && !p.lines {
 		fmt.Fprintln(p.w)
 	}
 }

@@ -39,16 +39,26 @@ func ThreadsNamed(names ...string) ([]threads.Thread, error) {
 // small, run beside them), and no processor waits while one thread's last
 // long run finishes and the next thread's could start. The results are in
 // the order of ths and do not depend on the parallelism. Errors: the first
-// thread's, in order, that failed. Preconditions: len(profiles) ==
+// thread's, in order, that failed; ctx's cause as soon as ctx is done (a
+// thread's runs do not watch a context: they go on in the background until
+// they end, for a process about to exit). Preconditions: len(profiles) ==
 // len(ths).
-func RunThreads(ths []threads.Thread, profiles []*timing.Profile, progress *Progress) ([]*threads.Reproduction, error) {
+func RunThreads(ctx context.Context, ths []threads.Thread, profiles []*timing.Profile, progress *Progress) ([]*threads.Reproduction, error) {
 	results := make([]*threads.Reproduction, len(ths))
-	err := fanout.Run(context.Background(), len(ths), len(ths), func(_ context.Context, i int) error {
-		var err error
-		results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: progress.Task(i)})
-		return err
-	}, nil)
-	return results, err
+	done := make(chan error, 1)
+	go func() {
+		done <- fanout.Run(context.Background(), len(ths), len(ths), func(_ context.Context, i int) error {
+			var err error
+			results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: progress.Task(i)})
+			return err
+		}, nil)
+	}()
+	select {
+	case err := <-done:
+		return results, err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // ReproduceOf renders the reproductions rs of ths (rs[i] is of ths[i],

@@ -96,9 +96,14 @@ func wrapCounters(ew *errWriter, label string, cs scenario.Counters) {
 }
 
 // WriteResultJSON writes a scenario's result as the JSON result file
-// bhsim validate compares (scenario.Result.Encode). Errors: r does not
-// encode, or w fails.
+// bhsim validate compares (scenario.Result.Encode, schema
+// scenario.ResultSchema), naming CurrentTool as its writer when r names
+// none (r itself is not changed). Errors: r does not encode, or w fails.
 func WriteResultJSON(w io.Writer, r *scenario.Result) error {
+	if r.Tool == nil {
+		c, t := *r, CurrentTool()
+		c.Tool, r = &t, &c
+	}
 	b, err := r.Encode()
 	if err == nil {
 		_, err = w.Write(b)

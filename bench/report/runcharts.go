@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,9 +22,10 @@ import (
 // WriteRunCharts draws a workload run's charts into dir, creating it (and
 // its parents) if missing and overwriting the files: latency-cdf.svg and
 // .png, one line per operation kind of the fraction of operations that took
-// at most a latency, on a log axis; throughput.svg and .png, the MB/s of
-// each interval of simulated time with the mean dashed, an interval above
-// three times the 90th percentile clipped and named in the legend. Both
+// at most a latency, on a log axis from below the fastest; throughput.svg
+// and .png, the MB/s of each interval of simulated time with the mean
+// dashed, an interval above three times the 90th percentile clipped and
+// named in the legend. Each legend sits in a band above the data. Both
 // are 5.5 × 4 inches, the PNGs at 110 dpi, and name the workload, seed,
 // kernel, CPUs, profile and disk. Errors: the directory or a file cannot be
 // written. O(kinds × buckets + intervals).
@@ -55,30 +57,39 @@ func subtitle(r *engine.RunResult) string {
 }
 
 // latencyCDFPlot draws each kind's latency distribution: the fraction of
-// operations that took at most x µs, x on a log scale.
+// operations that took at most x µs, x on a log scale from the power of
+// ten below the fastest operation, so that every curve rises from 0 on the axis; the
+// legend sits in a band above the curves' 1.
 func latencyCDFPlot(r *engine.RunResult) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = "Simulated latency CDF\n" + subtitle(r)
 	pl.Title.TextStyle.Font.Size = vg.Points(10)
 	pl.X.Label.Text, pl.Y.Label.Text = "latency (log scale)", "fraction of operations ≤ latency"
 	pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, durationTicks{}
-	pl.Y.Min, pl.Y.Max = 0, 1.02
-	pl.Legend.Top, pl.Legend.Left = false, false
+	pl.Y.Min, pl.Y.Max = 0, 1.06+0.075*float64(len(r.Kinds))
+	pl.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}}
+	pl.Legend.Top, pl.Legend.Left = true, true
 	pl.Legend.TextStyle.Font.Size = vg.Points(9)
 	pl.Add(plotter.NewGrid())
+	lo := math.Inf(1)
+	for _, k := range r.Kinds {
+		if len(k.Latency.CDF) > 0 {
+			lo = min(lo, max(float64(k.Latency.CDF[0].NS)/1e3, 1e-3))
+		}
+	}
+	if !math.IsInf(lo, 1) {
+		pl.X.Min = math.Pow(10, math.Floor(math.Log10(lo)-1e-9)) // the power of ten below the fastest
+	}
 	for i, k := range r.Kinds {
 		var xy plotter.XYs
 		prev := 0.0
-		for _, p := range k.Latency.CDF { // a step function: up at each bucket
+		for _, p := range k.Latency.CDF { // a step function from 0: up at each bucket
 			x := max(float64(p.NS)/1e3, 1e-3)
-			if len(xy) > 0 {
-				xy = append(xy, plotter.XY{X: x, Y: prev})
+			if len(xy) == 0 {
+				xy = append(xy, plotter.XY{X: pl.X.Min, Y: 0})
 			}
-			xy = append(xy, plotter.XY{X: x, Y: p.Fraction})
+			xy = append(xy, plotter.XY{X: x, Y: prev}, plotter.XY{X: x, Y: p.Fraction})
 			prev = p.Fraction
-		}
-		if len(xy) == 1 {
-			xy = append(xy, plotter.XY{X: xy[0].X * 1.01, Y: 1})
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
@@ -115,9 +126,7 @@ func throughputPlot(r *engine.RunResult) (*plot.Plot, error) {
 		}
 		xy = append(xy, plotter.XY{X: b.StartNS / scale, Y: y}, plotter.XY{X: (b.StartNS + b.WidthNS) / scale, Y: y})
 	}
-	if len(off) > 0 {
-		pl.Y.Max = top * 1.25
-	}
+	pl.Y.Max = top * (1.08 + 0.09*float64(2+min(len(off), 1))) // a band above the data for the legend
 	if len(xy) == 0 {
 		xy = plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}}
 	}

@@ -161,6 +161,15 @@ type WorkloadSpec struct {
 	MRC []string
 }
 
+// IsInputError reports whether err, from engine.Run, is about what it was
+// given rather than a failure of the run: the options (engine.ErrRunOptions),
+// or a record of the input (a *source.TraceError without a cause, or one
+// with no records), as a malformed line is. O(wrapped errors).
+func IsInputError(err error) bool {
+	var bad *source.TraceError
+	return errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords))
+}
+
 // IsScenarioFile reports whether the file at path holds a scenario
 // (docs/scenario-language.md) rather than a trace, by its content
 // (source.OpenTrace), or by its .scn extension when it cannot be opened:
@@ -177,17 +186,6 @@ func IsScenarioFile(path string) bool {
 	}
 	defer t.Close()
 	return t.Format == source.TraceScenario
-}
-
-// IsRefusal reports whether err, an error of engine.Run or of building its
-// workload, is the input's fault rather than the run's: invalid options
-// (engine.ErrRunOptions), or a trace that is refused — a malformed line, a
-// record past the device, a limit of its format, no records —, a
-// *source.TraceError without an underlying error (a failed read has one).
-// A command line reports these as its usage errors.
-func IsRefusal(err error) bool {
-	var bad *source.TraceError
-	return errors.Is(err, engine.ErrRunOptions) || errors.As(err, &bad) && (bad.Err == nil || errors.Is(bad.Err, source.ErrNoRecords))
 }
 
 // DefaultWorkloadSpec returns a spec of the defaults: logical blocks of

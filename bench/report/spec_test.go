@@ -205,8 +205,8 @@ func TestIsScenarioFile(t *testing.T) {
 	}
 }
 
-// TestIsRefusal: the input's faults are refusals, a failed read is not.
-func TestIsRefusal(t *testing.T) {
+// TestIsInputError: the input's faults are refusals, a failed read is not.
+func TestIsInputError(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
 		want bool
@@ -218,6 +218,6 @@ func TestIsRefusal(t *testing.T) {
 		{&source.TraceError{Line: 3, Msg: "reading: EIO", Err: errors.New("EIO")}, false},
 		{errors.New("boom"), false},
 	} {
-		assert.Equal(t, tt.want, IsRefusal(tt.err), "%v", tt.err)
+		assert.Equal(t, tt.want, IsInputError(tt.err), "%v", tt.err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,5 +98,115 @@ func TestValidationWriteText(t *testing.T) {
 			assert.Equal(t, slices.Contains(tt.want, name), strings.Contains(b.String(), name), "%s: %s", tt.rows, name)
 		}
 		assert.Contains(t, b.String(), "op-differs         1      2       ≠", "a row that differs is marked")
+	}
+}
+
+// TestValidateKnownDifferences sets sparse-pages-bs4k beside a kernel side
+// whose total of one counter is moved: on the host a counter the known
+// differences list is known (the run passes), another is unexpected; a
+// recording is held to every value.
+func TestValidateKnownDifferences(t *testing.T) {
+	files, err := ScenarioFiles(filepath.Join(corpus, "sparse-pages-bs4k.scn"))
+	require.NoError(t, err)
+	moved := func(counter string) KernelSide {
+		return func(ctx context.Context, path string, s *scenario.Scenario) (*scenario.Result, error) {
+			r, err := Recorded("")(ctx, path, s)
+			if err == nil {
+				for i := range r.Total {
+					if r.Total[i].Name == counter {
+						r.Total[i].Min, r.Total[i].Max = r.Total[i].Min+14, r.Total[i].Max+14
+					}
+				}
+			}
+			return r, err
+		}
+	}
+	for _, tt := range []struct {
+		name, on, counter string
+		known, unexpected int
+		summary           string
+	}{
+		{"host, listed", "host", "rq.insert", 1, 0, "; 1 of the 1 that differ are known differences a live run can show (docs/known-differences.md)\n"},
+		{"host, not listed", "host", "rq.get", 0, 1, "within the kernel's range\n"},
+		{"recorded, listed", "recorded", "rq.insert", 0, 1, "within the kernel's range\n"},
+		{"host, equal", "host", "", 0, 0, "within the kernel's range\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Validate(context.Background(), files, moved(tt.counter), ValidateOptions{On: tt.on})
+			require.NoError(t, err)
+			assert.Equal(t, tt.known, v.Summary.Known)
+			assert.Equal(t, tt.unexpected, v.Summary.Unexpected())
+			assert.Equal(t, tt.known+tt.unexpected, v.Summary.Differ())
+			var b bytes.Buffer
+			require.NoError(t, v.WriteText(&b, RowsDiff))
+			assert.True(t, strings.HasSuffix(b.String(), tt.summary), b.String())
+			if tt.known > 0 {
+				assert.Regexp(t, `sparse-pages-bs4k +total +rq.insert +48 +62 +≠ known\n`, b.String())
+			}
+		})
+	}
+}
+
+// TestKnownDifferencesDoc holds LiveDifferences and docs/known-differences.md's
+// table "Differences a live run can show" equal: the same scenarios and
+// counters, row by row.
+func TestKnownDifferencesDoc(t *testing.T) {
+	b, err := os.ReadFile("../../docs/known-differences.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "## Differences a live run can show\n")
+	require.True(t, ok, "known-differences has its table of live differences")
+	section, _, _ = strings.Cut(section, "\n## ")
+	code := regexp.MustCompile("`([^`]+)`")
+	var doc []KnownDifference
+	for _, line := range strings.Split(section, "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) < 4 || !strings.Contains(cols[1], "`") {
+			continue
+		}
+		var d KnownDifference
+		for _, m := range code.FindAllStringSubmatch(cols[1], -1) {
+			d.Scenarios = append(d.Scenarios, m[1])
+		}
+		for _, m := range code.FindAllStringSubmatch(cols[2], -1) {
+			d.Counters = append(d.Counters, m[1])
+		}
+		doc = append(doc, d)
+	}
+	live := LiveDifferences()
+	require.Len(t, doc, len(live), "one row per known difference")
+	for i, d := range live {
+		assert.Equal(t, d.Scenarios, doc[i].Scenarios, "row %d", i+1)
+		assert.Equal(t, d.Counters, doc[i].Counters, "row %d", i+1)
+		assert.NotEmpty(t, d.Why)
+		for _, name := range d.Scenarios {
+			assert.FileExists(t, filepath.Join(corpus, name+".scn"), "a known difference names a corpus scenario")
+		}
+	}
+}
+
+// TestKnownDifferenceCovers checks the match of a scenario's counter.
+func TestKnownDifferenceCovers(t *testing.T) {
+	cases := []struct {
+		scenario, counter string
+		covered           bool
+	}{
+		{"read-cold-1m", "rq.read.bytes=790528", true},
+		{"read-cold-4k-sector", "rq.read", true},
+		{"read-cold-1m", "plug.unplug.rqs", true},
+		{"read-cold-1m", "bio.split", true},
+		{"read-cold-1m", "pagecache.add.pages", false},
+		{"read-cold-1m", "rq.read.bytes", false},
+		{"sparse-pages-bs4k", "rq.insert", true},
+		{"sparse-pages-bs4k", "rq.get", false},
+		{"dd-bs4k", "plug.plug", false},
+		{"wberr-fsync-once", "rq.insert", true},
+		{"wberr-fsync-once", "rq.get", false},
+		{"dd-bs4k", "rq.insert", false},
+	}
+	for _, c := range cases {
+		t.Run(c.scenario+"/"+c.counter, func(t *testing.T) {
+			got := slices.ContainsFunc(LiveDifferences(), func(d KnownDifference) bool { return d.Covers(c.scenario, c.counter) })
+			assert.Equal(t, c.covered, got)
+		})
 	}
 }

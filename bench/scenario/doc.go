@@ -23,7 +23,8 @@
 //   - sizes as the language and dd write them ([ParseSize], [FormatSize],
 //     [ParseDDSize], [FormatDDSize]);
 //   - the result contract: [Result], [OpResult], [Counters], [CounterSet],
-//     their JSON form ([DecodeResult], [ReadResultFile]) and [SchemaVersion];
+//     their JSON form ([DecodeResult], [ReadResultFile], [ResultSchema],
+//     [SchemaVersion]) and the writer's identity ([Tool]);
 //   - blktrace's RWBS flags ([ParseRWBS]), which both a blkparse trace and
 //     the kernel's tracepoints print.
 //

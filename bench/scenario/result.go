@@ -18,6 +18,12 @@ import (
 // any other.
 const SchemaVersion = 1
 
+// ResultSchema names Result's JSON encoding at SchemaVersion, as every
+// versioned output of bhsim names its schema (docs/output-schema.md). Files
+// written before it was named carry the bare number 1, which DecodeResult
+// reads as the same version.
+const ResultSchema = "bhsim-result/1"
+
 // Runner names, for Result.Runner.
 const (
 	RunnerKernel = "kernel" // the host's Linux kernel (package bench/host)
@@ -33,8 +39,11 @@ const (
 // A Result merged from several runs (MergeRuns) holds, for each counter, the
 // minimum and maximum seen; Varied names what differed.
 type Result struct {
-	// Schema is SchemaVersion.
-	Schema int `json:"schema"`
+	// Schema is ResultSchema.
+	Schema string `json:"schema"`
+	// Tool is the binary that wrote the result (`bhsim run` sets it; a
+	// runner leaves it nil, and the recordings have none).
+	Tool *Tool `json:"tool,omitempty"`
 	// Scenario is the scenario's name, Pins its leading comment.
 	Scenario string `json:"scenario"`
 	Pins     string `json:"pins,omitempty"`
@@ -181,7 +190,7 @@ func (c *Counter) UnmarshalJSON(b []byte) error {
 	case j.Value == nil && j.Min != nil && j.Max != nil && *j.Min <= *j.Max:
 		*c = Counter{Name: j.Name, Min: *j.Min, Max: *j.Max}
 	default:
-		return fmt.Errorf("counter %q: want value, or min <= max", j.Name)
+		return fmt.Errorf("counter %s: want value, or min <= max", QuoteToken(j.Name))
 	}
 	return nil
 }
@@ -379,7 +388,7 @@ func DataSummary(b []byte) string {
 // one OpResult per operation with its index and canonical line.
 func NewResult(s *Scenario, runner string) *Result {
 	r := &Result{
-		Schema:   SchemaVersion,
+		Schema:   ResultSchema,
 		Scenario: s.Name,
 		Pins:     s.Pins,
 		Report:   slices.Clone(s.Report),
@@ -429,27 +438,28 @@ func compactLeaves(b []byte) []byte {
 }
 
 // DecodeResult reads a result written by Encode, refusing another schema
-// version or a malformed counter list.
+// than ResultSchema (or the bare version number 1 older files carry) or a
+// malformed counter list. The result's Schema is ResultSchema.
 func DecodeResult(b []byte) (*Result, error) {
-	var probe struct {
-		Schema *int `json:"schema"`
-	}
+	type plain Result
+	var r Result
+	probe := struct {
+		*plain
+		Schema json.RawMessage `json:"schema"`
+	}{plain: (*plain)(&r)}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	if probe.Schema == nil || *probe.Schema != SchemaVersion {
-		got := "none"
-		if probe.Schema != nil {
-			got = strconv.Itoa(*probe.Schema)
+	if got := string(probe.Schema); got != strconv.Itoa(SchemaVersion) && got != strconv.Quote(ResultSchema) {
+		if got == "" || got == "null" {
+			got = "none"
 		}
-		return nil, fmt.Errorf("result: schema version %s, want %d", got, SchemaVersion)
+		got = echoToken(got)
+		return nil, fmt.Errorf("result: schema %s, want %q (or %d)", got, ResultSchema, SchemaVersion)
 	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("result: %w", err)
-	}
+	r.Schema = ResultSchema
 	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("result %q: %w", r.Scenario, err)
+		return nil, fmt.Errorf("result %s: %w", QuoteToken(r.Scenario), err)
 	}
 	r.normalise()
 	return &r, nil
@@ -503,7 +513,7 @@ func (r *Result) check() error {
 	for _, cs := range lists {
 		for i := 1; i < len(cs); i++ {
 			if CompareNames(cs[i-1].Name, cs[i].Name) >= 0 {
-				return fmt.Errorf("counters %q and %q out of order or repeated", cs[i-1].Name, cs[i].Name)
+				return fmt.Errorf("counters %s and %s out of order or repeated", QuoteToken(cs[i-1].Name), QuoteToken(cs[i].Name))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,14 +104,26 @@ func TestResultEncodeDecode(t *testing.T) {
 	assert.Equal(t, "bio.write=2 merge.back=1 sectors.written=16", r.Total.String())
 	b, err := r.Encode()
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"schema": 1`)
+	assert.Contains(t, string(b), `"schema": "bhsim-result/1"`)
 	back, err := DecodeResult(b)
+	require.NoError(t, err)
+	assert.Equal(t, r, back)
+	legacy, err := DecodeResult([]byte(strings.Replace(string(b), `"schema": "bhsim-result/1"`, `"schema": 1`, 1)))
+	require.NoError(t, err, "the recordings' bare version still reads")
+	assert.Equal(t, r, legacy, "and reads as the named schema")
+	r.Tool = &Tool{Name: "bhsim", Version: "v1.0.0", Go: "go1.26.0"}
+	b, err = r.Encode()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"tool": {"name": "bhsim", "version": "v1.0.0", "go": "go1.26.0"}`)
+	back, err = DecodeResult(b)
 	require.NoError(t, err)
 	assert.Equal(t, r, back)
 
 	for _, bad := range []struct{ text, want string }{
-		{`{}`, "schema version none, want 1"},
-		{`{"schema":2}`, "schema version 2, want 1"},
+		{`{}`, `schema none, want "bhsim-result/1" (or 1)`},
+		{`{"schema":2}`, `schema 2, want "bhsim-result/1" (or 1)`},
+		{`{"schema":"bhsim-result/2"}`, `schema "bhsim-result/2", want`},
+		{`{"schema":"1"}`, `schema "1", want`},
 		{`nope`, "result: invalid character"},
 		{`{"schema":1,"ops":[{"index":2}]}`, "op 1 has index 2"},
 		{`{"schema":1,"total":[{"name":"b","value":1},{"name":"a","value":1}]}`, `counters "b" and "a" out of order`},
@@ -178,7 +191,7 @@ func TestDataSummary(t *testing.T) {
 // FuzzDecodeResult checks that DecodeResult never panics and that what it
 // accepts encodes and decodes back to the same result.
 func FuzzDecodeResult(f *testing.F) {
-	r := &Result{Schema: 1, Scenario: "x", Runner: RunnerKernel, Runs: 1,
+	r := &Result{Schema: ResultSchema, Scenario: "x", Runner: RunnerKernel, Runs: 1,
 		Ops:   []OpResult{{Index: 1, Op: "open a rdwr", Calls: 1, BlockSize: 4096, Counters: Counters{C("a", 1)}}},
 		Total: Counters{C("a", 1), {Name: "b", Min: 1, Max: 2}}}
 	b, err := r.Encode()

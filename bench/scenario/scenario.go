@@ -6,18 +6,24 @@ import (
 	"strings"
 )
 
-// Bounds every scenario keeps, so that a runner on a real kernel never creates
-// a large device or moves much data (Validate enforces them).
+// Bounds of the scenario language, which Parse and Validate enforce for
+// every runner. They follow the model's memory: its device is sparse and
+// costs nothing until written, so a device may be as large as a real one;
+// a scenario run keeps the data of every page it writes or reads (page
+// cache and the disk's store), so the bytes moved bound its memory (a
+// 256 MiB scenario peaks near 1 GiB of RSS, in 3 s). The host runner has
+// tighter bounds of its own (bench/host.CheckBounds: its tmpfs holds the
+// device in memory), which it refuses with a *BoundError.
 const (
-	// MaxDeviceSize is the largest device a scenario may create: 1 GiB.
-	MaxDeviceSize = 1 << 30
+	// MaxDeviceSize is the largest device a scenario may create: 1 TiB.
+	MaxDeviceSize = 1 << 40
 	// MaxTotalIO is the largest number of bytes all pwrite and pread calls of a
-	// scenario may move together (length × repeat, summed): 64 MiB.
-	MaxTotalIO = 64 << 20
+	// scenario may move together (length × repeat, summed): 256 MiB.
+	MaxTotalIO = 256 << 20
 	// MaxRepeat is the largest repeat count of one pwrite or pread line.
 	MaxRepeat = 1 << 20
-	// MaxOffset bounds every byte offset and stride (2^40), far past any device
-	// a scenario can create, so that offset + length × repeat never overflows.
+	// MaxOffset bounds every byte offset and stride (2^40, the end of the
+	// largest device), so that offset + length × repeat never overflows.
 	MaxOffset = 1 << 40
 	// MaxOps is the largest number of operation lines in one scenario.
 	MaxOps = 10000
@@ -161,10 +167,37 @@ type ReadOnly struct {
 	On bool
 }
 
-// BackingFull makes the device's backing store full from this line on: the
-// backing file can no longer grow, so a write to a block never written before
-// fails in the backing store: `backing full`.
-type BackingFull struct{}
+// BackingFull limits the device's backing store from this line on: with
+// Size 0 (`backing full`) it is full, the backing file can no longer grow,
+// so a write to a block never written before fails in the backing store;
+// with Size set (`backing size=8M`) it holds at most Size bytes, and a
+// write that would take it past them fails the same way (at once, when it
+// already holds more). Size is a multiple of BackingPageSize.
+type BackingFull struct{ Size int64 }
+
+// BackingPageSize is the unit of a backing store's size (`backing
+// size=`): the page of the tmpfs file behind the host's loop device, and of
+// the model's disk store (blk.BackingPageSize).
+const BackingPageSize = 4096
+
+// BoundError is a scenario that a runner refuses for a bound of its own,
+// beyond the language's: the host runner's device and I/O bounds
+// (bench/host.CheckBounds). It is a refusal, not a failure of the run.
+type BoundError struct {
+	// Runner is the runner that refuses ("host").
+	Runner string
+	// What is the bounded quantity ("device size", "pwrite and pread
+	// bytes"); Value the scenario's and Bound the runner's.
+	What         string
+	Value, Bound int64
+	// Why says why the runner has the bound, and who takes more.
+	Why string
+}
+
+// Error names the quantity, both values and why.
+func (e *BoundError) Error() string {
+	return fmt.Sprintf("%s runner: %s of %s is over its bound of %s (%s)", e.Runner, e.What, FormatSize(e.Value), FormatSize(e.Bound), e.Why)
+}
 
 func (Open) op()         {}
 func (Close) op()        {}
@@ -332,7 +365,12 @@ func (o ReadOnly) String() string {
 }
 
 // String is the canonical line.
-func (BackingFull) String() string { return "backing full" }
+func (o BackingFull) String() string {
+	if o.Size != 0 {
+		return "backing size=" + FormatSize(o.Size)
+	}
+	return "backing full"
+}
 
 // String is the canonical device line.
 func (d Device) String() string {
@@ -346,7 +384,7 @@ func FormatSize(n int64) string {
 		for _, u := range []struct {
 			suffix string
 			shift  uint
-		}{{"G", 30}, {"M", 20}, {"K", 10}} {
+		}{{"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}} {
 			if n%(1<<u.shift) == 0 {
 				return strconv.FormatInt(n>>u.shift, 10) + u.suffix
 			}

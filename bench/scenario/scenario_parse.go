@@ -120,7 +120,7 @@ func Parse(file, text string) (*Scenario, error) {
 		}
 		parse, ok := parsers[verb]
 		if !ok {
-			return nil, fail("unknown operation %q (want one of %s)", verb, strings.Join(verbs(), ", "))
+			return nil, fail("unknown operation %s (want one of %s)", QuoteToken(verb), strings.Join(verbs(), ", "))
 		}
 		if verb == "device" {
 			d, err := parseDevice(fields[1:])
@@ -189,7 +189,7 @@ type checker struct {
 	open    map[string]bool
 	totalIO int64
 	ops     int
-	full    bool
+	backing *BackingFull // the backing line, once given
 }
 
 func newChecker() *checker { return &checker{open: map[string]bool{}} }
@@ -220,15 +220,19 @@ func (c *checker) op(op Op) error {
 	switch o := op.(type) {
 	case Open:
 		if c.open[fd] {
-			return fmt.Errorf("fd %q is already open (close it first, or pick another name)", fd)
+			return fmt.Errorf("fd %s is already open (close it first, or pick another name)", QuoteToken(fd))
 		}
 		c.open[fd] = true
 		return nil
 	case BackingFull:
-		if c.full {
+		switch {
+		case c.backing == nil:
+		case c.backing.Size == 0:
 			return errors.New("the backing store is already full")
+		default:
+			return fmt.Errorf("the backing store is already limited (%s): a scenario has one backing line", c.backing)
 		}
-		c.full = true
+		c.backing = &o
 		return nil
 	case Write:
 		if err := c.io(o.Len, o.Calls()); err != nil {
@@ -240,7 +244,7 @@ func (c *checker) op(op Op) error {
 		}
 	}
 	if !c.open[fd] {
-		return fmt.Errorf("unknown fd %q (open it first)", fd)
+		return fmt.Errorf("unknown fd %s (open it first)", QuoteToken(fd))
 	}
 	if _, ok := op.(Close); ok {
 		delete(c.open, fd)
@@ -271,6 +275,13 @@ func checkFields(op Op) error {
 		}
 	case SetBlockSize:
 		return checkRange("size", o.Size, 0, 1<<31-1)
+	case BackingFull:
+		if err := checkRange("size", o.Size, 0, MaxDeviceSize); err != nil {
+			return err
+		}
+		if o.Size%BackingPageSize != 0 {
+			return fmt.Errorf("size=%s is not a multiple of the backing store's page, %d", FormatSize(o.Size), BackingPageSize)
+		}
 	case Write:
 		return checkIO(o.Off, o.Len, o.Repeat, o.Stride)
 	case Read:
@@ -304,17 +315,17 @@ func checkFD(fd string) error {
 		return errors.New("missing descriptor name")
 	}
 	if len(fd) > MaxFDNameLen {
-		return fmt.Errorf("descriptor name %.40q is longer than %d bytes", fd, MaxFDNameLen)
+		return fmt.Errorf("descriptor name %s is longer than %d bytes", QuoteToken(fd), MaxFDNameLen)
 	}
 	for i, r := range fd {
 		ok := r >= 'a' && r <= 'z' || i > 0 && (r >= '0' && r <= '9' || r == '_')
 		if !ok {
-			return fmt.Errorf("descriptor name %q: use a lower-case letter, then letters, digits or _", fd)
+			return fmt.Errorf("descriptor name %s: use a lower-case letter, then letters, digits or _", QuoteToken(fd))
 		}
 	}
 	switch fd {
 	case "on", "off", "full":
-		return fmt.Errorf("descriptor name %q is a keyword", fd)
+		return fmt.Errorf("descriptor name %s is a keyword", QuoteToken(fd))
 	}
 	return nil
 }
@@ -323,12 +334,12 @@ func checkPattern(p string) error {
 	for _, r := range p {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._=*?-", r)
 		if !ok {
-			return fmt.Errorf("counter pattern %q: use letters, digits, . _ = - and the wildcards * ?", p)
+			return fmt.Errorf("counter pattern %s: use letters, digits, . _ = - and the wildcards * ?", QuoteToken(p))
 		}
 	}
 	family, _, _ := strings.Cut(p, ".")
 	if !strings.ContainsAny(family, "*?") && !slices.Contains(counterRoots, family) {
-		return fmt.Errorf("counter pattern %q: no counter's name starts with %q (they start with %s)", p, family, strings.Join(counterRoots, ", "))
+		return fmt.Errorf("counter pattern %s: no counter's name starts with %s (they start with %s)", QuoteToken(p), QuoteToken(family), strings.Join(counterRoots, ", "))
 	}
 	return nil
 }
@@ -368,10 +379,25 @@ var parsers = map[string]func(args []string) (Op, error){
 		return ReadOnly{FD: args[0], On: args[1] == "on"}, nil
 	},
 	"backing": func(args []string) (Op, error) {
-		if len(args) != 1 || args[0] != "full" {
-			return nil, errors.New("want: backing full")
+		if len(args) == 1 && args[0] == "full" {
+			return BackingFull{}, nil
 		}
-		return BackingFull{}, nil
+		if len(args) != 1 || !strings.HasPrefix(args[0], "size=") {
+			return nil, errors.New("want: backing full, or backing size=SIZE")
+		}
+		kv, err := keyValues(args, "size")
+		if err != nil {
+			return nil, err
+		}
+		n, err := ParseSize(kv["size"])
+		if err != nil {
+			return nil, fmt.Errorf("size: %w", err)
+		}
+		if n == 0 {
+			return nil, errors.New("size=0: want a positive size (backing full freezes the store where it is)")
+		}
+		op := BackingFull{Size: n}
+		return op, checkFields(op)
 	},
 	"report": nil, // handled by Parse
 }
@@ -413,11 +439,11 @@ func parseOpen(args []string) (Op, error) {
 	case "rdwr":
 		o.Mode = ReadWriteMode
 	default:
-		return nil, fmt.Errorf("unknown mode %q (want rdonly, wronly or rdwr)", args[1])
+		return nil, fmt.Errorf("unknown mode %s (want rdonly, wronly or rdwr)", QuoteToken(args[1]))
 	}
 	if len(args) == 3 {
 		if args[2] != "excl" {
-			return nil, fmt.Errorf("unknown flag %q (want excl)", args[2])
+			return nil, fmt.Errorf("unknown flag %s (want excl)", QuoteToken(args[2]))
 		}
 		o.Excl = true
 	}
@@ -444,7 +470,7 @@ func parseDevice(args []string) (Device, error) {
 			return Device{}, fmt.Errorf("sector: %w", err)
 		}
 		if n == 0 || n > 1<<20 {
-			return Device{}, fmt.Errorf("sector=%s: the logical block size is 512, 1024, 2048 or 4096", v)
+			return Device{}, fmt.Errorf("sector=%s: the logical block size is 512, 1024, 2048 or 4096", echoToken(v))
 		}
 		d.Sector = int(n)
 	}
@@ -486,19 +512,19 @@ func parseIO(verb string, args []string, keys ...string) (ioArgs, error) {
 		}
 	}
 	if v, ok := kv["stride"]; ok && a.stride == 0 {
-		return a, fmt.Errorf("stride=%s: want at least 1 (the default is len=; to repeat one place, give the line again)", v)
+		return a, fmt.Errorf("stride=%s: want at least 1 (the default is len=; to repeat one place, give the line again)", echoToken(v))
 	}
 	if v, ok := kv["repeat"]; ok {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil || n == 0 || n > MaxRepeat {
-			return a, fmt.Errorf("repeat=%s: want a count from 1 to %d", v, MaxRepeat)
+			return a, fmt.Errorf("repeat=%s: want a count from 1 to %d", echoToken(v), MaxRepeat)
 		}
 		a.repeat = int(n)
 	}
 	if v, ok := kv["fill"]; ok {
 		n, err := strconv.ParseUint(v, 0, 8)
 		if err != nil {
-			return a, fmt.Errorf("fill=%s: want a byte, 0 to 255 or 0x00 to 0xff", v)
+			return a, fmt.Errorf("fill=%s: want a byte, 0 to 255 or 0x00 to 0xff", echoToken(v))
 		}
 		a.fill = byte(n)
 	}
@@ -533,26 +559,26 @@ func keyValues(args []string, keys ...string) (map[string]string, error) {
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || v == "" {
-			return nil, fmt.Errorf("want key=value, got %q", a)
+			return nil, fmt.Errorf("want key=value, got %s", QuoteToken(a))
 		}
 		known := false
 		for _, want := range keys {
 			known = known || k == want
 		}
 		if !known {
-			return nil, fmt.Errorf("unknown key %q (want %s)", k, strings.Join(keys, ", "))
+			return nil, fmt.Errorf("unknown key %s (want %s)", QuoteToken(k), strings.Join(keys, ", "))
 		}
 		if _, dup := kv[k]; dup {
-			return nil, fmt.Errorf("key %q given twice", k)
+			return nil, fmt.Errorf("key %s given twice", QuoteToken(k))
 		}
 		kv[k] = v
 	}
 	return kv, nil
 }
 
-// ParseSize reads a byte count: decimal digits with an optional suffix K, M
-// or G (powers of 1024): "4096", "4K", "1M". Values of 2^62 and more are
-// refused.
+// ParseSize reads a byte count: decimal digits with an optional suffix K, M,
+// G or T (powers of 1024): "4096", "4K", "1M", "1T". Values of 2^62 and
+// more are refused.
 func ParseSize(s string) (int64, error) {
 	shift := uint(0)
 	digits := s
@@ -564,14 +590,16 @@ func ParseSize(s string) (int64, error) {
 			shift, digits = 20, s[:n-1]
 		case 'G':
 			shift, digits = 30, s[:n-1]
+		case 'T':
+			shift, digits = 40, s[:n-1]
 		}
 	}
 	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-		return 0, fmt.Errorf("bad size %q (want digits with an optional K, M or G: 4096, 4K, 1M)", s)
+		return 0, fmt.Errorf("bad size %s (want digits with an optional K, M, G or T: 4096, 4K, 1M)", QuoteToken(s))
 	}
 	n, err := strconv.ParseUint(digits, 10, 62)
 	if err != nil || n > (1<<62-1)>>shift {
-		return 0, fmt.Errorf("size %q is too large", s)
+		return 0, fmt.Errorf("size %s is too large", QuoteToken(s))
 	}
 	return int64(n << shift), nil
 }

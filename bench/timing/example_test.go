@@ -12,7 +12,8 @@ import (
 // The library in a dozen calls: a machine, a disk, the device opened with
 // the kernel's block-size policy, a buffered write, writeback, a read back
 // (the disk is the data oracle), a buffer looked up through the per-CPU LRU,
-// and the events priced by a hardware profile.
+// and the events priced by a hardware profile: CPU time (Profile.SimNS);
+// bufcache's Example_writeSyncPrice adds a disk's.
 func Example_quickStart() {
 	m, err := bufcache.NewMachine(bufcache.Config{CPUs: 2}) // grow policy, 16-slot LRU
 	if err != nil {
@@ -55,9 +56,9 @@ func Example_quickStart() {
 
 	ev := cpu.Events()
 	p := timing.X86Server()
-	fmt.Printf("bios %d, buffer heads %d, simulated %.0f ns on %s\n",
+	fmt.Printf("bios %d, buffer heads %d, simulated CPU %.0f ns on %s (the MemDisk takes no time)\n",
 		ev[bufcache.EvBioSubmit], ev[bufcache.EvBHAlloc], p.SimNS(ev, 0), p.Name)
 	// Output:
 	// block size 4096, wrote 8192 bytes, disk agrees: true, block 1 cached: true
-	// bios 2, buffer heads 2, simulated 2523 ns on x86-server
+	// bios 2, buffer heads 2, simulated CPU 2523 ns on x86-server (the MemDisk takes no time)
 }

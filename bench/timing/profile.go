@@ -25,8 +25,13 @@ type Profile struct {
 	Source [NumParams]string
 }
 
-// SimNS returns the simulated nanoseconds of work that recorded ev, plus timed
-// calls of harness overhead (timed ≥ 0: a count of calls). O(events).
+// SimNS returns the simulated CPU nanoseconds of the work that recorded ev,
+// plus timed calls of harness overhead (timed ≥ 0: a count of calls): the
+// events priced, and nothing else. A disk's service time (blk.Model, summed
+// by blk.Queue.BusyNS) and any wait for it are not in it: for a call on one
+// CPU that waits for its I/O, such as a synchronous fsync, the total is the
+// two added (bufcache's Example_writeSyncPrice); a run of several CPUs and
+// a disk overlaps them (engine.Run, Bottleneck). O(events).
 func (p *Profile) SimNS(ev bufcache.Counters, timed float64) float64 {
 	t := timed * p.NS[ParamTimer]
 	for e, n := range ev {

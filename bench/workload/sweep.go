@@ -248,6 +248,11 @@ type SweepOptions struct {
 	// succeeds has done == total. (Before this field counted MiB it
 	// counted cells.)
 	Progress func(done, total int)
+	// Shard and Shards choose a part of the grid for one machine of
+	// several: only the cells i (in Cells' order) with i mod Shards ==
+	// Shard run, and the rows are theirs, in order. Shards 0 runs every
+	// cell. Preconditions: 0 <= Shard < Shards, or both 0.
+	Shard, Shards int
 }
 
 // SweepDD runs every cell of g, each on its own machine, and prices it under
@@ -256,8 +261,9 @@ func SweepDD(g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
 	return SweepDDContext(context.Background(), g, p, opts)
 }
 
-// SweepDDContext runs every cell of g, each on its own machine, and prices
-// it under p. The rows come in Cells' order and do not depend on opts.
+// SweepDDContext runs every cell of g (or of opts' shard), each on its own
+// machine, and prices it under p. The rows come in Cells' order and depend
+// on opts only through the shard.
 // Errors: those of Cells, the first failed run in cell order (every started
 // cell runs to its end or to ctx's), and ctx's error once ctx is done (the
 // running dds stop within progressEvery blocks; errors.Is matches it).
@@ -265,6 +271,13 @@ func SweepDDContext(ctx context.Context, g DDGrid, p *timing.Profile, opts Sweep
 	cells, err := g.Cells()
 	if err != nil {
 		return nil, err
+	}
+	if opts.Shards > 0 {
+		var part []DDCell
+		for i := opts.Shard; i < len(cells); i += opts.Shards {
+			part = append(part, cells[i])
+		}
+		cells = part
 	}
 	moved := newSweepProgress(cells, opts.Progress)
 	results := make([]*DDResult, len(cells))

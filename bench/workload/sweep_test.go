@@ -218,6 +218,17 @@ func TestSweepDD(t *testing.T) {
 	// 1 MiB of data; the disk saw at least one request, and far fewer than bios.
 	assert.Positive(t, serial[0].RequestsPerMiB)
 	assert.Less(t, serial[0].RequestsPerMiB, serial[0].BiosPerPage*256)
+
+	// A shard is the cells i with i mod Shards == Shard, in order.
+	for _, sh := range []struct{ shard, shards int }{{0, 3}, {1, 3}, {2, 3}, {5, 8}, {7, 8}} {
+		part, err := SweepDD(g, p, SweepOptions{Shard: sh.shard, Shards: sh.shards})
+		require.NoError(t, err)
+		var want []DDRow
+		for i := sh.shard; i < len(serial); i += sh.shards {
+			want = append(want, serial[i])
+		}
+		assert.Equal(t, want, part, "shard %d/%d", sh.shard, sh.shards)
+	}
 }
 
 // TestSweepKernelByName: a base or axis kernel named alone is its preset

@@ -81,6 +81,56 @@ func TestBackingFullMemDisk(t *testing.T) {
 	}
 }
 
+// TestBackingSizeMemDisk checks SetBackingSize: with pages 0 and 3
+// written, a store of N pages takes writes that allocate up to N pages in
+// all, and fails the first that would allocate one more, after writing the
+// bytes before that page; pages already held are always written.
+func TestBackingSizeMemDisk(t *testing.T) {
+	tests := []struct {
+		name    string
+		size    uint64 // the store's size in bytes
+		sector  uint64
+		n       int
+		err     bool
+		written int
+		stored  uint64 // pages held afterwards
+	}{
+		{"room for two more: two new pages", 4 * 4096, 8, 8192, false, 8192, 4},
+		{"room for one more: the second new page fails", 3 * 4096, 8, 8192, true, 4096, 3},
+		{"no room: a new page fails", 2 * 4096, 8, 4096, true, 0, 2},
+		{"no room: a held page is written", 2 * 4096, 24, 4096, false, 4096, 2},
+		{"smaller than held: full at once", 4096, 8, 512, true, 0, 2},
+		{"rounded down to pages", 3*4096 + 4095, 8, 8192, true, 4096, 3},
+		{"no limit", 0, 8, 16384, false, 16384, 5}, // pages 1 to 4, 3 held
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			disk, err := NewMemDisk("loop8", 1<<20, 512)
+			require.NoError(t, err)
+			c := newCompletions()
+			for i, s := range []uint64{0, 24} {
+				w := c.bio(100+i, OpWrite, s)
+				w.AddVec(fill(1, 4096), 4096)
+				disk.Submit(w)
+			}
+			disk.SetBackingSize(tc.size)
+			w := c.bio(0, OpWrite, tc.sector)
+			w.AddVec(fill(2, tc.n), uint32(tc.n))
+			disk.Submit(w)
+			if tc.err {
+				require.ErrorIs(t, c.errs[0], ErrNoSpace)
+			} else {
+				require.NoError(t, c.errs[0])
+			}
+			got := make([]byte, tc.n)
+			_, err = disk.ReadAt(got, int64(tc.sector<<SectorShift))
+			require.NoError(t, err)
+			assert.Equal(t, fill(2, tc.written), got[:tc.written], "written before the first page without room")
+			assert.Equal(t, tc.stored*4096, disk.StoredBytes())
+		})
+	}
+}
+
 // Metadata-only writes allocate nothing, so under a full store they fail.
 func TestBackingFullMetadataOnly(t *testing.T) {
 	disk, err := NewMemDisk("loop8", 1<<20, 512)

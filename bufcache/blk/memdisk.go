@@ -27,7 +27,8 @@ type MemDisk struct {
 
 	mu     conc.Mutex
 	chunks map[uint64]*[1 << chunkShift]byte
-	full   bool // the backing store cannot grow
+	full   bool   // the backing store cannot grow
+	limit  uint64 // chunks the backing store may hold (0: no limit)
 	stats  DiskStats
 }
 
@@ -130,11 +131,11 @@ func (d *MemDisk) serveParts(parts []BioPart) error {
 // written, the part counts as failed, and the error wraps ErrNoSpace.
 func (d *MemDisk) serveLocked(b *Bio, off, n uint32) error {
 	pos := b.Sector<<SectorShift + uint64(off)
-	checkRoom := d.full && b.Op == OpWrite
+	checkRoom := (d.full || d.limit != 0) && b.Op == OpWrite
 	for it := b.spans(off, n); (b.data || checkRoom) && it.next(); { // a metadata-only bio moves nothing, and only a full store refuses one
 		m := uint64(it.n)
 		if checkRoom {
-			if gap := d.unallocatedLocked(pos, m); gap < pos+m {
+			if gap := d.noRoomLocked(pos, m); gap < pos+m {
 				if it.v.Data != nil {
 					d.copyLocked(OpWrite, pos, it.v.Data[it.d:it.d+uint32(gap-pos)])
 				}
@@ -163,13 +164,20 @@ func (d *MemDisk) serveLocked(b *Bio, off, n uint32) error {
 	return nil
 }
 
-// unallocatedLocked returns the first byte of [pos, pos+n) that lies in a
-// chunk never allocated, or pos+n if there is none. O(chunks in the range).
-func (d *MemDisk) unallocatedLocked(pos, n uint64) uint64 {
+// noRoomLocked returns the first byte of [pos, pos+n) that the store has
+// no room for — in a chunk never allocated while the store is full, or
+// past its limit counting the chunks this write allocates before it — or
+// pos+n if there is none. O(chunks in the range).
+func (d *MemDisk) noRoomLocked(pos, n uint64) uint64 {
+	held := uint64(len(d.chunks))
 	for c := pos >> chunkShift; c<<chunkShift < pos+n; c++ {
-		if d.chunks[c] == nil {
+		if d.chunks[c] != nil {
+			continue
+		}
+		if d.full || held >= d.limit {
 			return max(c<<chunkShift, pos)
 		}
+		held++
 	}
 	return pos + n
 }
@@ -190,6 +198,20 @@ func (d *MemDisk) unallocatedLocked(pos, n uint64) uint64 {
 func (d *MemDisk) SetBackingFull(full bool) {
 	d.mu.Lock()
 	d.full = full
+	d.mu.Unlock()
+}
+
+// SetBackingSize models a backing store that holds at most size bytes (the
+// scenarios' "backing size=8M"), rounded down to BackingPageSize pages; 0
+// lifts the limit. A write that would allocate a page past it fails as one
+// to a full store does (SetBackingFull), at once when the store already
+// holds more. O(1).
+func (d *MemDisk) SetBackingSize(size uint64) {
+	d.mu.Lock()
+	d.limit = size >> chunkShift
+	if size != 0 && d.limit == 0 {
+		d.full = true // no page at all
+	}
 	d.mu.Unlock()
 }
 

@@ -12,24 +12,13 @@ import (
 	"github.com/bhsim/bhsim/bench/workload"
 )
 
-// explainSynopsis is the first lines of `bhsim explain --help`.
-func explainSynopsis() string {
-	var sb strings.Builder
-	sb.WriteString("OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost PARAM=NS] [op flags]\n\n" +
-		"Runs one operation on the model and prints its event ledger under a profile:\n" +
-		"per resource, count × unit cost = simulated ns. Operations, their flags and defaults:\n\n")
-	report.WriteExplainOps(&sb, workload.ExplainOps())
-	sb.WriteString("\nExample: bhsim explain write-page --bsize 512")
-	return sb.String()
-}
-
 // explain implements `bhsim explain OP`: the operation comes first, so that
 // its own flags can be parsed.
 func explain(args []string, stdout, stderr io.Writer) error {
 	names := namesOf(workload.ExplainOps(), func(o workload.ExplainOp) string { return o.Name })
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprintf(stdout, "usage: bhsim explain %s\n", explainSynopsis())
+			fmt.Fprintf(stdout, "usage: bhsim explain %s\n", report.ExplainHelp())
 			return errHelp
 		}
 		return usagef("name one operation first (valid: %s)", strings.Join(names, ", "))
@@ -47,7 +36,7 @@ func explain(args []string, stdout, stderr io.Writer) error {
 	if op.Profile != "" {
 		costs = addCostFlags(fs, op.Profile, true, nil)
 	}
-	pos, err := parseArgs(fs, explainSynopsis(), args[1:], stdout)
+	pos, err := parseArgs(fs, report.ExplainHelp(), args[1:], stdout)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
@@ -32,23 +30,38 @@ func asUsage(err error) error {
 
 // flagOf names the flag that sets each field of the library a
 // *report.FieldError names.
-var flagOf = map[string]string{"Costs.Set": "--cost", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev", "WorkloadSpec.TraceFormat": "--trace-format",
+var flagOf = map[string]string{"Costs.Set": "--cost", "Shard": "--shard", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev", "WorkloadSpec.TraceFormat": "--trace-format",
 	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc", "WorkloadSpec.CSVColumns": "--csv-columns", "WorkloadSpec.ReplayTimeScale": "--replay-time-scale"}
 
 // flagError returns err, if any, as a mistake in the command line, a
 // *report.FieldError's field said as the flag that sets it.
 func flagError(err error) error {
 	var fe *report.FieldError
-	if errors.As(err, &fe) && flagOf[fe.Field] != "" {
+	var ae *report.AxisError
+	switch {
+	case errors.As(err, &fe) && flagOf[fe.Field] != "":
 		return usagef("%s %q: %v", flagOf[fe.Field], fe.Value, fe.Err)
+	case errors.As(err, &ae): // a sweep's axis: its flag is --AXIS
+		return usagef("--%s: %v", ae.Axis, ae.Err)
 	}
 	return asUsage(err)
+}
+
+// shardOf reads --shard's K/N (report.ParseShard) for a run whose output
+// is in format: a shard writes json or csv, which bhsim merge joins.
+func shardOf(v, format string) (report.Shard, error) {
+	sh, err := report.ParseShard(v)
+	if err == nil && sh.Count > 0 && format == "text" {
+		return sh, usagef("--shard writes json or csv, which bhsim merge joins: add --format json or --format csv")
+	}
+	return sh, flagError(err)
 }
 
 // fieldFlags names, for the library's fields that choose what of a trace
 // to replay, the flags that set them, in a usage error's message.
 var fieldFlags = strings.NewReplacer("with TraceSelect.Device)", "with --trace-dev)", "with TraceSelect.File)", "with --trace-file)",
-	"(TraceSelect.Action D)", "(--replay D)", "(TraceDevice.Size)", "(--dev)", "(RunOptions.CPUs)", "(--cpus)")
+	"(TraceSelect.Action D)", "(--replay D)", "(TraceDevice.Size)", "(--dev)", "(RunOptions.CPUs)", "(--cpus)", "Options.TraceBufferKB", "--trace-buffer-kb",
+	"(RunModel runs the scenario itself)", "(bhsim run FILE, without --dist or --step, runs the scenario itself)")
 
 // errHelp is returned once --help has printed a command's help.
 var errHelp = errors.New("help shown")
@@ -110,32 +123,11 @@ func formatFlag(fs *flag.FlagSet, valid ...string) (*string, func() error) {
 	}
 }
 
-// listFlag is a flag that may be given several times, or with
-// comma-separated values.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-// Set appends v's comma-separated items. Errors: an empty item ("", "1,,2",
-// "1,"), which would otherwise leave the flag as if not given.
-func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			return fmt.Errorf("an empty item in %q (want a comma-separated list of values)", v)
-		}
-		*l = append(*l, s)
-	}
-	return nil
-}
+// listFlag is a flag that may be given several times, or with comma-separated values.
+type listFlag = report.List
 
 // namesOf returns the name of each of xs, in order.
-func namesOf[T any](xs []T, name func(T) string) []string {
-	var names []string
-	for _, x := range xs {
-		names = append(names, name(x))
-	}
-	return names
-}
+func namesOf[T any](xs []T, name func(T) string) []string { return report.Names(xs, name) }
 
 // printAs prints in format ("json", "csv" or "text") with the writer of
 // that format (nil for one the command does not offer).
@@ -160,11 +152,9 @@ func jsonOf(v any) func(io.Writer) error {
 // report.RunLimit, which less says how to shorten. The refusal and a dd
 // the model refuses (workload.ErrInvalidDD) are usage errors.
 func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(interrupt)
 	defer cancel()
-	prog := report.NewTerminalProgress(stderr, "bhsim "+name, unit)
+	prog := report.ProgressOn(stderr, "bhsim "+name, unit)
 	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)
 	err := guard.Err(run(ctx, guard.Report))
 	prog.Finish()

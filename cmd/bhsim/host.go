@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 
 	"github.com/bhsim/bhsim/bench/engine"
@@ -53,9 +51,7 @@ func calibrate(args []string, stdout, _ io.Writer) error {
 		_, err := fmt.Fprintln(stdout, "calibrate --host: skipped: it needs root (loop devices and tracefs on this machine's kernel)")
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	c, err := host.Calibrate(ctx, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
+	c, err := host.Calibrate(interrupt, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
 	if err != nil {
 		return err
 	}

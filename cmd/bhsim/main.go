@@ -7,10 +7,11 @@
 // Usage:
 //
 //	bhsim reproduce [--format text|csv|json] [--profile NAME|FILE] [--cost P=NS] [--plot DIR] [--cross-validate] [thread ...]
-//	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json]
+//	bhsim sweep [--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [axis flags] [--format text|csv|json] [--shard K/N]
 //	bhsim run [--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE.scn
-//	bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --dist FILE.scn | --step [--quiz [--show]] [-s SEED]
+//	bhsim run [workload flags] TRACE... [--shard K/N] | --gen SPEC [-s SEED] | --dist FILE.scn | --step [--quiz [--show]] [-s SEED]
 //	bhsim validate [--on recorded|host] [--recorded DIR] [--runs N] [--kernel NAME] [--rows totals|all|diff] [--format text|json] DIR|FILE...
+//	bhsim merge FILE...
 //	bhsim explain OP [--profile NAME|FILE] [--costs fitted|built-in] [--cost P=NS] [op flags]
 //	bhsim profile list | show NAME [--costs built-in|fitted]
 //	bhsim calibrate --host [--runs N] [--save FILE]
@@ -33,6 +34,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +44,7 @@ import (
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 func main() {
@@ -87,6 +90,7 @@ func commands() []command {
 		{"sweep", "a dd scenario over a grid of kernels, block sizes, layouts, bs and CPUs", sweep},
 		{"run", "a scenario file on the model or on the host kernel: counters per operation", runCmd},
 		{"validate", "every scenario of a directory on the model beside the kernel: one table", validate},
+		{"merge", "join the outputs of a sweep or trace run split with --shard K/N", merge},
 		{"explain", "one operation's event ledger and simulated time, per resource", explain},
 		{"profile", "the hardware profiles that price the events", profileCmd},
 		{"calibrate", "--host: fit a profile to this machine's kernel, predict the held-out half", calibrate},
@@ -106,8 +110,12 @@ func usage() string {
 	return sb.String()
 }
 
+// interrupt is the running command's context: Ctrl-C cancels it (report.Interruptible).
+var interrupt = context.Background()
+
 // run executes the command line args and returns the exit status: 0, 1 for
-// a failed run, 2 for a mistake in the command line.
+// a failed run, 2 for a mistake in the command line, 130 for Ctrl-C (143
+// for SIGTERM), whatever the command.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, strings.SplitN(usage(), "\n", 2)[0]+"\n")
@@ -119,16 +127,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
+		ctx, stop := report.Interruptible(stderr, "bhsim "+c.name)
+		interrupt = ctx
 		err := c.run(args[1:], stdout, stderr)
 		var u usageError
-		switch {
+		switch ie := stop(); {
+		case ie != nil: // every command alike: one line, 128 + the signal
+			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, ie)
+			return ie.Status()
 		case err == nil || errors.Is(err, errHelp):
 			return 0
 		case errors.As(err, &u):
 			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(u.err.Error()))
 			return 2
-		default:
+		case errors.As(err, new(*scenario.BoundError)): // a runner's bound: refused, as a mistake is
 			fmt.Fprintf(stderr, "bhsim %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "bhsim %s: %s\n", c.name, fieldFlags.Replace(err.Error()))
 			return 1
 		}
 	}
@@ -144,7 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func version(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("version")
 	format, check := formatFlag(fs, "text", "json")
-	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary.", args, stdout); err != nil {
+	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary. A build with -buildvcs=false has none:\ngo build -ldflags \"-X github.com/bhsim/bhsim/bench/report.Version=V -X github.com/bhsim/bhsim/bench/report.Revision=R\"\nsets them (docs/output-schema.md).", args, stdout); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])

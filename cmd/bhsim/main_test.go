@@ -35,7 +35,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: bhsim COMMAND"},
-		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, explain, profile, calibrate, clean, web, version"},
+		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, merge, explain, profile, calibrate, clean, web, version"},
 
 		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
@@ -73,6 +73,14 @@ func TestErrors(t *testing.T) {
 		{"sweep: a trailing comma", []string{"sweep", "--layout", "raid0,"}, "an empty item in \"raid0,\""},
 		{"sweep: a run past ten minutes", []string{"sweep", "--count", "7000000", "--layout", "direct"}, "more than the 10m0s bhsim sweep runs for: ask for less (fewer axis values"},
 		{"sweep: bad flag", []string{"sweep", "--preset", "6.6"}, "--kernel"},
+		{"sweep: a shard as text", []string{"sweep", "--shard", "0/2"}, "--shard writes json or csv, which bhsim merge joins"},
+		{"sweep: a shard past N", []string{"sweep", "--shard", "2/2", "--format", "json"}, `--shard "2/2": want K/N: shard K (from 0) of N`},
+		{"sweep: a shard without N", []string{"sweep", "--shard", "1", "--format", "csv"}, `--shard "1": want K/N`},
+
+		{"merge: no files", []string{"merge"}, "name the shards' files"},
+		{"merge: a missing file", []string{"merge", "/nonexistent/s0.json"}, "no such file"},
+		{"run: a list stepped", []string{"run", "--step", traces + "/sample.csv", traces + "/sample.blkparse"}, "a list of traces runs each as a trace"},
+		{"run: a list sharded as text", []string{"run", "--shard", "0/2", traces + "/sample.csv", traces + "/sample.blkparse"}, "--shard writes json or csv"},
 
 		{"explain: no op", []string{"explain"}, "name one operation first (valid: find-get-block-hit"},
 		{"explain: flag first", []string{"explain", "--bsize", "512"}, "name one operation first"},

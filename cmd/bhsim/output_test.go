@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,4 +241,42 @@ func TestReproduceCrossValidate(t *testing.T) {
 	strictDecode(t, js, &doc)
 	assert.Empty(t, doc.Threads[0].CrossValidation)
 	assert.Contains(t, doc.Threads[0].CrossValidationNote, "no leave-one-out")
+}
+
+// TestShardMerge: a sweep and a run over a list of traces, each split in
+// shards (--shard K/N) and joined again (bhsim merge), print what the run
+// unsplit prints, byte for byte, as JSON and as CSV.
+func TestShardMerge(t *testing.T) {
+	list := []string{traces + "/sample.blkparse", traces + "/sample-v3.iolog", traces + "/sample.csv"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		n    int
+	}{
+		{"sweep", []string{"sweep", "--layout", "direct,raid0,raid6", "--count", "16", "--op", "write,read"}, 4},
+		{"run over traces", append([]string{"run"}, list...), 2},
+	} {
+		for _, format := range []string{"json", "csv"} {
+			t.Run(tt.name+" "+format, func(t *testing.T) {
+				args := append(slices.Clone(tt.args), "--format", format)
+				status, whole, errs := bhsim(args...)
+				require.Equal(t, 0, status, errs)
+				dir := t.TempDir()
+				var files []string
+				for k := range tt.n {
+					status, out, errs := bhsim(append(slices.Clone(args), "--shard", fmt.Sprintf("%d/%d", k, tt.n))...)
+					require.Equal(t, 0, status, errs)
+					files = append(files, filepath.Join(dir, fmt.Sprintf("shard-%d.%s", k, format)))
+					require.NoError(t, os.WriteFile(files[k], []byte(out), 0o644))
+				}
+				slices.Reverse(files)
+				status, merged, errs := bhsim(append([]string{"merge"}, files...)...)
+				require.Equal(t, 0, status, errs)
+				assert.Equal(t, whole, merged, "the shards merged are the whole, byte for byte")
+				status, _, errs = bhsim(append([]string{"merge"}, files[1:]...)...)
+				assert.Equal(t, 2, status, "a shard missing is refused")
+				assert.Contains(t, errs, "missing")
+			})
+		}
+	}
 }

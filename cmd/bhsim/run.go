@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
@@ -17,39 +17,17 @@ import (
 	"github.com/bhsim/bhsim/bench/source"
 )
 
-// runSynopsis is `bhsim run`'s help text.
-const runSynopsis = `[--on model|host] [--kernel NAME] [--runs N] [--format text|csv|json] FILE
-       bhsim run [workload flags] TRACE | --gen SPEC [-s SEED] | --step [--quiz [--show]] -s SEED
-
-Runs the scenario in FILE (docs/scenario-language.md) on the model, or with
---on host on this machine's Linux kernel (root, loop devices and tracefs:
-a private loop device, tmpfs and tracing instance, all removed afterwards),
-and prints per operation and in total the counters both runners derive
-(bios, merges, requests, plugs, sectors, page-cache folios, readahead,
-writeback errors), each call's result, and on the model its event ledger,
-on the host the thread CPU time per call (a measurement, never compared).
---format json writes the result file bhsim validate compares
-(docs/output-schema.md).
-
-A workload of one's own — a trace (blkparse, fio iolog, CSV; docs/traces.md),
-a seeded generator (--gen), or a scenario with --dist — runs on the model's
---cpus CPUs, interleaved by simulated time, and prints its distributions:
-latency per operation kind (p50, p90, p99, p99.9, max), throughput over
-simulated time, each resource's busy time, the bh LRU's hit ratio and
-miss-ratio curve (--mrc), bios and requests per operation; every header
-names the seed and the timing profile. --step prints each operation's cost
-and the page cache's state; --quiz hides the answers, --show reveals them;
---step -s SEED alone makes a fresh small problem.`
-
 // runCmd implements `bhsim run`.
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	on := fs.String("on", "model", "where to run: model, or host (the running kernel; needs root)")
 	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(engine.KernelNames(), ", "))
-	runs := fs.Int("runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
+	var ho host.Options
+	fs.IntVar(&ho.Runs, "runs", 1, "runs on the host, each on a fresh device; counters show min..max (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
+	fs.IntVar(&ho.TraceBufferKB, "trace-buffer-kb", 0, "the host's trace buffer per CPU in `KiB` (--on host; default: sized from the scenario's I/O; at most 262144)")
 	format, check := formatFlag(fs, "text", "csv", "json")
 	wf := addWorkloadFlags(fs)
-	pos, err := parseArgs(fs, runSynopsis, args, stdout)
+	pos, err := parseArgs(fs, report.RunHelp, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -63,16 +41,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if firstSet(set, workloadFlagNames) != "" || len(pos) == 1 && !report.IsScenarioFile(pos[0]) {
-		if *on != "model" || set["runs"] {
+	ctx := interrupt
+	if firstSet(set, workloadFlagNames) != "" || len(pos) > 0 && !report.IsScenarioFile(pos[0]) {
+		if *on != "model" || set["runs"] || set["trace-buffer-kb"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
 		}
 		if err := wf.misplaced(set, pos); err != nil {
 			return err
 		}
-		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)
+		return runWorkload(wf, pos, *kernel, *format, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))
@@ -81,7 +58,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	r, err := runOn(ctx, set, s, *on, *kernel, *runs)
+	r, err := runOn(ctx, set, s, *on, *kernel, ho)
 	if err != nil {
 		return err
 	}
@@ -90,13 +67,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // runOn runs s where on says: on the model of kernel preset name, or on the
-// host (runs times). Flags that do not apply to the chosen runner and were
-// set (set holds the flags given) are refused.
-func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, kernel string, runs int) (*scenario.Result, error) {
+// host with options o. Flags that do not apply to the chosen runner and
+// were set (set holds the flags given) are refused.
+func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, kernel string, o host.Options) (*scenario.Result, error) {
 	switch on {
 	case "model":
-		if set["runs"] {
-			return nil, usagef("--runs applies to --on host (the model repeats itself exactly)")
+		if set["runs"] || set["trace-buffer-kb"] {
+			return nil, usagef("--runs and --trace-buffer-kb apply to --on host (the model repeats itself exactly)")
 		}
 		k, err := engine.KernelByName(kernel)
 		if err != nil {
@@ -107,13 +84,14 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 		if set["kernel"] {
 			return nil, usagef("--kernel applies to --on model (the host runs its own kernel)")
 		}
-		if runs < 1 || runs > host.MaxRuns {
-			return nil, usagef("--runs %d: want 1 to %d", runs, host.MaxRuns)
+		if o.Runs < 1 || o.Runs > host.MaxRuns {
+			return nil, usagef("--runs %d: want 1 to %d", o.Runs, host.MaxRuns)
 		}
 		if err := host.Check(); err != nil {
 			return nil, err
 		}
-		return host.Run(ctx, s, host.Options{Runs: runs})
+		o.NoSignalHandler = true // run() handles Ctrl-C
+		return host.Run(ctx, s, o)
 	}
 	return nil, usagef("unknown --on %q (valid: model, host)", on)
 }
@@ -124,7 +102,7 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 type workloadFlags struct {
 	spec                   report.WorkloadSpec
 	dist, step, quiz, show bool
-	plot                   string
+	plot, shard            string
 }
 
 // addWorkloadFlags adds the workload flags to fs.
@@ -152,6 +130,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
 	fs.BoolVar(&w.quiz, "quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)")
 	fs.BoolVar(&w.show, "show", false, "with --quiz: reveal the answers")
+	fs.StringVar(&w.shard, "shard", "", "run shard `K/N` of the TRACE list: those i with i mod N = K (json or csv, for bhsim merge)")
 	fs.StringVar(&w.plot, "plot", "", "write a latency CDF and a throughput-over-time chart (SVG and PNG) into `DIR`")
 	addCostFlags(fs, "x86-server", false, &s.Costs)
 	fs.Var((*listFlag)(&s.MRC), "mrc", "bh LRU `SIZES` for the miss-ratio curve (comma-separated; each reruns the workload), e.g. 1,2,4,8,16,32")
@@ -160,7 +139,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
 var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay", "trace-format",
-	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost"}
+	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
@@ -234,7 +213,10 @@ func (w *workloadFlags) options(kernel string) (engine.RunOptions, error) {
 }
 
 // runWorkload implements `bhsim run` for a workload of one's own.
-func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+	if len(pos) > 1 || w.shard != "" {
+		return runList(w, pos, kernel, format, stdout, stderr)
+	}
 	wl, err := w.workload(pos)
 	if err != nil {
 		return err
@@ -243,24 +225,22 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	if err != nil {
 		return err
 	}
-	prog := report.NewTerminalProgress(stderr, "bhsim run", "records")
 	switch {
 	case w.step && format != "text":
 		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)
 	case w.step && wl.Records > maxStepRecords:
 		return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
 	case w.step:
-		o.Step, prog = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}, nil
+		o.Step = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}
 	}
-	if cb := prog.Task(0); cb != nil {
-		o.Progress = func(done, total uint64) { cb(int(done), int(total)) }
-	}
-	r, err := engine.Run(ctx, wl, o)
-	prog.Finish()
-	if report.IsRefusal(err) {
-		return asUsage(err) // the options, or a record of the input (as a malformed line is)
-	} else if err != nil {
+	var r *engine.RunResult
+	err = budgeted(stderr, "run", "records", "a smaller n=, or a shorter trace", func(ctx context.Context, progress func(done, total int)) (err error) {
+		o.Progress = func(done, total uint64) { progress(int(done), int(total)) }
+		r, err = engine.Run(ctx, wl, o)
 		return err
+	})
+	if err != nil {
+		return runError(err)
 	}
 	if w.plot != "" {
 		if err := report.WriteRunCharts(w.plot, r); err != nil {
@@ -273,8 +253,43 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 		}
 		return err
 	}
-	return printAs(stdout, format, jsonOf(r), func(w io.Writer) error { return report.WriteRunCSV(w, r) },
-		func(w io.Writer) error { return report.WriteRunText(w, r) })
+	return printAs(stdout, format, func(w io.Writer) error { return report.WriteRunJSON(w, r) },
+		func(w io.Writer) error { return report.WriteRunCSV(w, r) }, func(w io.Writer) error { return report.WriteRunText(w, r) })
+}
+
+// runList implements `bhsim run` over a list of trace files, or a shard of
+// it: each file its own run (report.RunFiles), all in one output.
+func runList(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+	if w.step || w.plot != "" || w.dist || w.spec.Gen != "" || w.spec.Seed != "" {
+		return usagef("a list of traces runs each as a trace: --step, --plot, --dist, --gen and -s take one workload")
+	}
+	sh, err := shardOf(w.shard, format)
+	if err != nil {
+		return err
+	}
+	o, err := w.options(kernel)
+	if err != nil {
+		return err
+	}
+	var l report.RunList
+	err = budgeted(stderr, "run", "traces", "fewer traces, or more shards", func(ctx context.Context, progress func(done, total int)) (err error) {
+		l, err = report.RunFiles(ctx, w.spec, o, pos, sh, report.CurrentTool(), progress)
+		return err
+	})
+	if err != nil {
+		return runError(err)
+	}
+	return printAs(stdout, format, jsonOf(l), l.WriteCSV, l.WriteText)
+}
+
+// runError is a workload run's error for the exit status: the options, a
+// field of the spec and a record of the input are mistakes (status 2), as a
+// malformed line is; the rest failures (1).
+func runError(err error) error {
+	if report.IsInputError(err) || errors.As(err, new(*report.FieldError)) {
+		return flagError(err)
+	}
+	return err
 }
 
 // maxStepRecords bounds a step-mode run.

@@ -190,3 +190,17 @@ func TestRunTraceSelectFlags(t *testing.T) {
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errs, "(choose one with --trace-file)", "the flag that sets the library's field")
 }
+
+// TestRunOverBudget: a workload estimated past report.RunLimit is refused,
+// as sweep and explain refuse one, with status 2, one line on stderr and
+// how to ask for less. It takes the second the estimate waits for
+// (report.EstimateAfter).
+func TestRunOverBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the budget's estimate: not under -short")
+	}
+	status, out, errs := bhsim("run", "--gen", "random:dev=1G,n=100000000000")
+	assert.Equal(t, 2, status, errs)
+	assert.Empty(t, out)
+	assert.Regexp(t, `^bhsim run: this run would take about \d+h\d+m0s .*more than the 10m0s bhsim run runs for: ask for less \(a smaller n=, or a shorter trace\)\n$`, errs)
+}

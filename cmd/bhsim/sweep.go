@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // sweepSynopsis is the first lines of `bhsim sweep --help`.
-const sweepSynopsis = `[--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost PARAM=NS] [axis flags] [--format text|csv|json]
+const sweepSynopsis = `[--machine NAME] [--profile NAME|FILE] [--costs fitted|built-in] [--cost PARAM=NS] [axis flags] [--format text|csv|json] [--shard K/N]
 
 Runs the dd scenario on every combination of the axis values (comma-separated
 lists; an axis not given keeps the machine's value) and prints one row per
@@ -21,6 +20,8 @@ and its close add their own time to the MB/s). Cells run in parallel on all
 cores; the results do not depend on it. A sweep that takes more than a second
 says on stderr how long it will take (a progress line in MiB moved on a
 terminal), and one whose estimate passes ten minutes is refused with it.
+--shard K/N runs only the cells i with i mod N = K, for one of N machines;
+bhsim merge joins the N outputs into the whole's (docs/at-scale.md).
 Example:
 
   bhsim sweep --layout raid0,raid6 --bs 1M,4M --kernel 5.10.10,5.10.10+revert --count 200`
@@ -32,6 +33,7 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	machine := fs.String("machine", "helios4", "the machine and base run: `NAME` "+strings.Join(machines, " or "))
 	costs := addCostFlags(fs, "the machine's", true, nil)
 	format, checkFormat := formatFlag(fs, "text", "csv", "json")
+	shard := fs.String("shard", "", "run shard `K/N` of the grid's cells: those i with i mod N = K (json or csv, for bhsim merge)")
 	axes := map[string]*listFlag{}
 	for _, a := range workload.GridAxes() {
 		axes[a.Name] = new(listFlag)
@@ -45,13 +47,17 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	if err := checkFormat(); err != nil {
 		return err
 	}
+	sh, err := shardOf(*shard, *format)
+	if err != nil {
+		return err
+	}
 	m, err := workload.DDMachineByName(*machine)
 	if err != nil {
 		return asUsage(err)
 	}
-	g, err := sweepGrid(m, axes)
+	g, err := report.SweepGrid(m, axes)
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	p, costDesc, err := resolveCosts(costs, m.Profile)
 	if err != nil {
@@ -59,35 +65,14 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 	}
 	var rows []workload.DDRow
 	err = budgeted(stderr, "sweep", "MiB", "fewer axis values or a smaller --count or --size", func(ctx context.Context, progress func(done, total int)) (err error) {
-		rows, err = workload.SweepDDContext(ctx, g, p, workload.SweepOptions{Progress: progress})
+		rows, err = workload.SweepDDContext(ctx, g, p, workload.SweepOptions{Progress: progress, Shard: sh.Index, Shards: sh.Count})
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	out := report.SweepOf(report.CurrentTool(), m, p, costDesc, rows)
+	cells, _ := g.Cells()
+	out.Shard = sh.Of(len(cells))
 	return printAs(stdout, *format, jsonOf(out), out.WriteCSV, out.WriteText)
-}
-
-// sweepGrid returns machine m's dd grid over the axis flags' values.
-// Errors (usage): a value that does not parse, as "--AXIS: why", or both
-// --count and --size; the grid's own errors.
-func sweepGrid(m workload.DDMachine, axes map[string]*listFlag) (workload.DDGrid, error) {
-	g := workload.DDGrid{Base: m.Base}
-	for _, a := range workload.GridAxes() {
-		err := g.SetAxis(a.Name, *axes[a.Name])
-		switch why := errors.Unwrap(err); {
-		case err == nil:
-			continue
-		case why != nil: // a value's error, wrapped in the name of the axis's field: the flag is the axis
-			return g, usagef("--%s: %w", a.Name, why)
-		case len(g.Counts) > 0 && len(g.Sizes) > 0:
-			return g, usagef("workload: give --count or --size, not both")
-		}
-		return g, asUsage(err)
-	}
-	if _, err := g.Cells(); err != nil {
-		return g, asUsage(err)
-	}
-	return g, nil
 }

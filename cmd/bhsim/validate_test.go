@@ -45,6 +45,10 @@ func TestRunFormats(t *testing.T) {
 	require.Equal(t, 0, status, errs)
 	got, err := scenario.DecodeResult([]byte(out))
 	require.NoError(t, err)
+	assert.Equal(t, scenario.ResultSchema, got.Schema)
+	require.NotNil(t, got.Tool, "the result names its writer, as every output does")
+	assert.Equal(t, report.CurrentTool(), *got.Tool)
+	got.Tool = nil
 	assert.Equal(t, want, got)
 
 	status, out, errs = bhsim("run", "--format", "csv", "--kernel", "5.10.10", file)
@@ -137,7 +141,9 @@ func TestRunValidateErrors(t *testing.T) {
 		{"run: bad scenario", []string{"run", bad}, "bad.scn:2"},
 		{"run: unknown on", []string{"run", "--on", "vm", file}, "valid: model, host"},
 		{"run: unknown kernel", []string{"run", "--kernel", "2.6", file}, "valid: 9011495c9466"},
-		{"run: runs on the model", []string{"run", "--runs", "3", file}, "--runs applies to --on host"},
+		{"run: runs on the model", []string{"run", "--runs", "3", file}, "--runs and --trace-buffer-kb apply to --on host"},
+		{"run: a trace buffer on the model", []string{"run", "--trace-buffer-kb", "65536", file}, "--runs and --trace-buffer-kb apply to --on host"},
+		{"run: a trace buffer for a workload", []string{"run", "--trace-buffer-kb", "65536", "--gen", "random:dev=1M,n=10"}, "a workload of one's own runs on the model"},
 		{"run: kernel on the host", []string{"run", "--on", "host", "--kernel", "6.6", file}, "--kernel applies to --on model"},
 		{"run: zero runs", []string{"run", "--on", "host", "--runs", "0", file}, "want 1 to 100"},
 		{"run: format", []string{"run", "--format", "xml", file}, "valid: text, csv, json"},
@@ -146,7 +152,8 @@ func TestRunValidateErrors(t *testing.T) {
 		{"validate: unknown on", []string{"validate", "--on", "vm", file}, "valid: recorded, host"},
 		{"validate: rows", []string{"validate", "--rows", "some", file}, "valid: totals, all, diff"},
 		{"validate: format", []string{"validate", "--format", "csv", file}, "valid: text, json"},
-		{"validate: runs of a recording", []string{"validate", "--runs", "0", file}, "--runs applies to --on host"},
+		{"validate: runs of a recording", []string{"validate", "--runs", "0", file}, "--runs and --trace-buffer-kb apply to --on host"},
+		{"validate: a trace buffer of a recording", []string{"validate", "--trace-buffer-kb", "65536", file}, "--runs and --trace-buffer-kb apply to --on host"},
 		{"validate: recording on the host", []string{"validate", "--on", "host", "--recorded", ".", file}, "--recorded applies to --on recorded"},
 		{"validate: kernel", []string{"validate", "--kernel", "7.0", file}, "valid: 9011495c9466"},
 		{"validate: runs", []string{"validate", "--on", "host", "--runs", "101", file}, "want 1 to 100"},
