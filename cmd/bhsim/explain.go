@@ -14,7 +14,7 @@ import (
 
 // explain implements `bhsim explain OP`: the operation comes first, so that
 // its own flags can be parsed.
-func explain(args []string, stdout, stderr io.Writer) error {
+func explain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	names := namesOf(workload.ExplainOps(), func(o workload.ExplainOp) string { return o.Name })
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
@@ -64,7 +64,7 @@ func explain(args []string, stdout, stderr io.Writer) error {
 		less += " or a larger --bs" // with count=auto, a larger bs moves the same bytes in fewer blocks
 	}
 	var e workload.Explanation
-	err = budgeted(stderr, "explain "+op.Name, "dd blocks", less, func(ctx context.Context, progress func(done, total int)) (err error) {
+	err = budgeted(ctx, stderr, "explain "+op.Name, "dd blocks", less, func(ctx context.Context, progress func(done, total int)) (err error) {
 		e, err = op.Build(ctx, opArgs, progress)
 		return err
 	})

@@ -151,8 +151,8 @@ func jsonOf(v any) func(io.Writer) error {
 // estimate of a long run, and the refusal of one estimated past
 // report.RunLimit, which less says how to shorten. The refusal and a dd
 // the model refuses (workload.ErrInvalidDD) are usage errors.
-func budgeted(stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
-	ctx, cancel := context.WithCancel(interrupt)
+func budgeted(ctx context.Context, stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog := report.ProgressOn(stderr, "bhsim "+name, unit)
 	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)

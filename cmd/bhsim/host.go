@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ written to FILE (bhsim-host.json by default) in the form every command's
 --profile FILE reads; nothing reads it unless told to.`
 
 // calibrate implements `bhsim calibrate`.
-func calibrate(args []string, stdout, _ io.Writer) error {
+func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("calibrate")
 	onHost := fs.Bool("host", false, "measure on this machine's kernel (the only source calibrate has)")
 	runs := fs.Int("runs", 5, "runs of each scenario on the host; each cell keeps the median (1 to "+strconv.Itoa(host.MaxRuns)+")")
@@ -51,7 +52,7 @@ func calibrate(args []string, stdout, _ io.Writer) error {
 		_, err := fmt.Fprintln(stdout, "calibrate --host: skipped: it needs root (loop devices and tracefs on this machine's kernel)")
 		return err
 	}
-	c, err := host.Calibrate(interrupt, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
+	c, err := host.Calibrate(ctx, timing.X86Server(), host.HostFit(), host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ root, loop devices and tracefs, as the runs do; without them it says what
 is missing and does nothing. Prints what it removed.`
 
 // clean implements `bhsim clean`.
-func clean(args []string, stdout, _ io.Writer) error {
+func clean(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("clean")
 	pos, err := parseArgs(fs, cleanSynopsis, args, stdout)
 	if err != nil {

@@ -80,7 +80,7 @@ const memoryLimit = 2 << 30
 // which returns a usageError for a mistake in the command line.
 type command struct {
 	name, summary string
-	run           func(args []string, stdout, stderr io.Writer) error
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // commands are bhsim's subcommands, in the order the usage lists them.
@@ -110,9 +110,6 @@ func usage() string {
 	return sb.String()
 }
 
-// interrupt is the running command's context: Ctrl-C cancels it (report.Interruptible).
-var interrupt = context.Background()
-
 // run executes the command line args and returns the exit status: 0, 1 for
 // a failed run, 2 for a mistake in the command line, 130 for Ctrl-C (143
 // for SIGTERM), whatever the command.
@@ -128,8 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		ctx, stop := report.Interruptible(stderr, "bhsim "+c.name)
-		interrupt = ctx
-		err := c.run(args[1:], stdout, stderr)
+		err := c.run(ctx, args[1:], stdout, stderr) // Ctrl-C cancels ctx (report.Interruptible)
 		var u usageError
 		switch ie := stop(); {
 		case ie != nil: // every command alike: one line, 128 + the signal
@@ -157,7 +153,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // version implements `bhsim version`.
-func version(args []string, stdout, _ io.Writer) error {
+func version(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("version")
 	format, check := formatFlag(fs, "text", "json")
 	if pos, err := parseArgs(fs, "[--format text|json]\n\nPrints the module version and VCS revision of this binary. A build with -buildvcs=false has none:\ngo build -ldflags \"-X github.com/bhsim/bhsim/bench/report.Version=V -X github.com/bhsim/bhsim/bench/report.Revision=R\"\nsets them (docs/output-schema.md).", args, stdout); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/bhsim/bhsim/bench/report"
@@ -15,7 +16,7 @@ order. It prints what the run unsplit prints, byte for byte, and refuses
 files that are not the N shards of one run (docs/at-scale.md).`
 
 // merge implements `bhsim merge`.
-func merge(args []string, stdout, _ io.Writer) error {
+func merge(_ context.Context, args []string, stdout, _ io.Writer) error {
 	pos, err := parseArgs(newFlags("merge"), mergeSynopsis, args, stdout)
 	if err != nil {
 		return err

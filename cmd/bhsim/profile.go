@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"io"
 	"strings"
@@ -17,7 +18,7 @@ nanoseconds with its source; a fitted cost's source gives its prior), the
 form --profile FILE reads back.`
 
 // profileCmd implements `bhsim profile`.
-func profileCmd(args []string, stdout, _ io.Writer) error {
+func profileCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("profile")
 	costs := fs.String("costs", "built-in", "show the profile's `costs`: built-in (its documented estimates) or fitted (as its thread calibrates them)")
 	pos, err := parseArgs(fs, profileSynopsis, args, stdout)

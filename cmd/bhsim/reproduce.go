@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // reproduce implements `bhsim reproduce`.
-func reproduce(args []string, stdout, stderr io.Writer) error {
+func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reproduce")
 	format, checkFormat := formatFlag(fs, "text", "csv", "json")
 	costs := addCostFlags(fs, "each thread's own; the calibration starts from it", false, nil)
@@ -40,7 +41,7 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	prog := report.ProgressOn(stderr, "bhsim reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
-	results, err := report.RunThreads(interrupt, ths, profiles, prog)
+	results, err := report.RunThreads(ctx, ths, profiles, prog)
 	prog.Finish()
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 )
 
 // runCmd implements `bhsim run`.
-func runCmd(args []string, stdout, stderr io.Writer) error {
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run")
 	on := fs.String("on", "model", "where to run: model, or host (the running kernel; needs root)")
 	kernel := fs.String("kernel", "6.18", "the model's kernel `preset` (--on model): "+strings.Join(engine.KernelNames(), ", "))
@@ -41,7 +41,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	ctx := interrupt
 	if firstSet(set, workloadFlagNames) != "" || len(pos) > 0 && !report.IsScenarioFile(pos[0]) {
 		if *on != "model" || set["runs"] || set["trace-buffer-kb"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")
@@ -49,7 +48,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if err := wf.misplaced(set, pos); err != nil {
 			return err
 		}
-		return runWorkload(wf, pos, *kernel, *format, stdout, stderr)
+		return runWorkload(ctx, wf, pos, *kernel, *format, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		return usagef("want one scenario FILE, got %d arguments", len(pos))
@@ -213,9 +212,9 @@ func (w *workloadFlags) options(kernel string) (engine.RunOptions, error) {
 }
 
 // runWorkload implements `bhsim run` for a workload of one's own.
-func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
 	if len(pos) > 1 || w.shard != "" {
-		return runList(w, pos, kernel, format, stdout, stderr)
+		return runList(ctx, w, pos, kernel, format, stdout, stderr)
 	}
 	wl, err := w.workload(pos)
 	if err != nil {
@@ -234,7 +233,7 @@ func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, 
 		o.Step = &engine.StepOptions{W: stdout, Quiz: w.quiz, Show: w.show}
 	}
 	var r *engine.RunResult
-	err = budgeted(stderr, "run", "records", "a smaller n=, or a shorter trace", func(ctx context.Context, progress func(done, total int)) (err error) {
+	err = budgeted(ctx, stderr, "run", "records", "a smaller n=, or a shorter trace", func(ctx context.Context, progress func(done, total int)) (err error) {
 		o.Progress = func(done, total uint64) { progress(int(done), int(total)) }
 		r, err = engine.Run(ctx, wl, o)
 		return err
@@ -259,7 +258,7 @@ func runWorkload(w *workloadFlags, pos []string, kernel, format string, stdout, 
 
 // runList implements `bhsim run` over a list of trace files, or a shard of
 // it: each file its own run (report.RunFiles), all in one output.
-func runList(w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
+func runList(ctx context.Context, w *workloadFlags, pos []string, kernel, format string, stdout, stderr io.Writer) error {
 	if w.step || w.plot != "" || w.dist || w.spec.Gen != "" || w.spec.Seed != "" {
 		return usagef("a list of traces runs each as a trace: --step, --plot, --dist, --gen and -s take one workload")
 	}
@@ -272,7 +271,7 @@ func runList(w *workloadFlags, pos []string, kernel, format string, stdout, stde
 		return err
 	}
 	var l report.RunList
-	err = budgeted(stderr, "run", "traces", "fewer traces, or more shards", func(ctx context.Context, progress func(done, total int)) (err error) {
+	err = budgeted(ctx, stderr, "run", "traces", "fewer traces, or more shards", func(ctx context.Context, progress func(done, total int)) (err error) {
 		l, err = report.RunFiles(ctx, w.spec, o, pos, sh, report.CurrentTool(), progress)
 		return err
 	})

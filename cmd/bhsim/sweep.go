@@ -27,7 +27,7 @@ Example:
   bhsim sweep --layout raid0,raid6 --bs 1M,4M --kernel 5.10.10,5.10.10+revert --count 200`
 
 // sweep implements `bhsim sweep`.
-func sweep(args []string, stdout, stderr io.Writer) error {
+func sweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep")
 	machines := namesOf(workload.DDMachines(), func(m workload.DDMachine) string { return m.Name })
 	machine := fs.String("machine", "helios4", "the machine and base run: `NAME` "+strings.Join(machines, " or "))
@@ -64,7 +64,7 @@ func sweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var rows []workload.DDRow
-	err = budgeted(stderr, "sweep", "MiB", "fewer axis values or a smaller --count or --size", func(ctx context.Context, progress func(done, total int)) (err error) {
+	err = budgeted(ctx, stderr, "sweep", "MiB", "fewer axis values or a smaller --count or --size", func(ctx context.Context, progress func(done, total int)) (err error) {
 		rows, err = workload.SweepDDContext(ctx, g, p, workload.SweepOptions{Progress: progress, Shard: sh.Index, Shards: sh.Count})
 		return err
 	})

@@ -32,7 +32,7 @@ rows that differ). Exits 1 when a row differs, but on the host for the rows
 docs/known-differences.md lists, which it marks and counts.`
 
 // validate implements `bhsim validate`.
-func validate(args []string, stdout, stderr io.Writer) error {
+func validate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate")
 	on := fs.String("on", "recorded", "the kernel's side: recorded (results recorded on Linux 6.18) or host (run now; needs root)")
 	recorded := fs.String("recorded", "", "directory of recorded results `DIR` (default: ../kernel/6.18 beside each scenario's directory)")
@@ -68,7 +68,7 @@ func validate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	prog := report.ProgressOn(stderr, "bhsim validate", "scenarios")
-	v, err := report.Validate(interrupt, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
+	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {
 		return fmt.Errorf("%w (record one with --on host, or give --recorded DIR)", err)

@@ -10,7 +10,7 @@ import (
 )
 
 // webCmd implements `bhsim web`: the teaching page, until interrupted.
-func webCmd(args []string, stdout, stderr io.Writer) error {
+func webCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("web")
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to serve the page on (loopback by default)")
 	pos, err := parseArgs(fs, "[--addr HOST:PORT]\n\nServes the teaching page (block size, a page's buffers, the bh LRU, step and\nquiz: the model in the browser) until interrupted, once it has built the page's\nWebAssembly from bhsim's source with the local Go toolchain.", args, stdout)
