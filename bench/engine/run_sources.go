@@ -188,7 +188,7 @@ func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, err
 			return s, nil, err
 		}
 		s.Add(rec)
-		if keep = keep && len(held) < maxHeldRecords && rec.Line >= 0 && rec.Line <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16; keep {
+		if keep = keep && len(held) < maxHeldRecords && rec.Line >= 0 && uint64(rec.Line) <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16; keep {
 			held = append(held, heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
 		} else {
 			held = nil
