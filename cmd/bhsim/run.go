@@ -83,13 +83,9 @@ func runOn(ctx context.Context, set map[string]bool, s *scenario.Scenario, on, k
 		if set["kernel"] {
 			return nil, usagef("--kernel applies to --on model (the host runs its own kernel)")
 		}
-		if o.Runs < 1 || o.Runs > host.MaxRuns {
-			return nil, usagef("--runs %d: want 1 to %d", o.Runs, host.MaxRuns)
-		}
-		if err := host.Check(); err != nil {
+		if err := hostReady(&o); err != nil {
 			return nil, err
 		}
-		o.NoSignalHandler = true // run() handles Ctrl-C
 		return host.Run(ctx, s, o)
 	}
 	return nil, usagef("unknown --on %q (valid: model, host)", on)
@@ -293,3 +289,13 @@ func runError(err error) error {
 
 // maxStepRecords bounds a step-mode run.
 const maxStepRecords = 10000
+
+// hostReady checks --runs and that this machine can run the host runner,
+// and leaves Ctrl-C to run(), for a command run --on host.
+func hostReady(o *host.Options) error {
+	if o.Runs < 1 || o.Runs > host.MaxRuns {
+		return usagef("--runs %d: want 1 to %d", o.Runs, host.MaxRuns)
+	}
+	o.NoSignalHandler = true
+	return host.Check()
+}

@@ -101,13 +101,9 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, o host.Options) (report.K
 		if set["recorded"] {
 			return nil, usagef("--recorded applies to --on recorded")
 		}
-		if o.Runs < 1 || o.Runs > host.MaxRuns {
-			return nil, usagef("--runs %d: want 1 to %d", o.Runs, host.MaxRuns)
-		}
-		if err := host.Check(); err != nil {
+		if err := hostReady(&o); err != nil {
 			return nil, err
 		}
-		o.NoSignalHandler = true // run() handles Ctrl-C
 		return func(ctx context.Context, _ string, s *scenario.Scenario) (*scenario.Result, error) {
 			return host.Run(ctx, s, o)
 		}, nil
