@@ -44,6 +44,9 @@ type Row struct {
 type Comparison struct {
 	Scenario string
 	Rows     []Row
+	// Times are the scenario's timed values (CompareTime), apart from Rows:
+	// they are judged with a tolerance, not for equality.
+	Times []TimeRow
 }
 
 // Summary counts equal rows: Counters and CounterRows over RowCounter rows
@@ -121,6 +124,11 @@ func (c *Comparison) String() string {
 		}
 		fmt.Fprintf(&b, "  %s %s: model %s, kernel %s\n", where, r.Name, r.Model, r.Kernel)
 	}
+	for _, r := range c.Times {
+		if !r.Within {
+			fmt.Fprintf(&b, "  time %s\n", r)
+		}
+	}
 	return b.String()
 }
 
@@ -131,7 +139,7 @@ func (c *Comparison) String() string {
 // each operation's errno, calls, bytes, block size and data summary, and
 // each descriptor's fsync results. Operations are paired by index; an
 // operation one side lacks compares as missing. CPU measurements are not
-// compared. Compare is pure: it changes neither result.
+// compared; elapsed times go to Times (CompareTime). Compare is pure: it changes neither result.
 func Compare(model, kernel *Result) *Comparison {
 	c := &Comparison{Scenario: kernel.Scenario}
 	if c.Scenario == "" {
@@ -187,6 +195,7 @@ func Compare(model, kernel *Result) *Comparison {
 		m, k := strings.Join(mf[fd], ","), strings.Join(kf[fd], ",")
 		c.Rows = append(c.Rows, Row{Kind: RowResult, Name: "fsync[" + fd + "]", Model: m, Kernel: k, Equal: m == k})
 	}
+	c.Times = CompareTime(model, kernel)
 	return c
 }
 

@@ -72,6 +72,9 @@ type Result struct {
 	Total Counters `json:"total"`
 	// Fsyncs is every fsync and fdatasync outcome in order.
 	Fsyncs []FsyncResult `json:"fsyncs,omitempty"`
+	// Wall is the scenario's elapsed time, from its first operation's start
+	// to its last one's end, timed as OpResult.Wall is.
+	Wall *Span `json:"wall,omitempty"`
 }
 
 // OpResult is one operation's outcome. A line with repeat=N makes N calls;
@@ -100,6 +103,10 @@ type OpResult struct {
 	// CLOCK_THREAD_CPUTIME_ID around each system call). A measurement, never
 	// compared.
 	CPU *Measurement `json:"cpu,omitempty"`
+	// Wall is the line's elapsed time, all its calls: on the kernel
+	// CLOCK_MONOTONIC around them in a pass without tracepoints, over the
+	// runs; on the model its simulated time. CompareTime compares it.
+	Wall *Span `json:"wall,omitempty"`
 }
 
 // FsyncResult is one fsync or fdatasync: which operation, on which
@@ -548,8 +555,10 @@ func MergeRuns(runs []*Result) (*Result, error) {
 		op := first.Ops[i]
 		lists := make([]Counters, len(runs))
 		var cpu *Measurement
+		walls := make([]*Span, len(runs))
 		for k, r := range runs {
 			o := r.Ops[i]
+			walls[k] = o.Wall
 			lists[k] = o.Counters
 			for _, f := range []struct {
 				name string
@@ -568,12 +577,16 @@ func MergeRuns(runs []*Result) (*Result, error) {
 		}
 		op.Counters = mergeRanges(lists, nil)
 		op.CPU = cpu
+		op.Wall = mergeSpans(walls...)
 		out.Ops[i] = op
 	}
 	totals := make([]Counters, len(runs))
+	walls := make([]*Span, len(runs))
 	for k, r := range runs {
 		totals[k] = r.Total
+		walls[k] = r.Wall
 	}
+	out.Wall = mergeSpans(walls...)
 	out.Total = mergeRanges(totals, varied)
 	out.Varied = nil
 	for v := range varied {

@@ -52,7 +52,8 @@ type Scenario struct {
 	Report []string
 }
 
-// Device is a scenario's block device: `device size=64M sector=512`.
+// Device is a scenario's block device: `device size=64M sector=512`, with
+// optional Rules after the sector (`wbps=20M`, see Rules).
 type Device struct {
 	// Size is the device size in bytes: a multiple of Sector, at most
 	// MaxDeviceSize.
@@ -60,6 +61,8 @@ type Device struct {
 	// Sector is the logical block (sector) size in bytes: 512, 1024, 2048 or
 	// 4096. Zero in a Go-built scenario means 512.
 	Sector int
+	// Rules are the device's speed and throttles (none by default).
+	Rules Rules
 }
 
 // SectorSize is the device's logical block size, 512 when Sector is zero.
@@ -374,7 +377,7 @@ func (o BackingFull) String() string {
 
 // String is the canonical device line.
 func (d Device) String() string {
-	return "device size=" + FormatSize(d.Size) + " sector=" + strconv.Itoa(d.SectorSize())
+	return "device size=" + FormatSize(d.Size) + " sector=" + strconv.Itoa(d.SectorSize()) + d.Rules.String()
 }
 
 // FormatSize prints n with the largest of the suffixes G, M and K (powers of

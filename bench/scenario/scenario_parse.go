@@ -81,7 +81,7 @@ func Parse(file, text string) (*Scenario, error) {
 	s := &Scenario{Name: strings.TrimSuffix(file, filepath.Ext(file))}
 	c := newChecker()
 	var pins []string
-	seenDevice := false
+	seenDevice, deviceLine := false, 0
 	for i, raw := range strings.Split(text, "\n") {
 		line := i + 1
 		trimmed := strings.TrimSpace(raw)
@@ -134,7 +134,7 @@ func Parse(file, text string) (*Scenario, error) {
 				return nil, fail("%v", err)
 			}
 			s.Device = d
-			seenDevice = true
+			seenDevice, deviceLine = true, line
 			continue
 		}
 		if !seenDevice {
@@ -151,6 +151,9 @@ func Parse(file, text string) (*Scenario, error) {
 	}
 	if !seenDevice {
 		return nil, &ParseError{File: file, Line: 1, Msg: "no device line (device size=64M sector=512)"}
+	}
+	if err := s.Device.Rules.check(c.totalIO, s.Device.SectorSize()); err != nil {
+		return nil, &ParseError{File: file, Line: deviceLine, Verb: "device", Msg: err.Error()}
 	}
 	s.Pins = strings.Trim(strings.Join(pins, "\n"), "\n")
 	return s, nil
@@ -180,6 +183,9 @@ func (s *Scenario) Validate() error {
 		if err := checkPattern(p); err != nil {
 			return &ParseError{File: s.Name, Verb: "report", Msg: err.Error()}
 		}
+	}
+	if err := s.Device.Rules.check(c.totalIO, s.Device.SectorSize()); err != nil {
+		return &ParseError{File: s.Name, Verb: "device", Msg: err.Error()}
 	}
 	return nil
 }
@@ -451,11 +457,14 @@ func parseOpen(args []string) (Op, error) {
 }
 
 func parseDevice(args []string) (Device, error) {
-	kv, err := keyValues(args, "size", "sector")
+	kv, err := keyValues(args, append([]string{"size", "sector"}, ruleKeys...)...)
 	if err != nil {
 		return Device{}, err
 	}
 	var d Device
+	if d.Rules, err = parseRules(kv); err != nil {
+		return Device{}, err
+	}
 	if v, ok := kv["size"]; ok {
 		if d.Size, err = ParseSize(v); err != nil {
 			return Device{}, fmt.Errorf("size: %w", err)
