@@ -108,8 +108,8 @@ type engine struct {
 	flFree  float64
 	flBusy  float64
 	flReqs  float64
-	disk    float64 // when the disk is next free
-	diskBsy float64
+	// clk is the run's clock: the disk's queue of requests.
+	clk     clock
 	end     float64
 	meter   meter
 	kinds   [source.IODiscard + 1]kindStats
@@ -344,7 +344,7 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	c.busyNS += cpuNS
 	c.inflight = append(c.inflight, done)
 	c.ops++
-	e.end = max(e.end, done, e.flFree, e.disk)
+	e.end = max(e.end, done, e.flFree, e.clk.diskFree)
 	e.account(ks, rec, &ev, done-issued, done)
 	if e.step != nil {
 		e.step.after(i, rec, issued, cpuNS, done, err)
@@ -420,21 +420,20 @@ func (e *engine) serve(rec source.IO, cpuDone float64) float64 {
 		if async {
 			issue = e.flFree
 		}
-		e.disk = max(e.disk, issue) + r.svc
-		e.diskBsy += r.svc
+		fin := e.clk.serve(issue, r.svc)
 		if e.step != nil {
-			e.step.noteRequest(e.disk)
+			e.step.noteRequest(fin)
 		}
 		if async {
 			pages := (r.bytes + 4095) / 4096
-			e.wb = append(e.wb, wbEntry{e.disk, pages})
+			e.wb = append(e.wb, wbEntry{fin, pages})
 			e.wbPages += pages
 		} else {
-			done = max(done, e.disk)
+			done = max(done, fin)
 		}
 	}
 	if rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush {
-		done = max(done, e.disk) // waits for writeback under way
+		done = max(done, e.clk.diskFree) // waits for writeback under way
 	}
 	return done
 }
@@ -592,7 +591,7 @@ func (e *engine) loads() []timing.Load {
 	servers := len(cpus)
 	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))
 	loads := append(cpus, timing.AllCPUs(servers, cpus...))
-	return append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.diskBsy, Servers: 1})
+	return append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy, Servers: 1})
 }
 
 // finite is v, or 0 when v is not a finite number (a rate over no time).

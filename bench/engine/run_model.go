@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/iomap"
@@ -26,6 +28,17 @@ type ModelOptions struct {
 	// Check runs the machine's invariant checks (bufcache.Config.Check) at
 	// every operation and once at the end; a violation is an error.
 	Check bool
+	// Profile, when not nil, times the run on the model's clock: each
+	// operation's simulated elapsed time (OpResult.Wall) and the
+	// scenario's (Result.Wall), its CPU work priced by Profile over the
+	// device's Rules and its disk. Nil leaves the result untimed.
+	Profile *timing.Profile
+	// Disk prices the device's requests when Profile is set; nil means
+	// LoopDisk, a loop device over a file on tmpfs.
+	Disk blk.Model
+	// HZ is the kernel's timer frequency (CONFIG_HZ), blk-throttle's
+	// tick; 0 means 250, the host kernel's.
+	HZ int
 }
 
 // modelDevice names the model's loop device (only counters see it).
@@ -55,13 +68,25 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	if k.Name == "" {
 		k = linux618()
 	}
-	r, err := newModelRun(scenarioSpec(s), k, opts)
+	spec := scenarioSpec(s)
+	if opts.Profile != nil {
+		spec.disk = opts.Disk
+		if spec.disk == nil {
+			spec.disk = LoopDisk()
+		}
+	}
+	r, err := newModelRun(spec, k, opts)
 	if err != nil {
 		return nil, err
 	}
 	res := scenario.NewResult(s, scenario.RunnerModel)
 	res.Kernel, res.Machine, res.PageSize = k.Name, "bhsim model", int(r.m.PageSize())
 	res.Queue = r.limits
+	if opts.Profile != nil {
+		if err := r.startClock(s.Device.Rules, opts); err != nil {
+			return nil, err
+		}
+	}
 	r.rec.take()
 	for i, op := range s.Ops {
 		if err := ctx.Err(); err != nil {
@@ -70,8 +95,12 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 		or := &res.Ops[i]
 		events := r.cpu.Events()
 		before := r.queue.BlockStat()
+		opStart := r.now
 		if err := r.exec(ctx, op, or); err != nil {
 			return nil, fmt.Errorf("%s: op %d (%s): %w", s.Name, i+1, op, err)
+		}
+		if r.timed != nil {
+			or.Wall = scenario.SpanOf(time.Duration(r.now - opStart))
 		}
 		r.rec.stat(before, r.queue.BlockStat())
 		or.Counters = r.rec.take()
@@ -85,6 +114,9 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 		if err := r.m.Check(); err != nil {
 			return nil, err
 		}
+	}
+	if r.timed != nil {
+		res.Wall = scenario.SpanOf(time.Duration(r.now))
 	}
 	res.Finish()
 	return res, nil
@@ -100,6 +132,10 @@ type modelRun struct {
 	rec    *counting
 	limits *scenario.QueueLimits
 	files  map[string]*bufcache.File
+	// timed is the run's clock when it is timed (ModelOptions.Profile),
+	// nil otherwise; now is when the task's CPU is next free.
+	timed *modelClock
+	now   float64
 }
 
 // machineSpec is the machine and device a runner builds: the device's
@@ -220,6 +256,12 @@ func (r *modelRun) exec(ctx context.Context, op scenario.Op, or *scenario.OpResu
 		return nil
 	}
 	var err error
+	switch op.(type) {
+	case scenario.Write, scenario.Read: // timed call by call
+	default:
+		r.beginCall()
+		defer r.endCall(true, span{})
+	}
 	switch o := op.(type) {
 	case scenario.Open:
 		flags := openFlags[o.Mode]
@@ -297,7 +339,9 @@ func (r *modelRun) pwrites(ctx context.Context, f *bufcache.File, o scenario.Wri
 			return err
 		}
 		or.Calls++
+		r.beginCall()
 		n, err := f.Pwrite(r.cpu, uint64(o.Off+int64(i)*o.Step()), it)
+		r.endCall(false, span{})
 		or.Bytes += int64(n)
 		if err != nil {
 			return err
@@ -317,7 +361,10 @@ func (r *modelRun) preads(ctx context.Context, f *bufcache.File, o scenario.Read
 			return err
 		}
 		or.Calls++
-		n, err := f.Pread(r.cpu, uint64(o.Off+int64(i)*o.Step()), buf)
+		r.beginCall()
+		off := uint64(o.Off + int64(i)*o.Step())
+		n, err := f.Pread(r.cpu, off, buf)
+		r.endCall(true, span{off >> blk.SectorShift, (off + uint64(len(buf)) + 511) >> blk.SectorShift})
 		or.Bytes += int64(n)
 		data = append(data, buf[:n]...)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/timing"
 )
 
 // Validation is the model set beside the kernel over a set of scenarios,
@@ -44,6 +45,11 @@ type Summary struct {
 	Ranged        int `json:"ranged"`
 	RangedEqual   int `json:"ranged_equal"`
 	Known         int `json:"known"`
+	// Timed counts the timed values compared (scenario.CompareTime) and
+	// TimedWithin those inside the kernel's widened range; both 0 when
+	// no time was compared.
+	Timed       int `json:"timed,omitempty"`
+	TimedWithin int `json:"timed_within,omitempty"`
 }
 
 // SummaryOf renders the summary s of n scenarios' comparisons.
@@ -65,6 +71,24 @@ type Comparison struct {
 	Equal    int    `json:"equal"`
 	Total    int    `json:"total"`
 	Rows     []Row  `json:"rows"`
+	// Times are its timed values, when times were compared.
+	Times []TimeRow `json:"times,omitempty"`
+}
+
+// TimeRow is one timed value in a Validation: an operation's elapsed time
+// (Op from 1) or the scenario's total (Op 0), the model's beside the
+// kernel's min..max over Runs runs, and whether it lies within them widened
+// by Tolerance; Error is the signed distance from the nearest end.
+type TimeRow struct {
+	Op        int     `json:"op"`
+	Line      string  `json:"line,omitempty"`
+	ModelNs   int64   `json:"model_ns"`
+	KernelMin int64   `json:"kernel_min_ns"`
+	KernelMax int64   `json:"kernel_max_ns"`
+	Runs      int     `json:"runs"`
+	Tolerance float64 `json:"tolerance"`
+	Error     float64 `json:"error"`
+	Within    bool    `json:"within"`
 }
 
 // Row is one compared value: Op is the operation's number from 1, 0 for
@@ -95,6 +119,10 @@ func ComparisonOf(c *scenario.Comparison) Comparison {
 		if r.Equal {
 			out.Equal++
 		}
+	}
+	for _, t := range c.Times {
+		out.Times = append(out.Times, TimeRow{Op: t.Op, Line: t.Line, ModelNs: t.ModelNs, KernelMin: t.Kernel.MinNs,
+			KernelMax: t.Kernel.MaxNs, Runs: t.Runs, Tolerance: scenario.TimeTolerance(t.Runs), Error: t.Error(), Within: t.Within})
 	}
 	return out
 }
@@ -185,6 +213,10 @@ type ValidateOptions struct {
 	Kernel engine.Kernel
 	// Tool is the binary the output names (CurrentTool).
 	Tool Tool
+	// Profile, when not nil, times the model's runs (engine.ModelOptions
+	// .Profile) and compares the times of every kernel result that has
+	// them (scenario.CompareTime); nil compares counters only.
+	Profile *timing.Profile
 	// Progress, if not nil, is called after each scenario with the number
 	// done of all.
 	Progress func(done, total int)
@@ -205,13 +237,18 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 	}
 	out := Validation{Schema: ValidateSchema, Tool: opts.Tool, On: opts.On, Model: model}
 	var total scenario.Summary
+	var timed scenario.TimeSummary
 	known, knownRows := LiveDifferences(), 0
 	for i, f := range files {
 		kr, err := kernel(ctx, f.Path, f.Scenario)
 		if err != nil {
 			return out, err
 		}
-		mr, err := engine.RunModel(ctx, f.Scenario, engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue})
+		mo := engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue}
+		if kr.Wall != nil {
+			mo.Profile = opts.Profile
+		}
+		mr, err := engine.RunModel(ctx, f.Scenario, mo)
 		if err != nil {
 			return out, err
 		}
@@ -220,6 +257,7 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 		}
 		c := scenario.Compare(mr, kr)
 		total = total.Add(c.Summary())
+		timed = timed.Add(scenario.SummariseTime(c.Times))
 		cmp := ComparisonOf(c)
 		for j, r := range cmp.Rows {
 			if !r.Equal && opts.On == "host" && knownDifference(known, cmp.Scenario, r) {
@@ -234,6 +272,7 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 	}
 	out.Summary = SummaryOf(len(files), total)
 	out.Summary.Known = knownRows
+	out.Summary.Timed, out.Summary.TimedWithin = timed.Total, timed.Within
 	return out, nil
 }
 
@@ -304,5 +343,48 @@ func (v Validation) WriteText(w io.Writer, rows Rows) error {
 		ew.printf("; %d of the %d that differ are known differences a live run can show (docs/known-differences.md)", s.Known, s.Differ())
 	}
 	ew.printf("\n")
+	if s.Timed > 0 {
+		v.writeTimes(ew, rows)
+	}
 	return ew.err
+}
+
+// writeTimes prints the timed values rows chooses (all with RowsAll, the
+// ones outside the kernel's range otherwise) and the timed summary line.
+func (v Validation) writeTimes(ew *errWriter, rows Rows) {
+	tw := tabwriter.NewWriter(ew.w, 0, 0, 2, ' ', 0)
+	tew := &errWriter{w: tw}
+	printed := false
+	for _, c := range v.Scenarios {
+		for _, t := range c.Times {
+			if rows != RowsAll && t.Within {
+				continue
+			}
+			if !printed {
+				tew.printf("\nscenario\top\ttime of\tmodel\tkernel (runs)\terror\t\n")
+				printed = true
+			}
+			op, line, mark := "total", "the scenario", "within"
+			if t.Op > 0 {
+				op, line = strconv.Itoa(t.Op), t.Line
+			}
+			if !t.Within {
+				mark = "outside"
+			}
+			k := scenario.Span{MinNs: t.KernelMin, MaxNs: t.KernelMax}
+			tew.printf("%s\t%s\t%s\t%s\t%s (%d)\t%+.1f %%\t%s\n", c.Scenario, op, line,
+				scenario.Span{MinNs: t.ModelNs, MaxNs: t.ModelNs}, k, t.Runs, 100*t.Error, mark)
+		}
+	}
+	if tew.err == nil {
+		tew.err = tw.Flush()
+	}
+	if ew.err == nil {
+		ew.err = tew.err
+	}
+	if printed {
+		ew.printf("\n")
+	}
+	ew.printf("%d of %d timed values within the kernel's min..max over its runs widened by 5 %% (10 %% for a single run)\n",
+		v.Summary.TimedWithin, v.Summary.Timed)
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,10 +15,11 @@ import (
 	"github.com/bhsim/bhsim/bench/host"
 	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/timing"
 )
 
 // validateSynopsis is `bhsim validate`'s help text.
-const validateSynopsis = `[--on recorded|host] [--recorded DIR] [--runs N] [--kernel NAME] [--rows totals|all|diff] [--format text|json] DIR|FILE...
+const validateSynopsis = `[--on recorded|host] [--recorded DIR] [--runs N] [--kernel NAME] [--profile NAME|FILE] [--rows totals|all|diff] [--format text|json] DIR|FILE...
 
 Runs every scenario (*.scn of each DIR, or each FILE) on the model and sets
 it beside the kernel's result: with --on recorded (the default) the result
@@ -29,7 +32,15 @@ scenario, operation, counter or result, model, kernel, equal — and a
 summary line; --rows picks the rows (totals: each scenario's summed
 counters, its fsync results and every row that differs; all; diff: only
 rows that differ). Exits 1 when a row differs, but on the host for the rows
-docs/known-differences.md lists, which it marks and counts.`
+docs/known-differences.md lists, which it marks and counts.
+
+Where the kernel's results hold elapsed times (a timed corpus such as
+testdata/timed), the model runs on its clock priced by --profile (default:
+the profile x86-host.json beside the first scenario, the host calibration
+the corpus was recorded with) and every operation, and total, that took at
+least 1 ms is compared: within when inside the kernel's min..max widened by
+5 % (10 % for one run). A summary line counts them; times never make
+validate fail.`
 
 // validate implements `bhsim validate`.
 func validate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,6 +52,7 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&ho.TraceBufferKB, "trace-buffer-kb", 0, "the host's trace buffer per CPU in `KiB` (--on host; default: sized from each scenario's I/O; at most 262144)")
 	kernel := fs.String("kernel", "6.18", "the model's kernel `preset`: "+strings.Join(engine.KernelNames(), ", "))
 	rows := fs.String("rows", "totals", "rows to print: totals, all, diff")
+	profile := fs.String("profile", "", "the `profile` (a built-in NAME or a FILE) that prices the model's time (default: x86-host.json beside the first scenario, if there is one)")
 	format, check := formatFlag(fs, "text", "json")
 	pos, err := parseArgs(fs, validateSynopsis, args, stdout)
 	if err != nil {
@@ -67,8 +79,12 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	prof, err := validateProfile(*profile, pos[0])
+	if err != nil {
+		return err
+	}
 	prog := report.ProgressOn(stderr, "bhsim validate", "scenarios")
-	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Progress: prog.Task(0)})
+	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Profile: prof, Progress: prog.Task(0)})
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {
 		return fmt.Errorf("%w (record one with --on host, or give --recorded DIR)", err)
@@ -109,4 +125,27 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, o host.Options) (report.K
 		}, nil
 	}
 	return nil, usagef("unknown --on %q (valid: recorded, host)", on)
+}
+
+// hostProfileFile is the host calibration a timed corpus carries beside its
+// scenarios.
+const hostProfileFile = "x86-host.json"
+
+// validateProfile returns the profile --profile names or, when it is not
+// given, the corpus's x86-host.json beside the first scenario path (a
+// directory, or a file's directory); nil when there is none.
+func validateProfile(name, first string) (*timing.Profile, error) {
+	if name != "" {
+		p, _, err := (&report.Costs{Profile: name, Costs: "built-in"}).Resolve("")
+		return p, flagError(err)
+	}
+	dir := first
+	if st, err := os.Stat(first); err == nil && !st.IsDir() {
+		dir = filepath.Dir(first)
+	}
+	path := filepath.Join(dir, hostProfileFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	return timing.LoadProfile(path)
 }

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// The model's simulated time is one discrete-event clock. Its parts, from
+// the task down, are the ones a block write or read crosses in the kernel:
+//
+//   - a CPU runs a call's work: its events priced by the hardware profile
+//     (timing.Profile.SimNS), from the moment the CPU is free;
+//   - the bios the call submits leave the CPU spread evenly over that work
+//     (the model's call runs to its end before the clock sees its bios; a
+//     kernel call interleaves its work and its submissions);
+//   - blk-throttle, when the device has a rule, holds each bio until the
+//     group's budget allows it (blk.Throttle): bios of one direction leave
+//     in the order they came;
+//   - a request leaves for the disk when the last of its bio parts has,
+//     and the disk serves requests one at a time in that order (first come,
+//     first served), each for the time its model prices;
+//   - a flush follows the data writes before it: it is issued when they
+//     have completed, as the fsync path waits for writeback before it sends
+//     the cache flush;
+//   - a call that waits for its I/O — a read, a sync, the last close —
+//     completes when its last request does; a buffered write's writeback
+//     is asynchronous and does not hold the call.
+//
+// Time is in float64 nanoseconds from the run's start. The clock keeps no
+// per-request state beyond the bio parts not yet in a request, so a long
+// run costs no memory.
+
+// blockStep is one block-layer event of a call, in the order it happened.
+type blockStep struct {
+	kind  blk.TraceKind // TraceBioQueue, TraceSplit or TraceRqIssue
+	op    blk.Op
+	flags blk.BioFlags
+	// sector is a request's first sector (TraceRqIssue), bytes its size.
+	sector uint64
+	bytes  uint64
+	// parts is a request's bio parts (TraceRqIssue), svc its service time.
+	parts int
+	svc   float64
+}
+
+// stepMeter records the block steps of the call under way: a blk.Tracer.
+// It allocates nothing once its slice has grown to a call's steps.
+type stepMeter struct{ steps []blockStep }
+
+// Trace implements blk.Tracer.
+func (m *stepMeter) Trace(e blk.TraceEvent) {
+	switch e.Kind {
+	case blk.TraceBioQueue, blk.TraceSplit:
+		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, bytes: e.Bytes})
+	case blk.TraceRqIssue:
+		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS})
+	}
+}
+
+// reset starts a new call.
+func (m *stepMeter) reset() { m.steps = m.steps[:0] }
+
+// teeTracer sends every event to both tracers.
+type teeTracer struct{ a, b blk.Tracer }
+
+// Trace implements blk.Tracer.
+func (t teeTracer) Trace(e blk.TraceEvent) {
+	t.a.Trace(e)
+	t.b.Trace(e)
+}
+
+// throttler is blk-throttle as the clock uses it: when a bio submitted at
+// now leaves the throttle.
+type throttler interface {
+	Submit(now float64, op blk.Op, bytes uint64) float64
+}
+
+// clock places calls on simulated time: the disk's queue, blk-throttle and
+// the bio parts on their way to requests.
+type clock struct {
+	thr throttler // nil: no blk-throttle rule
+	// diskFree is when the disk is next free, diskBusy its time serving.
+	diskFree, diskBusy float64
+	// parts are the leave times of the bio parts not yet in a request, in
+	// submission order, from head.
+	parts []float64
+	head  int
+	// reads are read requests in flight that no call waited for (async
+	// readahead): a later read of their sectors waits for them.
+	reads []inflightRead
+}
+
+// inflightRead is a read request's sectors [lo, hi) and completion time.
+type inflightRead struct {
+	lo, hi uint64
+	done   float64
+}
+
+// span is a call's range of sectors [lo, hi); the zero span is no range.
+type span struct{ lo, hi uint64 }
+
+// overlaps reports whether [lo, hi) meets s.
+func (s span) overlaps(lo, hi uint64) bool { return lo < s.hi && s.lo < hi }
+
+// placed is where a call landed on the clock.
+type placed struct {
+	// cpuDone is when its CPU work ended; done when the call completed
+	// (its CPU work and the I/O it waits for); ioDone when its last
+	// request completed (cpuDone when it made none).
+	cpuDone, done, ioDone float64
+}
+
+// place puts a call on the clock: CPU work from start for cpuNS, during
+// which it submitted steps; wait says whether the call waits for its
+// writes. A read call (rd not zero: the sectors it reads) waits for the read
+// requests of its sectors, whether it issued them or an earlier call's
+// readahead did, and not for the readahead beyond them; any other call
+// waits for every read it issued. O(steps + reads in flight).
+func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd span) placed {
+	p := placed{cpuDone: start + cpuNS, done: start + cpuNS, ioDone: start + cpuNS}
+	c.waitReads(&p, start, rd)
+	bios := 0
+	for _, s := range steps {
+		if s.kind == blk.TraceBioQueue {
+			bios++
+		}
+	}
+	lastLeave, k := start, 0
+	for _, s := range steps {
+		switch s.kind {
+		case blk.TraceBioQueue:
+			k++
+			at := start + cpuNS*float64(k)/float64(bios)
+			empty := s.bytes == 0
+			if empty && s.flags&blk.FlagPreflush != 0 {
+				at = max(at, p.ioDone) // sent once the writes before it are done
+			}
+			lastLeave = at
+			if c.thr != nil && !empty {
+				lastLeave = c.thr.Submit(at, s.op, s.bytes)
+			}
+			c.parts = append(c.parts, lastLeave)
+		case blk.TraceSplit:
+			c.parts = append(c.parts, lastLeave) // a part of the bio just submitted
+		case blk.TraceRqIssue:
+			issue := c.takeParts(s.parts, start)
+			if s.op == blk.OpFlush {
+				issue = max(issue, p.ioDone)
+			}
+			fin := c.serve(issue, s.svc)
+			p.ioDone = max(p.ioDone, fin)
+			switch {
+			case s.op == blk.OpRead && rd != span{} && !rd.overlaps(s.sector, s.sector+s.bytes>>blk.SectorShift):
+				c.reads = append(c.reads, inflightRead{s.sector, s.sector + s.bytes>>blk.SectorShift, fin})
+			case wait || s.op != blk.OpWrite:
+				p.done = max(p.done, fin)
+			}
+		}
+	}
+	return p
+}
+
+// waitReads drops the reads in flight that completed by start and makes a
+// read of rd wait for those of its sectors still in flight. O(reads).
+func (c *clock) waitReads(p *placed, start float64, rd span) {
+	kept := c.reads[:0]
+	for _, r := range c.reads {
+		if r.done <= start {
+			continue
+		}
+		if rd.overlaps(r.lo, r.hi) {
+			p.done = max(p.done, r.done)
+		}
+		kept = append(kept, r)
+	}
+	c.reads = kept
+}
+
+// serve puts a request issued at issue, needing svc of the disk, on the
+// disk's queue and returns when it completes: first come, first served.
+// O(1).
+func (c *clock) serve(issue, svc float64) float64 {
+	c.diskFree = max(c.diskFree, issue) + svc
+	c.diskBusy += svc
+	return c.diskFree
+}
+
+// takeParts removes the next n bio parts and returns when the last of them
+// left the throttle (from, when there are none: a request of parts
+// submitted before the clock's run). Amortised O(n).
+func (c *clock) takeParts(n int, from float64) float64 {
+	t := from
+	for ; n > 0 && c.head < len(c.parts); n-- {
+		t = max(t, c.parts[c.head])
+		c.head++
+	}
+	if c.head == len(c.parts) {
+		c.parts, c.head = c.parts[:0], 0
+	} else if c.head > 1024 && c.head*2 > len(c.parts) {
+		c.parts = c.parts[:copy(c.parts, c.parts[c.head:])]
+		c.head = 0
+	}
+	return t
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/bhsim/bhsim/bufcache/blk"
+)
+
+// fixedThrottle holds every bio for a fixed delay after the later of its
+// submission and the previous bio's leave time: a FIFO at one bio per
+// delay.
+type fixedThrottle struct{ delay, last float64 }
+
+func (f *fixedThrottle) Submit(now float64, _ blk.Op, _ uint64) float64 {
+	f.last = max(now, f.last) + f.delay
+	return f.last
+}
+
+func bio(op blk.Op, n uint64) blockStep {
+	return blockStep{kind: blk.TraceBioQueue, op: op, bytes: n}
+}
+
+func rq(op blk.Op, parts int, svc float64) blockStep {
+	return blockStep{kind: blk.TraceRqIssue, op: op, parts: parts, svc: svc}
+}
+
+func TestClockPlace(t *testing.T) {
+	flush := blockStep{kind: blk.TraceBioQueue, op: blk.OpWrite, flags: blk.FlagPreflush}
+	for _, tc := range []struct {
+		name  string
+		thr   throttler
+		steps []blockStep
+		start float64
+		cpu   float64
+		wait  bool
+		want  placed
+	}{
+		{"no I/O: the CPU work alone", nil, nil, 10, 5, true, placed{15, 15, 15}},
+		{"a read waits for its request", nil, []blockStep{bio(blk.OpRead, 4096), rq(blk.OpRead, 1, 100)}, 0, 10, false,
+			placed{10, 110, 110}},
+		{"a buffered write does not wait for its writeback", nil, []blockStep{bio(blk.OpWrite, 4096), rq(blk.OpWrite, 1, 100)}, 0, 10, false,
+			placed{10, 10, 110}},
+		{"two bios in one request leave when the second does", nil,
+			[]blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 2, 50)}, 0, 20, true, placed{20, 70, 70}},
+		{"the disk serves requests one at a time", nil,
+			[]blockStep{bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 50), bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 50)}, 0, 20, true,
+			placed{20, 110, 110}}, // 10+50, then max(20, 60)+50
+		{"a flush follows the writes before it", nil,
+			[]blockStep{bio(blk.OpWrite, 4096), rq(blk.OpWrite, 1, 100), flush, rq(blk.OpFlush, 1, 30)}, 0, 10, true,
+			placed{10, 135, 135}}, // write 5..105, flush sent at 105, served 105..135
+		{"the throttle holds each bio", &fixedThrottle{delay: 1000},
+			[]blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 10), rq(blk.OpWrite, 1, 10)}, 0, 20, true,
+			placed{20, 2020, 2020}}, // leave at 1010 and 2010, each served for 10
+		{"a split part leaves with its bio", &fixedThrottle{delay: 1000},
+			[]blockStep{bio(blk.OpWrite, 8192), {kind: blk.TraceSplit, op: blk.OpWrite, bytes: 4096}, rq(blk.OpWrite, 1, 10), rq(blk.OpWrite, 1, 10)},
+			0, 10, true, placed{10, 1030, 1030}},
+		{"an empty flush passes the throttle", &fixedThrottle{delay: 1000},
+			[]blockStep{flush, rq(blk.OpFlush, 1, 30)}, 0, 10, true, placed{10, 40, 40}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clock{thr: tc.thr}
+			got := c.place(tc.steps, tc.start, tc.cpu, tc.wait, span{})
+			assert.Equal(t, tc.want, got)
+			assert.Empty(t, c.parts[c.head:], "every bio part went into a request")
+		})
+	}
+}
+
+func TestClockPlaceAllocates(t *testing.T) {
+	c := clock{thr: &fixedThrottle{delay: 1}}
+	steps := []blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 2, 5)}
+	now := 0.0
+	c.place(steps, now, 1, true, span{})
+	allocs := testing.AllocsPerRun(100, func() { now = c.place(steps, now, 1, true, span{}).done })
+	assert.Zero(t, allocs)
+}
+
+func TestClockReadahead(t *testing.T) {
+	// A read of sectors 0..8 whose call also reads ahead 8..256: the call
+	// waits for its own request, and a later read of sector 16 for the
+	// readahead's.
+	c := clock{}
+	own := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 0, bytes: 4096, parts: 1, svc: 100}
+	ahead := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 8, bytes: 124 << 10, parts: 1, svc: 1000}
+	first := c.place([]blockStep{bio(blk.OpRead, 4096), own, bio(blk.OpRead, 124<<10), ahead}, 0, 10, false, span{0, 8})
+	assert.Equal(t, placed{10, 105, 1105}, first)
+	second := c.place(nil, first.done, 10, false, span{16, 24})
+	assert.Equal(t, 1105.0, second.done, "waits for the readahead in flight")
+	third := c.place(nil, second.done, 10, false, span{24, 32})
+	assert.Equal(t, 1115.0, third.done, "the readahead has completed")
+	assert.Empty(t, c.reads)
+}
