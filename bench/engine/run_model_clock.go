@@ -1,18 +1,10 @@
 package engine
 
 import (
-	"fmt"
-
-	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
-
-// defaultHZ is the timer frequency RunModel's blk-throttle ticks at when
-// ModelOptions.HZ is 0: CONFIG_HZ=250, the host kernel's (and most
-// distributions' server kernels').
-const defaultHZ = 250
 
 // LoopDisk is the model of a loop device over a file on tmpfs, the host
 // runner's device: each request costs the loop worker's round trip and a
@@ -34,24 +26,12 @@ type modelClock struct {
 	mark  bufcache.Counters
 }
 
-// startClock times the run: it puts the device's rules on the clock and
-// the step meter beside the counting tracer.
-func (r *modelRun) startClock(rules scenario.Rules, opts ModelOptions) error {
+// startClock times the run: it puts the step meter beside the counting
+// tracer.
+func (r *modelRun) startClock(opts ModelOptions) {
 	t := &modelClock{p: opts.Profile}
-	if rules.Throttled() {
-		hz := opts.HZ
-		if hz == 0 {
-			hz = defaultHZ
-		}
-		thr, err := newThrottle(rules, hz)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrRunOptions, err)
-		}
-		t.thr = thr
-	}
 	r.queue.SetTracer(teeTracer{blockTracer{r.rec}, &t.meter})
 	r.timed = t
-	return nil
 }
 
 // beginCall marks the start of one system call of a timed run.
@@ -82,8 +62,3 @@ func (r *modelRun) endCall(wait bool, rd span) {
 	r.now = t.place(t.meter.steps, r.now, cpuNS, wait, rd).done
 }
 
-// newThrottle is blk-throttle for the device's rules. TEMPORARY until
-// blk.Throttle lands.
-func newThrottle(rules scenario.Rules, hz int) (throttler, error) {
-	return nil, fmt.Errorf("blk-throttle rules are not modelled yet (hz %d)", hz)
-}

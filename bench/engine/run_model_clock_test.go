@@ -44,3 +44,10 @@ func TestRunModelTimed(t *testing.T) {
 	assert.Greater(t, ns(4), disk.LatencyNS*(4<<20)/(256<<10), "cold reads")
 	assert.Greater(t, ns(4), 3*ns(5), "cold reads against cached ones")
 }
+
+func TestRunModelRefusesRules(t *testing.T) {
+	s, err := scenario.Parse("ruled.scn", "device size=64M sector=512 wbps=20M\nopen a rdwr\nclose a\n")
+	require.NoError(t, err)
+	_, err = engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
+	assert.ErrorIs(t, err, engine.ErrRulesNotModelled)
+}

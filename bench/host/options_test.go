@@ -35,6 +35,9 @@ func TestCheckBounds(t *testing.T) {
 			assert.ErrorContains(t, err, tt.want)
 		})
 	}
+	ruled, err := scenario.Parse("ruled.scn", "device size=1G wbps=20M\n")
+	require.NoError(t, err)
+	assert.ErrorIs(t, CheckBounds(ruled), ErrRulesNotApplied)
 	scns, err := scenario.ParseDir("../../testdata/scenarios")
 	require.NoError(t, err)
 	for _, s := range scns {
