@@ -61,4 +61,3 @@ func (r *modelRun) endCall(wait bool, rd span) {
 	cpuNS := t.p.SimNS(ev, 0) + float64(reqs)*t.p.NS[timing.ParamRequest]
 	r.now = t.place(t.meter.steps, r.now, cpuNS, wait, rd).done
 }
-
