@@ -12,9 +12,6 @@ import (
 //   - the bios the call submits leave the CPU spread evenly over that work
 //     (the model's call runs to its end before the clock sees its bios; a
 //     kernel call interleaves its work and its submissions);
-//   - blk-throttle, when the device has a rule, holds each bio until the
-//     group's budget allows it (blk.Throttle): bios of one direction leave
-//     in the order they came;
 //   - a request leaves for the disk when the last of its bio parts has,
 //     and the disk serves requests one at a time in that order (first come,
 //     first served), each for the time its model prices;
@@ -68,19 +65,12 @@ func (t teeTracer) Trace(e blk.TraceEvent) {
 	t.b.Trace(e)
 }
 
-// throttler is blk-throttle as the clock uses it: when a bio submitted at
-// now leaves the throttle.
-type throttler interface {
-	Submit(now float64, op blk.Op, bytes uint64) float64
-}
-
-// clock places calls on simulated time: the disk's queue, blk-throttle and
-// the bio parts on their way to requests.
+// clock places calls on simulated time: the disk's queue and the bio parts
+// on their way to requests.
 type clock struct {
-	thr throttler // nil: no blk-throttle rule
 	// diskFree is when the disk is next free, diskBusy its time serving.
 	diskFree, diskBusy float64
-	// parts are the leave times of the bio parts not yet in a request, in
+	// parts are the submission times of the bio parts not yet in a request, in
 	// submission order, from head.
 	parts []float64
 	head  int
@@ -124,23 +114,19 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			bios++
 		}
 	}
-	lastLeave, k := start, 0
+	lastSubmit, k := start, 0
 	for _, s := range steps {
 		switch s.kind {
 		case blk.TraceBioQueue:
 			k++
 			at := start + cpuNS*float64(k)/float64(bios)
-			empty := s.bytes == 0
-			if empty && s.flags&blk.FlagPreflush != 0 {
+			if s.bytes == 0 && s.flags&blk.FlagPreflush != 0 {
 				at = max(at, p.ioDone) // sent once the writes before it are done
 			}
-			lastLeave = at
-			if c.thr != nil && !empty {
-				lastLeave = c.thr.Submit(at, s.op, s.bytes)
-			}
-			c.parts = append(c.parts, lastLeave)
+			lastSubmit = at
+			c.parts = append(c.parts, lastSubmit)
 		case blk.TraceSplit:
-			c.parts = append(c.parts, lastLeave) // a part of the bio just submitted
+			c.parts = append(c.parts, lastSubmit) // a part of the bio just submitted
 		case blk.TraceRqIssue:
 			issue := c.takeParts(s.parts, start)
 			if s.op == blk.OpFlush {
@@ -185,7 +171,7 @@ func (c *clock) serve(issue, svc float64) float64 {
 }
 
 // takeParts removes the next n bio parts and returns when the last of them
-// left the throttle (from, when there are none: a request of parts
+// was submitted (from, when there are none: a request of parts
 // submitted before the clock's run). Amortised O(n).
 func (c *clock) takeParts(n int, from float64) float64 {
 	t := from

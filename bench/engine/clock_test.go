@@ -8,16 +8,6 @@ import (
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
-// fixedThrottle holds every bio for a fixed delay after the later of its
-// submission and the previous bio's leave time: a FIFO at one bio per
-// delay.
-type fixedThrottle struct{ delay, last float64 }
-
-func (f *fixedThrottle) Submit(now float64, _ blk.Op, _ uint64) float64 {
-	f.last = max(now, f.last) + f.delay
-	return f.last
-}
-
 func bio(op blk.Op, n uint64) blockStep {
 	return blockStep{kind: blk.TraceBioQueue, op: op, bytes: n}
 }
@@ -30,37 +20,30 @@ func TestClockPlace(t *testing.T) {
 	flush := blockStep{kind: blk.TraceBioQueue, op: blk.OpWrite, flags: blk.FlagPreflush}
 	for _, tc := range []struct {
 		name  string
-		thr   throttler
 		steps []blockStep
 		start float64
 		cpu   float64
 		wait  bool
 		want  placed
 	}{
-		{"no I/O: the CPU work alone", nil, nil, 10, 5, true, placed{15, 15, 15}},
-		{"a read waits for its request", nil, []blockStep{bio(blk.OpRead, 4096), rq(blk.OpRead, 1, 100)}, 0, 10, false,
+		{"no I/O: the CPU work alone", nil, 10, 5, true, placed{15, 15, 15}},
+		{"a read waits for its request", []blockStep{bio(blk.OpRead, 4096), rq(blk.OpRead, 1, 100)}, 0, 10, false,
 			placed{10, 110, 110}},
-		{"a buffered write does not wait for its writeback", nil, []blockStep{bio(blk.OpWrite, 4096), rq(blk.OpWrite, 1, 100)}, 0, 10, false,
+		{"a buffered write does not wait for its writeback", []blockStep{bio(blk.OpWrite, 4096), rq(blk.OpWrite, 1, 100)}, 0, 10, false,
 			placed{10, 10, 110}},
-		{"two bios in one request leave when the second does", nil,
+		{"two bios in one request leave when the second does",
 			[]blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 2, 50)}, 0, 20, true, placed{20, 70, 70}},
-		{"the disk serves requests one at a time", nil,
+		{"the disk serves requests one at a time",
 			[]blockStep{bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 50), bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 50)}, 0, 20, true,
 			placed{20, 110, 110}}, // 10+50, then max(20, 60)+50
-		{"a flush follows the writes before it", nil,
+		{"a flush follows the writes before it",
 			[]blockStep{bio(blk.OpWrite, 4096), rq(blk.OpWrite, 1, 100), flush, rq(blk.OpFlush, 1, 30)}, 0, 10, true,
 			placed{10, 135, 135}}, // write 5..105, flush sent at 105, served 105..135
-		{"the throttle holds each bio", &fixedThrottle{delay: 1000},
-			[]blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 1, 10), rq(blk.OpWrite, 1, 10)}, 0, 20, true,
-			placed{20, 2020, 2020}}, // leave at 1010 and 2010, each served for 10
-		{"a split part leaves with its bio", &fixedThrottle{delay: 1000},
-			[]blockStep{bio(blk.OpWrite, 8192), {kind: blk.TraceSplit, op: blk.OpWrite, bytes: 4096}, rq(blk.OpWrite, 1, 10), rq(blk.OpWrite, 1, 10)},
-			0, 10, true, placed{10, 1030, 1030}},
-		{"an empty flush passes the throttle", &fixedThrottle{delay: 1000},
-			[]blockStep{flush, rq(blk.OpFlush, 1, 30)}, 0, 10, true, placed{10, 40, 40}},
+		{"a split part goes with its bio", []blockStep{bio(blk.OpWrite, 8192), {kind: blk.TraceSplit, op: blk.OpWrite, bytes: 4096},
+			rq(blk.OpWrite, 1, 10), rq(blk.OpWrite, 1, 10)}, 0, 10, true, placed{10, 30, 30}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := clock{thr: tc.thr}
+			c := clock{}
 			got := c.place(tc.steps, tc.start, tc.cpu, tc.wait, span{})
 			assert.Equal(t, tc.want, got)
 			assert.Empty(t, c.parts[c.head:], "every bio part went into a request")
@@ -69,7 +52,7 @@ func TestClockPlace(t *testing.T) {
 }
 
 func TestClockPlaceAllocates(t *testing.T) {
-	c := clock{thr: &fixedThrottle{delay: 1}}
+	c := clock{}
 	steps := []blockStep{bio(blk.OpWrite, 512), bio(blk.OpWrite, 512), rq(blk.OpWrite, 2, 5)}
 	now := 0.0
 	c.place(steps, now, 1, true, span{})

@@ -68,11 +68,6 @@ var Schedulers = []string{"none", "mq-deadline", "kyber", "bfq"}
 // Any reports whether any rule is set.
 func (r Rules) Any() bool { return r != Rules{} }
 
-// Throttled reports whether a blk-throttle limit is set.
-func (r Rules) Throttled() bool {
-	return r.ReadBPS != 0 || r.WriteBPS != 0 || r.ReadIOPS != 0 || r.WriteIOPS != 0
-}
-
 // ruleKeys are the device line's rule keys in canonical order.
 var ruleKeys = []string{"rbps", "wbps", "riops", "wiops", "sched", "wbt", "max_bytes", "strict_limit"}
 

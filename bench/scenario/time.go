@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -153,16 +152,13 @@ func SummariseTime(rows []TimeRow) TimeSummary {
 // fmtNs prints a time in ns with a unit chosen for it: 812ns, 41.2µs,
 // 12.3ms, 1.52s.
 func fmtNs(ns float64) string {
-	var b strings.Builder
 	switch {
 	case ns < 1e3:
-		fmt.Fprintf(&b, "%.0fns", ns)
+		return fmt.Sprintf("%.0fns", ns)
 	case ns < 1e6:
-		fmt.Fprintf(&b, "%.1fµs", ns/1e3)
+		return fmt.Sprintf("%.1fµs", ns/1e3)
 	case ns < 1e9:
-		fmt.Fprintf(&b, "%.1fms", ns/1e6)
-	default:
-		fmt.Fprintf(&b, "%.2fs", ns/1e9)
+		return fmt.Sprintf("%.1fms", ns/1e6)
 	}
-	return b.String()
+	return fmt.Sprintf("%.2fs", ns/1e9)
 }
