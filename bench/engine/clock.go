@@ -12,6 +12,9 @@ import (
 //   - the bios the call submits leave the CPU spread evenly over that work
 //     (the model's call runs to its end before the clock sees its bios; a
 //     kernel call interleaves its work and its submissions);
+//   - under the device's throttle rules each bio then waits in blk-throttle
+//     (blk.Throttle) until its rule lets it go, and a part the request
+//     layer split off follows the part before it;
 //   - a request leaves for the disk when the last of its bio parts has,
 //     and the disk serves requests one at a time in that order (first come,
 //     first served), each for the time its model prices;
@@ -68,6 +71,8 @@ func (t teeTracer) Trace(e blk.TraceEvent) {
 // clock places calls on simulated time: the disk's queue and the bio parts
 // on their way to requests.
 type clock struct {
+	// thr is the device's blk-throttle, nil without rules.
+	thr *blk.Throttle
 	// diskFree is when the disk is next free, diskBusy its time serving.
 	diskFree, diskBusy float64
 	// parts are the submission times of the bio parts not yet in a request, in
@@ -123,10 +128,11 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			if s.bytes == 0 && s.flags&blk.FlagPreflush != 0 {
 				at = max(at, p.ioDone) // sent once the writes before it are done
 			}
-			lastSubmit = at
+			lastSubmit = c.throttle(at, s, false)
 			c.parts = append(c.parts, lastSubmit)
-		case blk.TraceSplit:
-			c.parts = append(c.parts, lastSubmit) // a part of the bio just submitted
+		case blk.TraceSplit: // a part of the bio just submitted
+			lastSubmit = c.throttle(lastSubmit, s, true)
+			c.parts = append(c.parts, lastSubmit)
 		case blk.TraceRqIssue:
 			issue := c.takeParts(s.parts, start)
 			if s.op == blk.OpFlush {
@@ -143,6 +149,15 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 		}
 	}
 	return p
+}
+
+// throttle is when a bio (or, split, a further part of one) submitted at
+// at leaves the throttle: at itself without rules. O(1) amortised.
+func (c *clock) throttle(at float64, s blockStep, split bool) float64 {
+	if c.thr == nil {
+		return at
+	}
+	return c.thr.Submit(at, s.op != blk.OpRead, s.bytes, split)
 }
 
 // waitReads drops the reads in flight that completed by start and makes a

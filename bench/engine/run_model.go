@@ -39,10 +39,11 @@ type ModelOptions struct {
 }
 
 // ErrRulesNotModelled is RunModel's error for a scenario whose device has
-// Rules: the clock has the throttle's place (a bio's leave time) but not
-// yet blk-throttle, the schedulers, wbt or the per-bdi dirty limits, and a
-// result that ignored them would be wrong.
-var ErrRulesNotModelled = errors.New("the model does not apply device rules (rbps, wbps, riops, wiops, sched, wbt, max_bytes, strict_limit) yet")
+// Rules the model does not apply yet: a scheduler, wbt or the per-bdi
+// dirty limits. Throttle rules (rbps, wbps, riops, wiops) it applies, on
+// the clock (blk.Throttle); a result that ignored the others would be
+// wrong.
+var ErrRulesNotModelled = errors.New("the model does not apply the device rules sched, wbt, max_bytes and strict_limit yet")
 
 // modelDevice names the model's loop device (only counters see it).
 const modelDevice = "loop0"
@@ -67,7 +68,7 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Device.Rules.Any() {
+	if rest := s.Device.Rules; rest.Scheduler != "" || rest.WBT != scenario.WBTDefault || rest.MaxBytes != 0 || rest.StrictLimit {
 		return nil, fmt.Errorf("%s: %w", s.Name, ErrRulesNotModelled)
 	}
 	k := opts.Kernel
@@ -89,7 +90,9 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	res.Kernel, res.Machine, res.PageSize = k.Name, "bhsim model", int(r.m.PageSize())
 	res.Queue = r.limits
 	if opts.Profile != nil {
-		r.startClock(opts)
+		if err := r.startClock(opts, s.Device.Rules); err != nil {
+			return nil, err
+		}
 	}
 	r.rec.take()
 	for i, op := range s.Ops {

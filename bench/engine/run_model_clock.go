@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
@@ -27,11 +28,26 @@ type modelClock struct {
 }
 
 // startClock times the run: it puts the step meter beside the counting
-// tracer.
-func (r *modelRun) startClock(opts ModelOptions) {
+// tracer and the device's throttle rules on the clock.
+func (r *modelRun) startClock(opts ModelOptions, rules scenario.Rules) error {
 	t := &modelClock{p: opts.Profile}
+	if tr := throttleRules(rules); tr.Any() {
+		thr, err := blk.NewThrottle(tr, blk.DefaultHZ)
+		if err != nil {
+			return err
+		}
+		t.thr = thr
+	}
 	r.queue.SetTracer(teeTracer{blockTracer{r.rec}, &t.meter})
 	r.timed = t
+	return nil
+}
+
+// throttleRules are a device's throttle rules (the scenario bounds them
+// to positive rates well inside their types).
+func throttleRules(r scenario.Rules) blk.ThrottleRules {
+	return blk.ThrottleRules{ReadBPS: uint64(r.ReadBPS), WriteBPS: uint64(r.WriteBPS),
+		ReadIOPS: uint32(r.ReadIOPS), WriteIOPS: uint32(r.WriteIOPS)}
 }
 
 // beginCall marks the start of one system call of a timed run.

@@ -45,8 +45,44 @@ func TestRunModelTimed(t *testing.T) {
 	assert.Greater(t, ns(4), 3*ns(5), "cold reads against cached ones")
 }
 
+// TestRunModelThrottleMatchesKernel holds the clock's blk-throttle to the
+// host kernel (Linux 6.18.44, HZ=250): the same scenarios run there by hand
+// on a private loop device over tmpfs with the rule in the blkio root
+// group, three runs each, fsync timed with CLOCK_MONOTONIC and no tracing.
+// The model's fsync must lie in the kernel's min..max widened by 5 %, as
+// validate's time rule asks. Nothing in the model came from these runs: the
+// disk is LoopDisk (measured unthrottled), the CPU prices are x86-server's.
+func TestRunModelThrottleMatchesKernel(t *testing.T) {
+	tests := []struct {
+		name, text string
+		fsync      int     // the fsync's operation index
+		min, max   float64 // the kernel's fsync, ms
+	}{
+		// 128 bios of 512 bytes and a preflush: the first slice lets 20
+		// go at once, the rest leave at 200 a second.
+		{"wiops=200, 64 KiB at 512-byte blocks", "device size=64M sector=512 wiops=200\nopen a rdwr\nblkbszset a 512\npwrite a off=0 len=64K\nfsync a\nclose a\n",
+			3, 602.7, 603.8},
+		// 16 MiB: 2 MiB pass in the first slice, the rest at 20 MiB/s.
+		{"wbps=20M, 16 MiB at 4 KiB blocks", "device size=64M sector=512 wbps=20M\nopen a rdwr\npwrite a off=0 len=1M repeat=16\nfsync a\nclose a\n",
+			2, 707.0, 710.3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.Parse("throttled.scn", tc.text)
+			require.NoError(t, err)
+			r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
+			require.NoError(t, err)
+			require.NotNil(t, r.Ops[tc.fsync].Wall)
+			got := float64(r.Ops[tc.fsync].Wall.MaxNs) / 1e6
+			t.Logf("fsync: model %.1f ms, kernel %.1f..%.1f ms", got, tc.min, tc.max)
+			assert.GreaterOrEqual(t, got, tc.min*(1-scenario.TimeTolerance(3)))
+			assert.LessOrEqual(t, got, tc.max*(1+scenario.TimeTolerance(3)))
+		})
+	}
+}
+
 func TestRunModelRefusesRules(t *testing.T) {
-	s, err := scenario.Parse("ruled.scn", "device size=64M sector=512 wbps=20M\nopen a rdwr\nclose a\n")
+	s, err := scenario.Parse("ruled.scn", "device size=64M sector=512 sched=mq-deadline\nopen a rdwr\nclose a\n")
 	require.NoError(t, err)
 	_, err = engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
 	assert.ErrorIs(t, err, engine.ErrRulesNotModelled)
