@@ -125,18 +125,21 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 		case blk.TraceBioQueue:
 			k++
 			at := start + cpuNS*float64(k)/float64(bios)
-			if s.bytes == 0 && s.flags&blk.FlagPreflush != 0 {
+			empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
+			if empty {
 				at = max(at, p.ioDone) // sent once the writes before it are done
 			}
 			lastSubmit = c.throttle(at, s, false)
-			c.parts = append(c.parts, lastSubmit)
+			if !empty { // an empty flush is no request's part: its flush request follows it
+				c.parts = append(c.parts, lastSubmit)
+			}
 		case blk.TraceSplit: // a part of the bio just submitted
 			lastSubmit = c.throttle(lastSubmit, s, true)
 			c.parts = append(c.parts, lastSubmit)
 		case blk.TraceRqIssue:
 			issue := c.takeParts(s.parts, start)
-			if s.op == blk.OpFlush {
-				issue = max(issue, p.ioDone)
+			if s.op == blk.OpFlush { // after the writes before it and its bio
+				issue = max(issue, p.ioDone, lastSubmit)
 			}
 			fin := c.serve(issue, s.svc)
 			p.ioDone = max(p.ioDone, fin)

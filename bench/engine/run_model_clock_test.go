@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,6 +79,22 @@ func TestRunModelThrottleMatchesKernel(t *testing.T) {
 			assert.GreaterOrEqual(t, got, tc.min*(1-scenario.TimeTolerance(3)))
 			assert.LessOrEqual(t, got, tc.max*(1+scenario.TimeTolerance(3)))
 		})
+	}
+}
+
+// TestRunModelThrottledFlushes: each fsync of a clean device sends an empty
+// preflush bio, which an iops rule counts. On the host kernel, back-to-back
+// fsyncs under wiops=10 returned 108 ms apart (27 jiffies: HZ/10+1 and the
+// timer wheel's one), after the first two, which depend on the phase.
+func TestRunModelThrottledFlushes(t *testing.T) {
+	text := "device size=64M sector=512 wiops=10\nopen a rdwr\n" + strings.Repeat("fsync a\n", 10) + "close a\n"
+	s, err := scenario.Parse("flushes.scn", text)
+	require.NoError(t, err)
+	r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
+	require.NoError(t, err)
+	for i := 3; i <= 10; i++ {
+		require.NotNil(t, r.Ops[i].Wall)
+		assert.InDelta(t, 108.0, float64(r.Ops[i].Wall.MaxNs)/1e6, 4, "fsync %d", i)
 	}
 }
 
