@@ -42,6 +42,7 @@ type env struct {
 	bufferKB int    // the tracing instance's buffer per CPU, in KiB
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
+	undo     []setting      // what undoes each applied device rule, in order applied
 
 	once sync.Once
 	done chan struct{}
@@ -172,6 +173,9 @@ func (e *env) cleanup() error {
 		if e.marker != nil {
 			_ = e.marker.Close()
 		}
+		// The throttle rules go before the device: a bio a rule holds
+		// would hold the detach.
+		errs = append(errs, e.undoRules())
 		if e.bound {
 			errs = append(errs, e.detach())
 		}

@@ -103,17 +103,9 @@ func CheckBounds(s *scenario.Scenario) error {
 	case s.TotalIO() > MaxTotalIO:
 		return &scenario.BoundError{Runner: "host", What: "pwrite and pread total", Value: s.TotalIO(), Bound: MaxTotalIO,
 			Why: why + scenario.FormatSize(scenario.MaxTotalIO)}
-	case s.Device.Rules.Any():
-		return ErrRulesNotApplied
 	}
 	return nil
 }
-
-// ErrRulesNotApplied is CheckBounds' error for a scenario whose device has
-// Rules: the host runner does not yet set throttle rules, schedulers, wbt
-// or dirty limits on its loop device, and a run that ignored them would
-// record the wrong kernel.
-var ErrRulesNotApplied = errors.New("the host runner does not apply device rules (rbps, wbps, riops, wiops, sched, wbt, max_bytes, strict_limit) yet")
 
 // ErrUnsupported is returned on systems other than Linux.
 var ErrUnsupported = errors.New("host: the host runner needs Linux (loop devices and tracefs)")

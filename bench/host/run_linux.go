@@ -61,6 +61,11 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 	if err := Check(); err != nil {
 		return nil, err
 	}
+	if throttled(s.Device.Rules) {
+		if err := CheckThrottle(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	var runs []*scenario.Result
 	for i := 0; i < opts.Runs; i++ {
 		r, err := runOnce(ctx, s, opts)
@@ -97,6 +102,9 @@ func runOnce(parent context.Context, s *scenario.Scenario, opts Options) (res *s
 	}()
 
 	if err := e.setup(ctx, s.Device.Size, s.Device.SectorSize()); err != nil {
+		return nil, err
+	}
+	if err := e.applyRules(s.Device.Rules); err != nil {
 		return nil, err
 	}
 	f, err := e.traceFilter()
@@ -238,10 +246,7 @@ func queueLimits(dir string) *scenario.QueueLimits {
 		return n
 	}
 	str := func(name string) string { s, _ := readSys(filepath.Join(q, name)); return s }
-	sched := str("scheduler")
-	if i, j := strings.Index(sched, "["), strings.Index(sched, "]"); i >= 0 && j > i {
-		sched = sched[i+1 : j]
-	}
+	sched := activeScheduler(str("scheduler"))
 	dio, _ := readSys(filepath.Join(dir, "loop", "dio"))
 	return &scenario.QueueLimits{
 		LogicalBlockSize:  num("logical_block_size"),
