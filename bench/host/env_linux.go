@@ -43,6 +43,7 @@ type env struct {
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
 	undo     []setting      // what undoes each applied device rule, in order applied
+	untraced bool           // the timing pass: no tracing instance, no markers
 
 	once sync.Once
 	done chan struct{}
