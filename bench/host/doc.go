@@ -56,12 +56,13 @@
 //  7. in the counting pass, reads the instance's trace, attributes each
 //     event to the operation whose begin marker precedes it, and turns
 //     events into counters (see the counter list below);
-//  8. cleans up: closes the scenario's descriptors that are still open,
-//     undoes the rules, the last applied first — the queue and bdi files get
-//     back the values found (max_bytes, which the kernel keeps as a ratio,
-//     through max_ratio_fine), the throttle rules are removed with
-//     "MAJ:MIN 0" before the device goes, so that no bio stays held —,
-//     detaches the loop device (LOOP_CLR_FD) and removes it
+//  8. cleans up: undoes the rules, the last applied first — the queue and
+//     bdi files get back the values found (max_bytes, which the kernel
+//     keeps as a ratio, through max_ratio_fine), the throttle rules are
+//     removed with "MAJ:MIN 0" before the scenario's descriptors are closed
+//     (a last close writes the device back) and the device goes, so that
+//     no bio stays held —, closes the scenario's descriptors that are still
+//     open, detaches the loop device (LOOP_CLR_FD) and removes it
 //     (LOOP_CTL_REMOVE), removes the tracing instance, unmounts the tracefs
 //     and the tmpfs and removes the private directory.
 //

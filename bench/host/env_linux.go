@@ -166,7 +166,10 @@ func (e *env) bind(backing *os.File, sector int) error {
 func (e *env) cleanup() error {
 	e.once.Do(func() {
 		defer close(e.done)
-		var errs []error
+		// The rules go first: the throttle rules before the scenario's
+		// descriptors, whose last close writes the device back, and before
+		// the device, so that no bio stays held.
+		errs := []error{e.undoRules()}
 		for name, fd := range e.fds {
 			_ = unix.Close(fd) // the scenario's own descriptors; errors are not ours
 			delete(e.fds, name)
@@ -174,9 +177,6 @@ func (e *env) cleanup() error {
 		if e.marker != nil {
 			_ = e.marker.Close()
 		}
-		// The throttle rules go before the device: a bio a rule holds
-		// would hold the detach.
-		errs = append(errs, e.undoRules())
 		if e.bound {
 			errs = append(errs, e.detach())
 		}

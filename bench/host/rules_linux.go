@@ -148,9 +148,10 @@ func (e *env) apply(do, undo setting) error {
 	return nil
 }
 
-// undoRules undoes the applied settings, the last first: the throttle
-// rules, written first, go last, and before the loop device is detached
-// (cleanup's order), so no bio of the device stays held by a rule.
+// undoRules undoes the applied settings, the last first (the throttle
+// rules, written first, go last). Cleanup calls it before it closes the
+// scenario's descriptors and detaches the device, so that neither waits
+// for I/O a rule holds.
 func (e *env) undoRules() error {
 	var errs []error
 	for len(e.undo) > 0 {
