@@ -16,10 +16,13 @@ import (
 // scenarios on the model of that kernel (a ModelRunner: engine.RunModel, the 6.18 preset)
 // for their event counts, fits a profile's primitive costs to half of the
 // measured cells and predicts the other half. The measurement is the host
-// runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken with the
-// runner's tracepoints enabled: the readings' own cost and a system call's
-// are measured (MeasureHarness), the tracepoints' is priced per firing
-// (ParamTracepoint, threadFirings).
+// runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken in its
+// counting pass, with the runner's tracepoints enabled (Options.NoTiming:
+// the untraced timing pass is skipped): the readings' own cost and a
+// system call's are measured (MeasureHarness), the tracepoints' is priced
+// per firing (ParamTracepoint, threadFirings). The untraced pass's CPU
+// time, which a run's result holds, would need no tracepoint cost; the
+// fit keeps the traced one, whose firings it counts and fits.
 
 // calibrationWrites is how many 4 KiB pwrite(2)s (and preads) one measured
 // line makes: 8 MiB, enough calls for a stable mean, well inside the
@@ -195,6 +198,10 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts O
 	}
 	runs := max(opts.Runs, 1)
 	opts.Runs = 1
+	// The fit prices the runner's tracepoints per firing (ParamTracepoint,
+	// threadFirings): its cells are the counting pass's CPU time, in which
+	// they fire, so the timing pass would only take time.
+	opts.NoTiming = true
 	for _, s := range CalibrationScenarios() {
 		var modelled *scenario.Result
 		var perRun [][]timing.Observation

@@ -4,8 +4,15 @@
 //
 // # What a run does
 //
-// Run needs root, the loop driver (/dev/loop-control) and tracefs; without
-// one of them it returns an error naming what is missing. For each run it
+// Run needs root, the loop driver (/dev/loop-control) and tracefs, and for
+// a device with rbps, wbps, riops or wiops rules cgroup v1's blkio
+// controller at /sys/fs/cgroup/blkio with the process in its root group
+// (CheckThrottle); without one of them it returns an error naming what is
+// missing, before it touches anything. Each run is two passes, each on a
+// fresh device: the counting pass, with tracepoints, for the counters, and
+// the timing pass, without, for time (time the kernel without tracepoints
+// firing, count it with them; Options.NoTiming skips the timing pass). A
+// pass
 //
 //  1. makes a private directory (bhsim-host-PID-RANDOM under the system's
 //     temporary directory), mounts a private tmpfs and a private tracefs in
@@ -24,39 +31,69 @@
 //     the first operation, so the scenario's opens and closes are the
 //     device's only ones and first-open (set_init_blocksize) and last-close
 //     behaviour are observable;
-//  4. creates a tracing instance instances/bhsim-PID-RANDOM (never the
-//     global buffer) with only the block, filemap, readahead and writeback
-//     events it counts, each filtered in the kernel to the loop device
-//     (dev == major:minor) or the block device inode (i_ino == its dev_t),
-//     plus block_plug/unplug filtered to the scenario's thread;
-//  5. runs the operations on one locked OS thread (runtime.LockOSThread),
-//     writing "bhsim begin K" and "bhsim end K" to the instance's
-//     trace_marker around operation K, reading /sys/block/loopN/stat before
-//     and after it, and timing each system call with
-//     CLOCK_THREAD_CPUTIME_ID; after each operation it waits (at most a
-//     second) until the device has no request in flight;
-//  6. reads the instance's trace, attributes each event to the operation
-//     whose begin marker precedes it, and turns events into counters
-//     (see the counter list below);
-//  7. cleans up: closes the scenario's descriptors that are still open,
-//     detaches the loop device (LOOP_CLR_FD) and removes it
+//  4. applies the device's rules (scenario.Rules) to that device only,
+//     each recorded as soon as it is set: rbps, wbps, riops and wiops as
+//     blk-throttle rules "MAJ:MIN VALUE" of the blkio root group
+//     (blkio.throttle.{read,write}_{bps,iops}_device), which binds the
+//     runner's own bios and the writeback of its device; sched as the
+//     queue's scheduler, then wbt as its wbt_lat_usec (off as 0, a latency
+//     in microseconds); max_bytes, then strict_limit, as the device's bdi
+//     files (/sys/class/bdi/MAJ:MIN/). Nothing global is changed;
+//  5. in the counting pass, creates a tracing instance
+//     instances/bhsim-PID-RANDOM (never the global buffer) with only the
+//     block, filemap, readahead and writeback events it counts, each
+//     filtered in the kernel to the loop device (dev == major:minor) or the
+//     block device inode (i_ino == its dev_t), plus block_plug/unplug
+//     filtered to the scenario's thread; the timing pass creates none;
+//  6. runs the operations on one locked OS thread (runtime.LockOSThread),
+//     timing each system call with CLOCK_THREAD_CPUTIME_ID and, inside those
+//     readings, CLOCK_MONOTONIC; after each operation it waits (at most a
+//     second) until the device has no request in flight, outside the
+//     operation's time, so that both passes start each operation from the
+//     same state. The counting pass writes "bhsim begin K" and "bhsim end K"
+//     to the instance's trace_marker around operation K and reads
+//     /sys/block/loopN/stat before and after it;
+//  7. in the counting pass, reads the instance's trace, attributes each
+//     event to the operation whose begin marker precedes it, and turns
+//     events into counters (see the counter list below);
+//  8. cleans up: undoes the rules, the last applied first — the queue and
+//     bdi files get back the values found (max_bytes, which the kernel
+//     keeps as a ratio, through max_ratio_fine), the throttle rules are
+//     removed with "MAJ:MIN 0" before the scenario's descriptors are closed
+//     (a last close writes the device back) and the device goes, so that
+//     no bio stays held —, closes the scenario's descriptors that are still
+//     open, detaches the loop device (LOOP_CLR_FD) and removes it
 //     (LOOP_CTL_REMOVE), removes the tracing instance, unmounts the tracefs
 //     and the tmpfs and removes the private directory.
+//
+// The result is the counting pass's, with the timing pass's CPU time per
+// call in place of its own, and its elapsed times: an operation's Wall is
+// its calls' CLOCK_MONOTONIC time summed (the whole operation: a buffered
+// pwrite's, not the writeback that follows it; a close's, with whatever the
+// kernel does in it, such as the last close's writeback), and the
+// scenario's Wall is the operations' summed, from the first call's start to
+// the last one's end less the runner's own time between calls (a
+// CLOCK_THREAD_CPUTIME_ID reading is a system call, about 0.6 µs on a
+// virtual machine) and its waits for an idle device. A timing pass that
+// ends an operation otherwise than the counting pass did (errno, calls,
+// bytes, block size) fails the run.
 //
 // Cleanup runs on success, on error, on a panic (deferred) and on SIGINT or
 // SIGTERM (a handler, installed for the run unless Options.NoSignalHandler,
 // cancels the run, waits for its cleanup and exits with 128+signal).
 // Afterwards no /sys/block/loop*/loop/backing_file names the private
-// directory and the instances directory holds nothing of the run. A process
-// killed with SIGKILL leaves its device behind; CleanStale (bhsim clean)
-// removes what dead runs left.
+// directory, no blkio rule names its device and the instances directory
+// holds nothing of the run. A process killed with SIGKILL leaves its device
+// and its rules behind; CleanStale (bhsim clean) removes what dead runs
+// left, the rules on their devices first.
 //
 // # Bounds
 //
 // The runner's own bounds hold, tighter than the language's (CheckBounds:
 // MaxDeviceSize, 1 GiB, the size of its private tmpfs, and MaxTotalIO,
-// 64 MiB of pwrite and pread); each run has a timeout
-// (Options.Timeout, 2 minutes by default) checked between system calls; the
+// 64 MiB of pwrite and pread); each pass has a timeout
+// (Options.Timeout, 2 minutes by default plus what the throttle rules can
+// add, RulesTime) checked between system calls; the
 // trace buffer is sized from the scenario's I/O (TraceBufferFor, unless
 // Options.TraceBufferKB sets it) and bounded, and a run whose trace lost
 // events fails rather than report wrong counts, naming a size that would
@@ -88,7 +125,8 @@
 // # Calibration
 //
 // Calibrate (bhsim calibrate --host) fits a profile to the thread CPU time
-// per call of CalibrationScenarios. What the runner's own timing adds is
+// per call of CalibrationScenarios, as the counting pass measures it, with
+// the tracepoints firing (it runs with NoTiming). What the runner's own timing adds is
 // measured, not fitted (MeasureHarness: an empty timed interval and a null
 // system call); the tracepoints the runner enables are counted where they
 // fire in the calling thread (threadFirings, checked against the kernel by

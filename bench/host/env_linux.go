@@ -42,6 +42,8 @@ type env struct {
 	bufferKB int    // the tracing instance's buffer per CPU, in KiB
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
+	undo     []setting      // what undoes each applied device rule, in order applied
+	untraced bool           // the timing pass: no tracing instance, no markers
 
 	once sync.Once
 	done chan struct{}
@@ -164,7 +166,10 @@ func (e *env) bind(backing *os.File, sector int) error {
 func (e *env) cleanup() error {
 	e.once.Do(func() {
 		defer close(e.done)
-		var errs []error
+		// The rules go first: the throttle rules before the scenario's
+		// descriptors, whose last close writes the device back, and before
+		// the device, so that no bio stays held.
+		errs := []error{e.undoRules()}
 		for name, fd := range e.fds {
 			_ = unix.Close(fd) // the scenario's own descriptors; errors are not ours
 			delete(e.fds, name)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // MeasureHarness measures the Harness on a locked OS thread: the median over
@@ -27,11 +29,10 @@ func MeasureHarness() (Harness, error) {
 // timedMean is the mean CPU time of harnessCalls calls of call, each timed
 // as the runner's timed times a system call.
 func timedMean(call func()) float64 {
-	var sum int64
+	var c clock
+	var or scenario.OpResult
 	for range harnessCalls {
-		t0 := cpuNow()
-		call()
-		sum += cpuNow() - t0
+		_ = timed(&or, &c, func() error { call(); return nil })
 	}
-	return float64(sum) / harnessCalls
+	return c.cpu.MeanNs
 }

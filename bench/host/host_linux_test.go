@@ -85,6 +85,15 @@ func TestRunSmoke(t *testing.T) {
 	assert.Equal(t, uint64(0), r.Ops[1].Counters.Value("bio.write"), "a buffered pwrite submits nothing")
 	assert.Equal(t, "0xab*4096", r.Ops[3].Data)
 	assert.Equal(t, []scenario.FsyncResult{{Op: 3, FD: "a"}}, r.Fsyncs)
+	var sum int64
+	for _, o := range r.Ops {
+		require.NotNil(t, o.Wall, "%s: timed in the untraced pass", o.Op)
+		assert.Positive(t, o.Wall.MinNs, o.Op)
+		assert.LessOrEqual(t, o.Wall.MinNs, o.Wall.MaxNs, o.Op)
+		sum += o.Wall.MinNs
+	}
+	require.NotNil(t, r.Wall)
+	assert.GreaterOrEqual(t, r.Wall.MaxNs, sum, "the total's longest run is no shorter than the ops' shortest")
 }
 
 // TestCleanupAfterInjectedFailure fails, then panics, in the middle of a
@@ -127,11 +136,15 @@ func TestCleanupAfterInjectedFailure(t *testing.T) {
 	assertNoLeftovers(t, os.Getpid())
 }
 
-// signalSelfMidRun is a test's child process: it runs the smoke scenario
+// smokeRuled is the smoke scenario on a throttled device, which a killed
+// run leaves with its blkio rules.
+var smokeRuled = strings.Replace(smoke, "sector=512", "sector=512 wbps=16M riops=1000 sched=mq-deadline", 1)
+
+// signalSelfMidRun is a test's child process: it runs scenario text
 // and sends itself sig before the fourth operation, then waits for the
 // signal to end it (exit status 3 or 4 if something else does).
-func signalSelfMidRun(sig syscall.Signal) {
-	s, err := scenario.Parse("smoke.scn", smoke)
+func signalSelfMidRun(text string, sig syscall.Signal) {
+	s, err := scenario.Parse("smoke.scn", text)
 	if err != nil {
 		os.Exit(3)
 	}
@@ -162,7 +175,7 @@ func runFailingChild(t *testing.T, name, env string) (*exec.ExitError, []byte, i
 // SIGINT mid-run: the child must exit with 130 and leave nothing behind.
 func TestSignalCleansUp(t *testing.T) {
 	if os.Getenv("BHSIM_HOST_SIGNAL_CHILD") == "1" {
-		signalSelfMidRun(syscall.SIGINT) // the handler cleans up and exits
+		signalSelfMidRun(smokeRuled, syscall.SIGINT) // the handler cleans up and exits
 	}
 	needKernel(t)
 	ee, out, pid := runFailingChild(t, "TestSignalCleansUp", "BHSIM_HOST_SIGNAL_CHILD")
@@ -212,20 +225,31 @@ func TestRecordedResults(t *testing.T) {
 	assertNoLeftovers(t, os.Getpid())
 }
 
-// TestCleanStaleAfterKill runs a scenario in a child process that kills
-// itself with SIGKILL mid-run, which no handler sees: its loop device, mounts
-// and tracing instance stay behind until CleanStale removes them.
+// TestCleanStaleAfterKill runs a throttled scenario in a child process
+// that kills itself with SIGKILL mid-run, which no handler sees: its loop
+// device with its blkio rules, mounts and tracing instance stay behind
+// until CleanStale removes them, the rules first.
 func TestCleanStaleAfterKill(t *testing.T) {
 	if os.Getenv("BHSIM_HOST_KILL_CHILD") == "1" {
-		signalSelfMidRun(syscall.SIGKILL)
+		signalSelfMidRun(smokeRuled, syscall.SIGKILL)
 	}
 	needKernel(t)
+	if err := CheckThrottle(); err != nil {
+		t.Skipf("the host cannot apply throttle rules: %v", err)
+	}
 	ee, out, pid := runFailingChild(t, "TestCleanStaleAfterKill", "BHSIM_HOST_KILL_CHILD")
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child died of SIGKILL: %v, output: %s", ee, out)
 	left, err := Leftovers(pid)
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "a killed run leaves its device behind")
+	rules := 0
+	for _, l := range left {
+		if strings.HasPrefix(l, "blkio.throttle.") {
+			rules++
+		}
+	}
+	assert.Equal(t, 2, rules, "its wbps and riops rules: %v", left)
 	removed, err := CleanStale()
 	require.NoError(t, err)
 	// A tracing instance is named under each caller's own tracefs mount.
@@ -237,7 +261,7 @@ func TestCleanStaleAfterKill(t *testing.T) {
 		return out
 	}
 	for _, l := range left {
-		if strings.HasPrefix(l, "/dev/loop") || strings.Contains(l, "/instances/") {
+		if strings.HasPrefix(l, "/dev/loop") || strings.HasPrefix(l, "blkio.throttle.") || strings.Contains(l, "/instances/") {
 			assert.Contains(t, base(removed), filepath.Base(l), "CleanStale reports what it removed")
 		}
 	}

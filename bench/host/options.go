@@ -14,7 +14,8 @@ type Options struct {
 	// Runs is how many times the scenario runs, each on a fresh device; the
 	// result holds each counter's min and max over the runs (0 means 1).
 	Runs int
-	// Timeout bounds one run, setup and cleanup excluded (0 means 2 minutes).
+	// Timeout bounds each pass of a run, setup and cleanup excluded (0
+	// means DefaultTimeout, plus RulesTime of the scenario's rules).
 	Timeout time.Duration
 	// TraceBufferKB is the tracing instance's buffer per CPU in KiB (0
 	// means TraceBufferFor the scenario). A run whose trace lost events
@@ -28,13 +29,41 @@ type Options struct {
 	// every run; an error fails the run there and a panic propagates out of
 	// Run, both after cleanup. Tests inject failures with it.
 	BeforeOp func(k int) error
+	// NoTiming skips each run's timing pass: the result's CPU time is then
+	// the counting pass's, tracepoints firing, and it has no wall time.
+	// By default each run makes the counting pass, with the tracing
+	// instance, for the counters, then the timing pass on a fresh device
+	// with the same rules and no tracing instance, for the CPU and wall
+	// time the result holds.
+	NoTiming bool
 	// TraceDump, when not nil, receives each run's raw trace text (the
 	// tracing instance's trace file), for reading events the counters sum up.
 	TraceDump io.Writer
 }
 
-// DefaultTimeout is a run's time bound when Options.Timeout is 0.
+// DefaultTimeout is a pass's time bound when Options.Timeout is 0 (with
+// RulesTime added).
 const DefaultTimeout = 2 * time.Minute
+
+// RulesTime bounds what the device rules of s add to a pass: for each
+// blk-throttle rule set, the scenario's pwrite and pread bytes at its
+// rate, or in bios of one logical sector at its iops (the bound
+// scenario.Rules checks against MaxThrottledTime).
+func RulesTime(s *scenario.Scenario) time.Duration {
+	r, io := s.Device.Rules, float64(s.TotalIO())
+	var secs float64
+	for _, bps := range []int64{r.ReadBPS, r.WriteBPS} {
+		if bps > 0 {
+			secs += io / float64(bps)
+		}
+	}
+	for _, iops := range []int64{r.ReadIOPS, r.WriteIOPS} {
+		if iops > 0 {
+			secs += io / float64(s.Device.SectorSize()) / float64(iops)
+		}
+	}
+	return time.Duration(secs * float64(time.Second))
+}
 
 // DefaultTraceBufferKB is the smallest per-CPU trace buffer TraceBufferFor
 // gives.
@@ -103,27 +132,19 @@ func CheckBounds(s *scenario.Scenario) error {
 	case s.TotalIO() > MaxTotalIO:
 		return &scenario.BoundError{Runner: "host", What: "pwrite and pread total", Value: s.TotalIO(), Bound: MaxTotalIO,
 			Why: why + scenario.FormatSize(scenario.MaxTotalIO)}
-	case s.Device.Rules.Any():
-		return ErrRulesNotApplied
 	}
 	return nil
 }
 
-// ErrRulesNotApplied is CheckBounds' error for a scenario whose device has
-// Rules: the host runner does not yet set throttle rules, schedulers, wbt
-// or dirty limits on its loop device, and a run that ignored them would
-// record the wrong kernel.
-var ErrRulesNotApplied = errors.New("the host runner does not apply device rules (rbps, wbps, riops, wiops, sched, wbt, max_bytes, strict_limit) yet")
-
 // ErrUnsupported is returned on systems other than Linux.
 var ErrUnsupported = errors.New("host: the host runner needs Linux (loop devices and tracefs)")
 
-func (o Options) withDefaults() (Options, error) {
+func (o Options) withDefaults(s *scenario.Scenario) (Options, error) {
 	if o.Runs == 0 {
 		o.Runs = 1
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = DefaultTimeout + RulesTime(s)
 	}
 	switch {
 	case o.Runs < 0 || o.Runs > MaxRuns:

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -45,12 +46,12 @@ func Check() error {
 // runs). See the package documentation for what a run does and cleans up.
 // It fails, naming what is missing, without root, loop devices or tracefs.
 func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Result, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
+	}
+	opts, err := opts.withDefaults(s)
+	if err != nil {
+		return nil, err
 	}
 	if err := CheckBounds(s); err != nil {
 		return nil, err
@@ -61,9 +62,14 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 	if err := Check(); err != nil {
 		return nil, err
 	}
+	if throttled(s.Device.Rules) {
+		if err := CheckThrottle(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	var runs []*scenario.Result
 	for i := 0; i < opts.Runs; i++ {
-		r, err := runOnce(ctx, s, opts)
+		r, err := runPasses(ctx, s, opts)
 		if err != nil {
 			if opts.Runs > 1 {
 				return nil, fmt.Errorf("%s: run %d of %d: %w", s.Name, i+1, opts.Runs, err)
@@ -75,14 +81,18 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 	return scenario.MergeRuns(runs)
 }
 
-// runOnce is one run on a fresh device, on a locked OS thread.
-func runOnce(parent context.Context, s *scenario.Scenario, opts Options) (res *scenario.Result, err error) {
+// runOnce is one pass of a run on a fresh device with s's rules, on a
+// locked OS thread: the counting pass, with the tracing instance, or with
+// untraced the timing pass, without one, which keeps the operations' wall
+// time and the scenario's.
+func runOnce(parent context.Context, s *scenario.Scenario, opts Options, untraced bool) (res *scenario.Result, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
 	defer cancel()
 
 	e := newEnv()
+	e.untraced = untraced
 	stop := make(chan struct{})
 	defer close(stop)
 	if !opts.NoSignalHandler {
@@ -99,28 +109,46 @@ func runOnce(parent context.Context, s *scenario.Scenario, opts Options) (res *s
 	if err := e.setup(ctx, s.Device.Size, s.Device.SectorSize()); err != nil {
 		return nil, err
 	}
-	f, err := e.traceFilter()
-	if err != nil {
+	if err := e.applyRules(s.Device.Rules); err != nil {
 		return nil, err
 	}
 	res = scenario.NewResult(s, scenario.RunnerKernel)
 	header(res, e)
-	if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
-		return nil, err
+	var att *attribution
+	if !untraced {
+		f, err := e.traceFilter()
+		if err != nil {
+			return nil, err
+		}
+		if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
+			return nil, err
+		}
+		isWrite := func(op int) bool { _, ok := s.Ops[op-1].(scenario.Write); return ok }
+		att = newAttribution(f, len(s.Ops), isWrite)
 	}
-	isWrite := func(op int) bool { _, ok := s.Ops[op-1].(scenario.Write); return ok }
-	att := newAttribution(f, len(s.Ops), isWrite)
 	statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
 	for i, op := range s.Ops {
 		if err := e.runOp(ctx, res, i, op, statDir, opts); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.stopTracing(att, opts.TraceDump); err != nil {
+	if untraced {
+		res.Wall = totalWall(res)
+	} else if err := e.countEvents(res, att, opts.TraceDump); err != nil {
 		return nil, err
 	}
-	if att.begins != len(s.Ops) {
-		return nil, fmt.Errorf("host: the trace holds %d of the %d begin markers", att.begins, len(s.Ops))
+	res.Finish()
+	return res, nil
+}
+
+// countEvents stops tracing and adds each operation's traced events to
+// its counters.
+func (e *env) countEvents(res *scenario.Result, att *attribution, dump io.Writer) error {
+	if err := e.stopTracing(att, dump); err != nil {
+		return err
+	}
+	if att.begins != len(res.Ops) {
+		return fmt.Errorf("host: the trace holds %d of the %d begin markers", att.begins, len(res.Ops))
 	}
 	for i := range res.Ops {
 		var cs scenario.CounterSet
@@ -128,8 +156,7 @@ func runOnce(parent context.Context, s *scenario.Scenario, opts Options) (res *s
 		cs.AddAll(att.ops[i].Counters())
 		res.Ops[i].Counters = cs.Counters()
 	}
-	res.Finish()
-	return res, nil
+	return nil
 }
 
 // exitOnSignal makes SIGINT and SIGTERM, until stop is closed, cancel the
@@ -176,10 +203,13 @@ func (e *env) traceFilter() (filter, error) {
 	}, nil
 }
 
-// runOp runs op, the scenario's operation i, between its trace markers
-// and fills res.Ops[i]: its result and the device's stat counters it moved
-// (statDir: the loop device's sysfs directory), and for an fsync or
-// fdatasync res.Fsyncs.
+// runOp runs op, the scenario's operation i, and fills res.Ops[i]: its
+// result and CPU time per call, and for an fsync or fdatasync res.Fsyncs;
+// in the counting pass between its trace markers and with the device's
+// stat counters it moved (statDir: the loop device's sysfs directory), in
+// the timing pass with its wall time. Either way the runner then waits
+// for the device to go idle, outside the operation's time, so that both
+// passes start each operation from the same state.
 func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenario.Op, statDir string, opts Options) error {
 	k := i + 1
 	if err := ctx.Err(); err != nil {
@@ -190,18 +220,35 @@ func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenari
 			return fmt.Errorf("host: op %d (%s): %w", k, op, err)
 		}
 	}
-	before, err := readStat(statDir)
-	if err != nil {
-		return err
-	}
-	if err := e.mark("begin", k); err != nil {
-		return err
+	var before scenario.DiskStat
+	if !e.untraced {
+		var err error
+		if before, err = readStat(statDir); err != nil {
+			return err
+		}
+		if err := e.mark("begin", k); err != nil {
+			return err
+		}
 	}
 	or := &res.Ops[i]
-	if err := e.exec(ctx, op, or); err != nil {
+	var c clock
+	if err := e.exec(ctx, op, or, &c); err != nil {
 		return fmt.Errorf("host: op %d (%s): %w", k, op, err)
 	}
+	if c.cpu.N > 0 {
+		or.CPU = &c.cpu
+		if e.untraced {
+			or.Wall = scenario.SpanOf(c.wall)
+		}
+	}
 	waitIdle(statDir)
+	switch op.(type) {
+	case scenario.Fsync, scenario.Fdatasync:
+		res.Fsyncs = append(res.Fsyncs, scenario.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
+	}
+	if e.untraced {
+		return nil
+	}
 	if err := e.mark("end", k); err != nil {
 		return err
 	}
@@ -212,10 +259,6 @@ func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenari
 	var cs scenario.CounterSet
 	scenario.CountStat(&cs, before, after)
 	or.Counters = cs.Counters()
-	switch op.(type) {
-	case scenario.Fsync, scenario.Fdatasync:
-		res.Fsyncs = append(res.Fsyncs, scenario.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
-	}
 	return nil
 }
 
@@ -238,10 +281,7 @@ func queueLimits(dir string) *scenario.QueueLimits {
 		return n
 	}
 	str := func(name string) string { s, _ := readSys(filepath.Join(q, name)); return s }
-	sched := str("scheduler")
-	if i, j := strings.Index(sched, "["), strings.Index(sched, "]"); i >= 0 && j > i {
-		sched = sched[i+1 : j]
-	}
+	sched := activeScheduler(str("scheduler"))
 	dio, _ := readSys(filepath.Join(dir, "loop", "dio"))
 	return &scenario.QueueLimits{
 		LogicalBlockSize:  num("logical_block_size"),
@@ -300,12 +340,6 @@ func waitIdle(dir string) {
 	}
 }
 
-func cpuNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return ts.Nano()
-}
-
 func errnoName(err error) string {
 	var errno unix.Errno
 	if errors.As(err, &errno) {
@@ -317,27 +351,9 @@ func errnoName(err error) string {
 	return err.Error()
 }
 
-// timed runs one system call, adds its CPU time to m and counts it.
-func timed(or *scenario.OpResult, m *scenario.Measurement, call func() error) error {
-	t0 := cpuNow()
-	err := call()
-	m.Add(cpuNow() - t0)
-	or.Calls++
-	if err != nil {
-		or.Errno = errnoName(err)
-	}
-	return err
-}
-
-// exec runs one operation, filling its result. Failing system calls are
+// exec runs one operation, filling its result and timing its calls on m. Failing system calls are
 // results (errno); only the runner's own failures are errors.
-func (e *env) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult) error {
-	var m scenario.Measurement
-	defer func() {
-		if m.N > 0 {
-			or.CPU = &m
-		}
-	}()
+func (e *env) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult, m *clock) error {
 	fd, haveFD := e.fds[op.Descriptor()]
 	if _, isOpen := op.(scenario.Open); !isOpen && op.Descriptor() != "" && !haveFD {
 		// The scenario validated: the fd is only missing if open failed.
@@ -346,35 +362,35 @@ func (e *env) exec(ctx context.Context, op scenario.Op, or *scenario.OpResult) e
 	}
 	switch o := op.(type) {
 	case scenario.Open:
-		e.execOpen(o, or, &m)
+		e.execOpen(o, or, m)
 	case scenario.Close:
-		_ = timed(or, &m, func() error { return unix.Close(fd) })
+		_ = timed(or, m, func() error { return unix.Close(fd) })
 		delete(e.fds, o.FD)
 	case scenario.SetBlockSize:
-		if timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKBSZSET, int(o.Size)) }) == nil {
+		if timed(or, m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKBSZSET, int(o.Size)) }) == nil {
 			noteBlockSize(fd, or)
 		}
 	case scenario.GetBlockSize:
 		var n int
-		if timed(or, &m, func() (err error) { n, err = unix.IoctlGetInt(fd, unix.BLKBSZGET); return err }) == nil {
+		if timed(or, m, func() (err error) { n, err = unix.IoctlGetInt(fd, unix.BLKBSZGET); return err }) == nil {
 			or.BlockSize = n
 		}
 	case scenario.Write:
-		return execWrite(ctx, fd, o, or, &m)
+		return execWrite(ctx, fd, o, or, m)
 	case scenario.Read:
-		return execRead(ctx, fd, o, or, &m)
+		return execRead(ctx, fd, o, or, m)
 	case scenario.Fsync:
-		_ = timed(or, &m, func() error { return unix.Fsync(fd) })
+		_ = timed(or, m, func() error { return unix.Fsync(fd) })
 	case scenario.Fdatasync:
-		_ = timed(or, &m, func() error { return unix.Fdatasync(fd) })
+		_ = timed(or, m, func() error { return unix.Fdatasync(fd) })
 	case scenario.DropCaches:
-		_ = timed(or, &m, func() error { return flushBuffers(fd) })
+		_ = timed(or, m, func() error { return flushBuffers(fd) })
 	case scenario.ReadOnly:
 		v := 0
 		if o.On {
 			v = 1
 		}
-		_ = timed(or, &m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKROSET, v) })
+		_ = timed(or, m, func() error { return unix.IoctlSetPointerInt(fd, unix.BLKROSET, v) })
 	case scenario.BackingFull:
 		or.Calls = 1
 		return e.backingFull(o.Size)
@@ -395,7 +411,7 @@ func noteBlockSize(fd int, or *scenario.OpResult) {
 // execOpen runs an Open: open(2) of the loop device in o's mode (O_EXCL with
 // Excl, always O_CLOEXEC), keeping the descriptor under o's name and
 // recording its block size.
-func (e *env) execOpen(o scenario.Open, or *scenario.OpResult, m *scenario.Measurement) {
+func (e *env) execOpen(o scenario.Open, or *scenario.OpResult, m *clock) {
 	flags := []int{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR}[o.Mode] | unix.O_CLOEXEC
 	if o.Excl {
 		flags |= unix.O_EXCL
@@ -410,7 +426,7 @@ func (e *env) execOpen(o scenario.Open, or *scenario.OpResult, m *scenario.Measu
 // execWrite runs a Write on fd: its pwrite(2) calls of o.Len bytes of
 // o.Fill, one Step apart, until one fails; the bytes written add up. Only
 // a cancelled ctx is an error.
-func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpResult, m *scenario.Measurement) error {
+func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpResult, m *clock) error {
 	buf := make([]byte, o.Len)
 	for i := range buf {
 		buf[i] = o.Fill
@@ -432,7 +448,7 @@ func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpRes
 // execRead runs a Read on fd: its pread(2) calls of o.Len bytes, one Step
 // apart, until one fails; the bytes read add up and the data read is
 // summarised. Only a cancelled ctx is an error.
-func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResult, m *scenario.Measurement) error {
+func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResult, m *clock) error {
 	buf := make([]byte, o.Len)
 	var data []byte
 	for i := 0; i < o.Calls(); i++ {

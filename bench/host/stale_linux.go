@@ -97,8 +97,9 @@ func privateTracefs(purpose string) (dir string, done func(), err error) {
 }
 
 // Leftovers lists what the runs of process pid left on the host: loop
-// devices bound to their backing files, mounts, tracing instances and
-// private directories. Empty after every run that returned, whatever its
+// devices bound to their backing files, the blkio root group's throttle
+// rules on those devices ("FILE MAJ:MIN VALUE"), mounts, tracing instances
+// and private directories. Empty after every run that returned, whatever its
 // outcome; tests of the runner's callers check it. Needs what Run needs.
 func Leftovers(pid int) ([]string, error) {
 	dir, done, err := privateTracefs("check")
@@ -113,6 +114,15 @@ func Leftovers(pid int) ([]string, error) {
 	var out []string
 	for _, n := range loops {
 		out = append(out, "/dev/loop"+strconv.Itoa(n))
+		major, minor, err := loopDevNum(n)
+		if err != nil {
+			return nil, err
+		}
+		rules, err := throttleRulesOf(major, minor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rules...)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", namePrefix, pid)))
 	for _, d := range append(append(mounts, instances...), dirs...) {
@@ -124,8 +134,11 @@ func Leftovers(pid int) ([]string, error) {
 }
 
 // CleanStale removes what runs of dead processes left behind (a run killed
-// with SIGKILL cannot clean up): their loop devices, tracing instances,
-// mounts and private directories. It returns what it removed.
+// with SIGKILL cannot clean up): the blkio root group's throttle rules on
+// their loop devices (written "MAJ:MIN 0" before the device goes, so that
+// no bio stays held), the loop devices, tracing instances, mounts and
+// private directories. It returns what it removed. The devices' queue and
+// bdi settings go with the devices.
 func CleanStale() ([]string, error) {
 	dir, unmountDir, err := privateTracefs("stale")
 	if err != nil {
@@ -139,6 +152,17 @@ func CleanStale() ([]string, error) {
 	var done []string
 	var errs []error
 	for _, n := range loops {
+		major, minor, err := loopDevNum(n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cleared, err := clearThrottleRules(major, minor)
+		done = append(done, cleared...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		e := &env{loop: n, bound: true, devPath: "/dev/loop" + strconv.Itoa(n)}
 		if err := e.detach(); err != nil {
 			errs = append(errs, err)

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -187,14 +188,24 @@ func TestMarker(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestOptionsDefaults: one run, the default timeout plus what the device
+// rules add (RulesTime), the trace buffer left to Run; bad values refused.
 func TestOptionsDefaults(t *testing.T) {
-	o, err := Options{}.withDefaults()
+	plain, err := scenario.Parse("plain.scn", "device size=16M\nopen a rdwr\npwrite a off=0 len=1M repeat=4\n")
+	require.NoError(t, err)
+	o, err := Options{}.withDefaults(plain)
 	require.NoError(t, err)
 	assert.Equal(t, 1, o.Runs)
 	assert.Equal(t, DefaultTimeout, o.Timeout)
 	assert.Zero(t, o.TraceBufferKB, "0: sized from the scenario by Run (TraceBufferFor)")
+	ruled, err := scenario.Parse("ruled.scn", "device size=16M sector=4096 wbps=1M wiops=16\nopen a rdwr\npwrite a off=0 len=1M repeat=4\n")
+	require.NoError(t, err)
+	assert.Equal(t, 4*time.Second+64*time.Second, RulesTime(ruled), "4M at 1M/s, 1024 bios of 4K at 16/s")
+	o, err = Options{}.withDefaults(ruled)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultTimeout+68*time.Second, o.Timeout)
 	for _, bad := range []Options{{Runs: -1}, {Runs: MaxRuns + 1}, {Timeout: -1}, {TraceBufferKB: -1}, {TraceBufferKB: MaxTraceBufferKB + 1}} {
-		_, err := bad.withDefaults()
+		_, err := bad.withDefaults(plain)
 		assert.Error(t, err, "%+v", bad)
 	}
 }

@@ -65,7 +65,9 @@ a private loop device, tmpfs and tracing instance, all removed afterwards),
 and prints per operation and in total the counters both runners derive
 (bios, merges, requests, plugs, sectors, page-cache folios, readahead,
 writeback errors), each call's result, and on the model its event ledger,
-on the host the thread CPU time per call (a measurement, never compared).
+on the host the thread CPU time per call (a measurement, never compared)
+and each operation's elapsed time, both from a second pass on a fresh
+device without tracepoints.
 --format json writes the result file bhsim validate compares
 (docs/output-schema.md).
 

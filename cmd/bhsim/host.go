@@ -68,9 +68,12 @@ const cleanSynopsis = `
 
 Removes what host runs (run --on host, validate --on host, calibrate
 --host) left behind when their process was killed with SIGKILL, which no
-handler sees: their loop devices, tracing instances, mounts and private
-directories, each named for the process that made it. Only those of
-processes that no longer run are removed; nothing else is touched. Needs
+handler sees: the blkio throttle rules (cgroup v1 root group) on their loop
+devices, removed first so that no held I/O blocks the rest, then the loop
+devices (with their queue and dirty-limit settings), tracing instances,
+mounts and private directories, each named for the process that made it.
+Only those of processes that no longer run are removed; nothing else is
+touched. Needs
 root, loop devices and tracefs, as the runs do; without them it says what
 is missing and does nothing. Prints what it removed.`
 
