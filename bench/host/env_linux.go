@@ -43,7 +43,13 @@ type env struct {
 	marker   *os.File
 	fds      map[string]int // the scenario's open descriptors
 	undo     []setting      // what undoes each applied device rule, in order applied
-	untraced bool           // the timing pass: no tracing instance, no markers
+	// throttled reports whether blk-throttle rules are on the device;
+	// throttleBase is what blk-throttle had seen of it then (read, write
+	// bytes), idleLimit how long waitIdle waits.
+	throttled    bool
+	throttleBase [2]uint64
+	idleLimit    time.Duration
+	untraced     bool // the timing pass: no tracing instance, no markers
 
 	once sync.Once
 	done chan struct{}

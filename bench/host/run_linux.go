@@ -112,6 +112,7 @@ func runOnce(parent context.Context, s *scenario.Scenario, opts Options, untrace
 	if err := e.applyRules(s.Device.Rules); err != nil {
 		return nil, err
 	}
+	e.idleLimit = time.Second + RulesTime(s)
 	res = scenario.NewResult(s, scenario.RunnerKernel)
 	header(res, e)
 	var att *attribution
@@ -241,7 +242,9 @@ func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenari
 			or.Wall = scenario.SpanOf(c.wall)
 		}
 	}
-	waitIdle(statDir)
+	if err := e.waitIdle(statDir); err != nil {
+		return err
+	}
 	switch op.(type) {
 	case scenario.Fsync, scenario.Fdatasync:
 		res.Fsyncs = append(res.Fsyncs, scenario.FsyncResult{Op: k, FD: op.Descriptor(), Errno: or.Errno})
@@ -325,19 +328,29 @@ func readStat(dir string) (scenario.DiskStat, error) {
 		WriteIOs: f[4], WriteMerges: f[5], WriteSectors: f[6], FlushIOs: f[15]}, nil
 }
 
-// waitIdle waits, at most a second, until the device has no request in flight.
-func waitIdle(dir string) {
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+// waitIdle waits until the device has no request in flight and, under
+// throttle rules, blk-throttle holds none of its bios (which count as in
+// flight nowhere, and fire block_bio_queue only when it lets them go): at
+// most idleLimit, a second plus what the rules can add (RulesTime).
+func (e *env) waitIdle(dir string) error {
+	for deadline := time.Now().Add(max(e.idleLimit, time.Second)); time.Now().Before(deadline); {
 		s, err := readSys(filepath.Join(dir, "inflight"))
 		if err != nil {
-			return
+			return nil
 		}
-		f := strings.Fields(s)
-		if len(f) == 2 && f[0] == "0" && f[1] == "0" {
-			return
+		if f := strings.Fields(s); len(f) == 2 && f[0] == "0" && f[1] == "0" {
+			st, err := readStat(dir)
+			if err != nil {
+				return err
+			}
+			held, err := e.heldBytes(st)
+			if err != nil || !held {
+				return err
+			}
 		}
 		time.Sleep(time.Millisecond)
 	}
+	return nil
 }
 
 func errnoName(err error) string {
