@@ -66,17 +66,19 @@
 //     (LOOP_CTL_REMOVE), removes the tracing instance, unmounts the tracefs
 //     and the tmpfs and removes the private directory.
 //
-// The result is the counting pass's, with the timing pass's CPU time per
-// call in place of its own, and its elapsed times: an operation's Wall is
-// its calls' CLOCK_MONOTONIC time summed (the whole operation: a buffered
-// pwrite's, not the writeback that follows it; a close's, with whatever the
-// kernel does in it, such as the last close's writeback), and the
-// scenario's Wall is the operations' summed, from the first call's start to
-// the last one's end less the runner's own time between calls (a
-// CLOCK_THREAD_CPUTIME_ID reading is a system call, about 0.6 µs on a
-// virtual machine) and its waits for an idle device. A timing pass that
-// ends an operation otherwise than the counting pass did (errno, calls,
-// bytes, block size) fails the run.
+// The result is the counting pass's, with the timing pass's CPU time and
+// elapsed times in place of its own. The timing pass times an operation's
+// calls together: its Wall is CLOCK_MONOTONIC from its first call's start
+// to its last call's end (a buffered pwrite's, not the writeback that
+// follows it; a close's, with whatever the kernel does in it, such as the
+// last close's writeback), and its CPU the thread's CPU time over the same
+// calls, pooled per call (scenario.Measurement.AddPooled). Between two
+// calls the kernel goes on with readahead and throttled bios, so that time
+// is the operation's, and the runner does next to nothing there (no CPU
+// clock reading, a system call). The scenario's Wall is the operations'
+// summed, without the runner's waits for an idle device between them. A
+// timing pass that ends an operation otherwise than the counting pass did
+// (errno, calls, bytes, block size) fails the run.
 //
 // Cleanup runs on success, on error, on a panic (deferred) and on SIGINT or
 // SIGTERM (a handler, installed for the run unless Options.NoSignalHandler,

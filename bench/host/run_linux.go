@@ -232,10 +232,11 @@ func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenari
 		}
 	}
 	or := &res.Ops[i]
-	var c clock
+	c := clock{whole: e.untraced}
 	if err := e.exec(ctx, op, or, &c); err != nil {
 		return fmt.Errorf("host: op %d (%s): %w", k, op, err)
 	}
+	c.stop()
 	if c.cpu.N > 0 {
 		or.CPU = &c.cpu
 		if e.untraced {
@@ -463,7 +464,7 @@ func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpRes
 // summarised. Only a cancelled ctx is an error.
 func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResult, m *clock) error {
 	buf := make([]byte, o.Len)
-	var data []byte
+	data := make([]byte, 0, o.Len*int64(o.Calls())) // no growth between calls: at most MaxTotalIO
 	for i := 0; i < o.Calls(); i++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -478,6 +479,7 @@ func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResul
 			break
 		}
 	}
+	m.stop() // before the summary, which is the runner's work
 	or.Data = scenario.DataSummary(data)
 	return nil
 }

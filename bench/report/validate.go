@@ -186,14 +186,19 @@ func (e *NoRecordingError) Unwrap() error { return os.ErrNotExist }
 
 // Recorded returns the KernelSide of results recorded on Linux 6.18: the
 // file NAME.json (NAME the scenario's name) in dir or, when dir is "", in
-// ../kernel/6.18 beside the scenario file's directory. Its errors: a
-// *NoRecordingError for a missing file, scenario.ReadResultFile's for one
-// that does not decode.
+// the scenario file's directory's own kernel/6.18 when it has one (a
+// corpus that carries its recordings, as testdata/timed does), else in
+// ../kernel/6.18 beside it (testdata/scenarios beside testdata/kernel).
+// Its errors: a *NoRecordingError for a missing file,
+// scenario.ReadResultFile's for one that does not decode.
 func Recorded(dir string) KernelSide {
 	return func(_ context.Context, path string, s *scenario.Scenario) (*scenario.Result, error) {
 		d := dir
 		if d == "" {
-			d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
+			d = filepath.Join(filepath.Dir(path), "kernel", "6.18")
+			if st, err := os.Stat(d); err != nil || !st.IsDir() {
+				d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
+			}
 		}
 		r, err := scenario.ReadResultFile(filepath.Join(d, s.Name+".json"))
 		if errors.Is(err, os.ErrNotExist) {

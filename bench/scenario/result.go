@@ -342,6 +342,17 @@ func (m *Measurement) Add(ns int64) {
 	m.Merge(Measurement{N: 1, MeanNs: float64(ns), MinNs: ns, MaxNs: ns})
 }
 
+// AddPooled records n calls timed together, ns in all: n samples of their
+// mean, since one reading cannot tell them apart (their spread is not
+// known, and shows as none). n < 1 records nothing.
+func (m *Measurement) AddPooled(ns int64, n int) {
+	if n < 1 {
+		return
+	}
+	mean := float64(ns) / float64(n)
+	m.Merge(Measurement{N: n, MeanNs: mean, MinNs: int64(math.Round(mean)), MaxNs: int64(math.Round(mean))})
+}
+
 // Merge pools another measurement's samples into m.
 func (m *Measurement) Merge(o Measurement) {
 	if o.N == 0 {

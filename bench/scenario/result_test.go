@@ -172,6 +172,36 @@ func TestMeasurement(t *testing.T) {
 	assert.Equal(t, 4, m.N)
 }
 
+func TestMeasurementAddPooled(t *testing.T) {
+	tests := []struct {
+		name      string
+		ns        int64
+		n         int
+		wantN     int
+		wantMean  float64
+		wantRange [2]int64
+	}{
+		{"four calls in 100 ns", 100, 4, 4, 25, [2]int64{25, 25}},
+		{"one call", 7, 1, 1, 7, [2]int64{7, 7}},
+		{"no call records nothing", 100, 0, 0, 0, [2]int64{0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Measurement
+			m.AddPooled(tc.ns, tc.n)
+			assert.Equal(t, tc.wantN, m.N)
+			assert.InDelta(t, tc.wantMean, m.MeanNs, 1e-9)
+			assert.Equal(t, tc.wantRange, [2]int64{m.MinNs, m.MaxNs})
+			assert.Zero(t, m.StddevNs)
+		})
+	}
+	var m Measurement // pooled into samples: the means weigh by their calls
+	m.Add(10)
+	m.AddPooled(300, 3)
+	assert.Equal(t, 4, m.N)
+	assert.InDelta(t, 77.5, m.MeanNs, 1e-9)
+}
+
 func TestDataSummary(t *testing.T) {
 	b := make([]byte, 4096+512)
 	for i := range 4096 {
