@@ -23,8 +23,8 @@ const validateSynopsis = `[--on recorded|host] [--recorded DIR] [--runs N] [--ke
 
 Runs every scenario (*.scn of each DIR, or each FILE) on the model and sets
 it beside the kernel's result: with --on recorded (the default) the result
-recorded on Linux 6.18 (NAME.json in --recorded DIR, by default
-../kernel/6.18 beside the scenario's directory), with --on host a run on
+recorded on Linux 6.18 (NAME.json in --recorded DIR, by default the
+scenario directory's own kernel/6.18 or else ../kernel/6.18 beside it), with --on host a run on
 this machine's kernel (root, loop devices and tracefs; --runs runs each, so
 that counters the kernel does not repeat compare as a range). The model
 runs over the queue limits the kernel's device had. Prints one table —
@@ -46,7 +46,7 @@ validate fail.`
 func validate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate")
 	on := fs.String("on", "recorded", "the kernel's side: recorded (results recorded on Linux 6.18) or host (run now; needs root)")
-	recorded := fs.String("recorded", "", "directory of recorded results `DIR` (default: ../kernel/6.18 beside each scenario's directory)")
+	recorded := fs.String("recorded", "", "directory of recorded results `DIR` (default: each scenario's directory's kernel/6.18, or ../kernel/6.18 beside it)")
 	var ho host.Options
 	fs.IntVar(&ho.Runs, "runs", 3, "runs per scenario on the host (--on host; 1 to "+strconv.Itoa(host.MaxRuns)+")")
 	fs.IntVar(&ho.TraceBufferKB, "trace-buffer-kb", 0, "the host's trace buffer per CPU in `KiB` (--on host; default: sized from each scenario's I/O; at most 262144)")
