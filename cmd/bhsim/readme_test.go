@@ -176,8 +176,21 @@ func TestReadmeCommands(t *testing.T) {
 		require.NotNil(t, summary, "the README quotes validate's summary")
 		_, out, _ = shared("validate", "../../testdata/scenarios")
 		assert.Contains(t, out, string(summary))
+		timed := regexp.MustCompile(`(?s)--rows all testdata/timed\x60.*?\n\x60\x60\x60\n(.*?)\x60\x60\x60`).FindSubmatch(b)
+		require.NotNil(t, timed, "the README quotes the timed corpus's validate")
+		status, out, _ := shared("validate", "--rows", "all", "../../testdata/timed")
+		assert.Equal(t, 1, status, "the request counters differ under throttle rules (docs/known-differences.md)")
+		for _, line := range strings.Split(strings.TrimSpace(string(timed[1])), "\n") {
+			if line != "…" {
+				assert.Contains(t, squash(out), squash(line), "a quoted line validate prints")
+			}
+		}
 	})
 }
+
+// squash is s with each run of blanks made one space: the quoted lines'
+// columns are narrower than a full run's.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // TestReadmeBenchRecipes checks the README's benchmark recipes: each runs
 // the benchmarks it names and no others (an anchored -bench pattern) and
