@@ -88,9 +88,9 @@ func TestThreadsNamed(t *testing.T) {
 		want  []string
 		err   string
 	}{
-		{nil, []string{"alloc", "blocksize", "iomap", "lru"}, ""},
+		{nil, []string{"alloc", "blocksize", "iomap", "lru", "host"}, ""},
 		{[]string{"lru", "alloc", "lru"}, []string{"lru", "alloc"}, ""},
-		{[]string{"lru", "nope"}, nil, "valid: alloc, blocksize, iomap, lru"},
+		{[]string{"lru", "nope"}, nil, "valid: alloc, blocksize, iomap, lru, host"},
 	} {
 		ths, err := ThreadsNamed(tt.names...)
 		if tt.err != "" {

@@ -25,7 +25,9 @@ func Fitted(name string) (*timing.Profile, error) {
 	if err != nil {
 		var names []string
 		for _, t := range All() {
-			names = append(names, t.Profile)
+			if t.Calibrates() {
+				names = append(names, t.Profile)
+			}
 		}
 		return nil, fmt.Errorf("threads: no fitted copy of profile %q (fitted: %v)", name, names)
 	}

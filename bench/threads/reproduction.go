@@ -21,7 +21,15 @@ type Thread struct {
 	// thread's figures were measured on.
 	Profile string
 	run     func(p *timing.Profile, opts Options) (*Reproduction, error)
+	// fitsNothing marks a thread whose cells are all predicted: it prices
+	// its runs with the profile as given and calibrates no cost of it.
+	fitsNothing bool
 }
+
+// Calibrates reports whether the thread fits costs of its profile to its
+// published cells (its fitted copy, Fitted, is that calibration); the host
+// thread fits none.
+func (t Thread) Calibrates() bool { return !t.fitsNothing }
 
 // Options tune a reproduction. The zero value runs it at its published size.
 type Options struct {
@@ -111,7 +119,11 @@ func (r *Reproduction) Tables() []timing.Table {
 // report and the notes.
 func (r *Reproduction) Text() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "== %s (profile %s, calibrated)\n", r.Thread, r.Profile.Name)
+	how := "calibrated"
+	if len(r.Calibration.Params) == 0 {
+		how = "nothing fitted"
+	}
+	fmt.Fprintf(&sb, "== %s (profile %s, %s)\n", r.Thread, r.Profile.Name, how)
 	for i, t := range r.Tables() {
 		if i > 0 {
 			sb.WriteString("\n")
@@ -161,6 +173,7 @@ func All() []Thread {
 		{Name: "blocksize", Subject: "set_init_blocksize revert", Profile: "helios4", run: runBlocksize},
 		{Name: "iomap", Subject: "iomap writes to block devices", Profile: "xu-yang-board", run: runIomap},
 		{Name: "lru", Subject: "per-CPU bh LRU", Profile: "x86-server", run: runLRU},
+		{Name: "host", Subject: "set_init_blocksize on this machine's kernel", Profile: "x86-server", run: runHost, fitsNothing: true},
 	}
 }
 
@@ -210,7 +223,7 @@ func Calibrated(name string, opts Options) (*timing.Profile, error) {
 		return nil, err
 	}
 	for _, t := range All() {
-		if t.Profile == name {
+		if t.Profile == name && t.Calibrates() {
 			r, err := t.Run(nil, opts)
 			if err != nil {
 				return nil, err

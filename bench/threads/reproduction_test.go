@@ -12,7 +12,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	assert.Equal(t, []string{"alloc", "blocksize", "iomap", "lru"}, Names())
+	assert.Equal(t, []string{"alloc", "blocksize", "iomap", "lru", "host"}, Names())
 	for _, th := range All() {
 		got, err := ByName(th.Name)
 		require.NoError(t, err)
@@ -22,7 +22,7 @@ func TestRegistry(t *testing.T) {
 		assert.NoError(t, err, "%s's profile is built in", th.Name)
 	}
 	_, err := ByName("raid")
-	assert.ErrorContains(t, err, "valid: alloc, blocksize, iomap, lru")
+	assert.ErrorContains(t, err, "valid: alloc, blocksize, iomap, lru, host")
 }
 
 func TestRunScaleErrors(t *testing.T) {

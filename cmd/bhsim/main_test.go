@@ -37,7 +37,7 @@ func TestErrors(t *testing.T) {
 		{"no command", nil, "usage: bhsim COMMAND"},
 		{"unknown command", []string{"frobnicate"}, "valid: reproduce, sweep, run, validate, merge, explain, profile, calibrate, clean, web, version"},
 
-		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru)"},
+		{"reproduce: unknown thread", []string{"reproduce", "nope"}, "valid: alloc, blocksize, iomap, lru, host)"},
 		{"reproduce: unknown format", []string{"reproduce", "--format", "xml"}, "valid: text, csv, json"},
 		{"reproduce: unknown profile", []string{"reproduce", "--profile", "vax"}, "valid: x86-server, helios4"},
 		{"reproduce: missing profile file", []string{"reproduce", "--profile", "/nonexistent/p.json"}, "no such file"},
