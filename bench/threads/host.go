@@ -49,7 +49,7 @@ const hostSource = "this machine's kernel (Linux 6.18, x86-64 VM), recorded in t
 // clock priced by p, beside the recording's elapsed time.
 func runHost(p *timing.Profile, opts Options) (*Reproduction, error) {
 	t := timing.Table{ID: "blocksize-6.18-host",
-		Title: "dd write+fsync (W: 1 MiB under wiops, 4 MiB under wbps) and cold reads (R: 2 MiB under riops, 4 MiB under rbps) in 4 KiB calls, by block size, on a loop device of known speed",
+		Title:  "dd write+fsync (W: 1 MiB under wiops, 4 MiB under wbps) and cold reads (R: 2 MiB under riops, 4 MiB under rbps) in 4 KiB calls, by block size, on a loop device of known speed",
 		Source: hostSource, Unit: "MB/s", Decimals: 2}
 	total, done := len(hostBlockSizes)*len(hostColumns), 0
 	for _, bs := range hostBlockSizes {
