@@ -233,6 +233,11 @@ func (e *env) runOp(ctx context.Context, res *scenario.Result, i int, op scenari
 	}
 	or := &res.Ops[i]
 	c := clock{whole: e.untraced}
+	switch op.(type) {
+	case scenario.Write, scenario.Read:
+	default:
+		c.single = true
+	}
 	if err := e.exec(ctx, op, or, &c); err != nil {
 		return fmt.Errorf("host: op %d (%s): %w", k, op, err)
 	}
@@ -456,6 +461,7 @@ func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpRes
 			break
 		}
 	}
+	m.stop()
 	return nil
 }
 

@@ -67,7 +67,11 @@ type clock struct {
 	cpu  scenario.Measurement
 	wall time.Duration
 
-	whole      bool
+	whole bool
+	// single marks an operation of one call (not a pwrite or pread line),
+	// whose runner work after the call (BLKBSZGET after an open) must stay
+	// out of its CPU time: its clock stops as the call returns.
+	single     bool
 	n          int
 	cpu0       int64
 	start, end time.Time
@@ -84,6 +88,9 @@ func timed(or *scenario.OpResult, c *clock, call func() error) error {
 		err = call()
 		c.end = time.Now()
 		c.n++
+		if c.single {
+			c.stop()
+		}
 	} else {
 		t0 := cpuNow()
 		w0 := time.Now()
