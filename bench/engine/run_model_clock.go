@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
@@ -43,11 +45,12 @@ func (r *modelRun) startClock(opts ModelOptions, rules scenario.Rules) error {
 	return nil
 }
 
-// throttleRules are a device's throttle rules (the scenario bounds them
-// to positive rates well inside their types).
+// throttleRules are a device's throttle rules. The scenario bounds them
+// below; an iops rule past UINT_MAX is that, as the kernel stores it.
 func throttleRules(r scenario.Rules) blk.ThrottleRules {
+	iops := func(v int64) uint32 { return uint32(min(v, math.MaxUint32)) }
 	return blk.ThrottleRules{ReadBPS: uint64(r.ReadBPS), WriteBPS: uint64(r.WriteBPS),
-		ReadIOPS: uint32(r.ReadIOPS), WriteIOPS: uint32(r.WriteIOPS)}
+		ReadIOPS: iops(r.ReadIOPS), WriteIOPS: iops(r.WriteIOPS)}
 }
 
 // beginCall marks the start of one system call of a timed run.

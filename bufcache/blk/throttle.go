@@ -112,8 +112,9 @@ func NewThrottle(rules ThrottleRules, hz int) (*Throttle, error) {
 // further part of the bio submitted just before it, which the request layer
 // split off: it charges one bio and no bytes, and the kernel resubmits it
 // when the part before it has left, so it is submitted then. Submissions of
-// one direction must come in time order; an earlier time is taken as the
-// last one's. Models blk_throtl_bio, tg_within_limit, tg_dispatch_time,
+// one direction should come in time order: one before the last bio's
+// leave time waits behind it if that bio waited (it is queued), and is
+// taken as submitted at that leave time if it passed at once. Models blk_throtl_bio, tg_within_limit, tg_dispatch_time,
 // throtl_pending_timer_fn and throtl_trim_slice (6.18). Amortised O(1) per
 // bio plus the timer re-arms of waits over 8 slices.
 func (t *Throttle) Submit(ns float64, write bool, bytes uint64, split bool) float64 {
@@ -163,8 +164,8 @@ type throttleBio struct {
 // passes; then b is charged (throtl_charge_iops_bio) and the slice trimmed.
 func (t *Throttle) wait(d *throttleDir, now int64, b *throttleBio) int64 {
 	disp := now + t.dispatchTime(d, now, b, true)
-	for {
-		fire := t.timerFire(now, min(disp, now+8*t.slice))
+	for inTimer := false; ; inTimer = true {
+		fire := t.timerFire(now, min(disp, now+8*t.slice), inTimer)
 		now = fire
 		if now < disp {
 			continue // the timer was capped at 8 slices: re-armed
@@ -180,11 +181,17 @@ func (t *Throttle) wait(d *throttleDir, now int64, b *throttleBio) int64 {
 }
 
 // timerFire is the jiffy a timer armed at jiffy now for expiry exp fires
-// on: the timer wheel (kernel/time/timer.c) rounds an expiry up past its
-// level's granularity — 1 jiffy below 63 jiffies ahead, 8 below 504, 64
-// beyond — so that no timer fires early.
-func (t *Throttle) timerFire(now, exp int64) int64 {
+// on: the timer wheel (kernel/time/timer.c, calc_wheel_index) rounds an
+// expiry up past its level's granularity — 1 jiffy below 63 jiffies ahead
+// of the wheel's clock, 8 below 504, 64 beyond — so that no timer fires
+// early. The wheel's clock is now when a task arms the timer, and now+1
+// when the timer's own function re-arms it (inTimer): the wheel has moved
+// past the jiffy it is running.
+func (t *Throttle) timerFire(now, exp int64, inTimer bool) int64 {
 	delta := exp - now
+	if inTimer {
+		delta--
+	}
 	switch {
 	case delta < 0:
 		return now + 1
@@ -264,7 +271,7 @@ func (t *Throttle) bpsWait(d *throttleDir, now int64, size uint64) int64 {
 	}
 	extra := uint64(d.bytesDisp + int64(size) - allowed)
 	hi, lo := bits.Mul64(extra, uint64(t.hz))
-	w := int64(math.MaxInt64)
+	w := int64(math.MaxInt64 / 2) // a wait past any run; the sum below cannot wrap
 	if hi < d.bps {
 		q, _ := bits.Div64(hi, lo, d.bps)
 		w = int64(min(q, math.MaxInt64/2))

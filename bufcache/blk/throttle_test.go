@@ -131,18 +131,36 @@ func TestThrottleLongRunRate(t *testing.T) {
 	}
 }
 
+// TestThrottleLongWait follows one bio that waits past the throttle's
+// timer cap: 64 KiB at 64 KiB/s on a fresh slice is allowed 6553 bytes of
+// its first slice, so it waits 225 jiffies for the rest and 25 to the
+// slice's end, 250. The timer may be armed at most 8 slices (200 jiffies)
+// ahead: it fires at 208 (level 1's 8-jiffy bucket), is re-armed for 250
+// (42 ahead, level 0) and fires at 251, when the bio passes: 1004 ms. An
+// uncapped timer would have fired in 250's bucket, at 256.
+func TestThrottleLongWait(t *testing.T) {
+	th, err := NewThrottle(ThrottleRules{WriteBPS: 64 << 10}, 250)
+	require.NoError(t, err)
+	assert.InDelta(t, 251*4e6, th.Submit(0, true, 64<<10, false), 1e-6)
+}
+
 func TestThrottleTimerWheel(t *testing.T) {
 	th, err := NewThrottle(ThrottleRules{}, 250)
 	require.NoError(t, err)
-	for _, tc := range []struct{ now, exp, want int64 }{
-		{100, 126, 127}, // level 0: a jiffy late
-		{100, 162, 163}, // 62 ahead: still level 0
-		{100, 163, 168}, // 63 ahead: level 1, 8-jiffy buckets
-		{100, 300, 304}, // 200 ahead (the throttle's cap)
-		{100, 700, 704}, // 600 ahead: level 2, 64-jiffy buckets
-		{100, 90, 101},  // already due: the next tick
+	for _, tc := range []struct {
+		now, exp int64
+		inTimer  bool
+		want     int64
+	}{
+		{100, 126, false, 127}, // level 0: a jiffy late
+		{100, 162, false, 163}, // 62 ahead: still level 0
+		{100, 163, false, 168}, // 63 ahead: level 1, 8-jiffy buckets
+		{100, 163, true, 164},  // re-armed from the timer: the wheel is a jiffy on
+		{100, 300, false, 304}, // 200 ahead (the throttle's cap)
+		{100, 700, false, 704}, // 600 ahead: level 2, 64-jiffy buckets
+		{100, 90, false, 101},  // already due: the next tick
 	} {
-		assert.Equal(t, tc.want, th.timerFire(tc.now, tc.exp), "now %d exp %d", tc.now, tc.exp)
+		assert.Equal(t, tc.want, th.timerFire(tc.now, tc.exp, tc.inTimer), "now %d exp %d", tc.now, tc.exp)
 	}
 }
 
@@ -173,6 +191,17 @@ func FuzzThrottle(f *testing.F) {
 	f.Add(uint32(1<<20), uint16(0), uint16(100), []byte{0, 1, 2, 3, 200, 7})
 	f.Add(uint32(64<<10), uint16(10), uint16(0), []byte{255, 255, 0, 0, 9})
 	f.Fuzz(func(t *testing.T, wbps uint32, wiops, riops uint16, ops []byte) {
+		// The scenario language's bounds (at least 64 KiB/s and 10 iops):
+		// below them a wait re-arms the timer ever more often.
+		if wbps != 0 {
+			wbps = max(wbps, 64<<10)
+		}
+		if wiops != 0 {
+			wiops = max(wiops, 10)
+		}
+		if riops != 0 {
+			riops = max(riops, 10)
+		}
 		rules := ThrottleRules{WriteBPS: uint64(wbps), WriteIOPS: uint32(wiops), ReadIOPS: uint32(riops)}
 		th, err := NewThrottle(rules, 250)
 		require.NoError(t, err)
