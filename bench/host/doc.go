@@ -45,12 +45,15 @@
 //     filtered in the kernel to the loop device (dev == major:minor) or the
 //     block device inode (i_ino == its dev_t), plus block_plug/unplug
 //     filtered to the scenario's thread; the timing pass creates none;
-//  6. runs the operations on one locked OS thread (runtime.LockOSThread),
-//     timing each system call with CLOCK_THREAD_CPUTIME_ID and, inside those
-//     readings, CLOCK_MONOTONIC; after each operation it waits (at most a
-//     second) until the device has no request in flight, outside the
-//     operation's time, so that both passes start each operation from the
-//     same state. The counting pass writes "bhsim begin K" and "bhsim end K"
+//  6. runs the operations on one locked OS thread (runtime.LockOSThread):
+//     the counting pass times each system call's CPU with
+//     CLOCK_THREAD_CPUTIME_ID, the timing pass an operation's calls
+//     together (see below). After each operation it waits, outside the
+//     operation's time, until the device has no request in flight and
+//     blk-throttle holds none of its bios (at most a second plus RulesTime;
+//     under rules a device still busy then fails the run), so that both
+//     passes start each operation from the same state. The counting pass
+//     writes "bhsim begin K" and "bhsim end K"
 //     to the instance's trace_marker around operation K and reads
 //     /sys/block/loopN/stat before and after it;
 //  7. in the counting pass, reads the instance's trace, attributes each

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // namePrefix starts the private directory's and the tracing instance's
@@ -48,6 +50,7 @@ type env struct {
 	// bytes), idleLimit how long waitIdle waits.
 	throttled    bool
 	throttleBase [2]uint64
+	statBase     scenario.DiskStat // the device's stat when throttleBase was read
 	idleLimit    time.Duration
 	untraced     bool // the timing pass: no tracing instance, no markers
 

@@ -26,8 +26,9 @@ type Options struct {
 	// with status 128+signal.
 	NoSignalHandler bool
 	// BeforeOp, when not nil, is called before operation k (from 1) of
-	// every run; an error fails the run there and a panic propagates out of
-	// Run, both after cleanup. Tests inject failures with it.
+	// every pass of every run (the counting pass, then the timing pass); an
+	// error fails the run there and a panic propagates out of Run, both
+	// after cleanup. Tests inject failures with it.
 	BeforeOp func(k int) error
 	// NoTiming skips each run's timing pass: the result's CPU time is then
 	// the counting pass's, tracepoints firing, and it has no wall time.

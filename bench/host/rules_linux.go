@@ -189,7 +189,11 @@ func (e *env) applyRules(r scenario.Rules) error {
 		if err != nil {
 			return err
 		}
-		e.throttled, e.throttleBase = true, base
+		st, err := readStat(fmt.Sprintf("/sys/block/loop%d", e.loop))
+		if err != nil {
+			return err
+		}
+		e.throttled, e.throttleBase, e.statBase = true, base, st
 	}
 	queue := fmt.Sprintf("/sys/block/loop%d/queue", e.loop)
 	if r.Scheduler != "" {
@@ -265,8 +269,10 @@ func (e *env) throttledBytes() (rw [2]uint64, err error) {
 
 // heldBytes reports whether blk-throttle may still hold bios of the
 // device: the bytes it has seen submitted since the rules were set are not
-// all among the sectors the device completed (stat; the device is new, so
-// it completed nothing before). Without throttle rules, false.
+// all among the sectors the device has completed since then (stat, read
+// beside the throttle's count when the rules were set: anything that
+// probed the new device before is in neither). Without throttle rules,
+// false.
 func (e *env) heldBytes(st scenario.DiskStat) (bool, error) {
 	if !e.throttled {
 		return false, nil
@@ -275,7 +281,8 @@ func (e *env) heldBytes(st scenario.DiskStat) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return seen[0]-e.throttleBase[0] > st.ReadSectors*512 || seen[1]-e.throttleBase[1] > st.WriteSectors*512, nil
+	done := [2]uint64{(st.ReadSectors - e.statBase.ReadSectors) * 512, (st.WriteSectors - e.statBase.WriteSectors) * 512}
+	return seen[0]-e.throttleBase[0] > done[0] || seen[1]-e.throttleBase[1] > done[1], nil
 }
 
 // applyFound writes value to path, to be restored to the value found

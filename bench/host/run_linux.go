@@ -337,7 +337,9 @@ func readStat(dir string) (scenario.DiskStat, error) {
 // waitIdle waits until the device has no request in flight and, under
 // throttle rules, blk-throttle holds none of its bios (which count as in
 // flight nowhere, and fire block_bio_queue only when it lets them go): at
-// most idleLimit, a second plus what the rules can add (RulesTime).
+// most idleLimit, a second plus what the rules can add (RulesTime). Under
+// rules, a device still busy then is an error: the next operation would be
+// timed and counted with this one's I/O.
 func (e *env) waitIdle(dir string) error {
 	for deadline := time.Now().Add(max(e.idleLimit, time.Second)); time.Now().Before(deadline); {
 		s, err := readSys(filepath.Join(dir, "inflight"))
@@ -355,6 +357,9 @@ func (e *env) waitIdle(dir string) error {
 			}
 		}
 		time.Sleep(time.Millisecond)
+	}
+	if e.throttled {
+		return fmt.Errorf("host: the device was still busy %v after the operation (blk-throttle holding bios, or requests in flight)", max(e.idleLimit, time.Second))
 	}
 	return nil
 }
@@ -469,24 +474,30 @@ func execWrite(ctx context.Context, fd int, o scenario.Write, or *scenario.OpRes
 // apart, until one fails; the bytes read add up and the data read is
 // summarised. Only a cancelled ctx is an error.
 func execRead(ctx context.Context, fd int, o scenario.Read, or *scenario.OpResult, m *clock) error {
-	buf := make([]byte, o.Len)
-	data := make([]byte, 0, o.Len*int64(o.Calls())) // no growth between calls: at most MaxTotalIO
+	// Each call reads straight into its place in data, touched first, so
+	// that nothing but the loop runs between calls: at most MaxTotalIO.
+	data := make([]byte, o.Len*int64(o.Calls()))
+	for i := 0; i < len(data); i += os.Getpagesize() {
+		data[i] = 0
+	}
+	var got int64
 	for i := 0; i < o.Calls(); i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var n int
+		buf := data[got : got+o.Len]
 		err := timed(or, m, func() (err error) { n, err = unix.Pread(fd, buf, o.Off+int64(i)*o.Step()); return err })
 		if n > 0 {
-			or.Bytes += int64(n)
-			data = append(data, buf[:n]...)
+			got += int64(n)
 		}
 		if err != nil {
 			break
 		}
 	}
 	m.stop() // before the summary, which is the runner's work
-	or.Data = scenario.DataSummary(data)
+	or.Bytes = got
+	or.Data = scenario.DataSummary(data[:got])
 	return nil
 }
 

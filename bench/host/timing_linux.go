@@ -50,8 +50,8 @@ func takeTime(counted, timed *scenario.Result) error {
 }
 
 // clock times one operation's system calls. In the counting pass it
-// takes each call's thread CPU time (CLOCK_THREAD_CPUTIME_ID) and, inside
-// those readings, its elapsed time (CLOCK_MONOTONIC), summed over the calls.
+// takes each call's thread CPU time (CLOCK_THREAD_CPUTIME_ID), and no
+// elapsed time: tracepoints fire there.
 //
 // In the timing pass (whole) it times the operation's calls together: the
 // elapsed time from the first call's start to the last one's end, and the
@@ -93,9 +93,7 @@ func timed(or *scenario.OpResult, c *clock, call func() error) error {
 		}
 	} else {
 		t0 := cpuNow()
-		w0 := time.Now()
 		err = call()
-		c.wall += time.Since(w0)
 		c.cpu.Add(cpuNow() - t0)
 	}
 	or.Calls++
