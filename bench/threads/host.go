@@ -96,18 +96,20 @@ func hostCell(name string, write bool, p *timing.Profile) (timing.Cell, error) {
 	var bytes int64
 	var kns, mns float64
 	for i, op := range s.Ops {
-		counted := false
+		var counted bool
+		var n int64
 		switch o := op.(type) {
 		case scenario.Write:
-			counted, bytes = write, bytes+o.Len*int64(o.Calls())
+			counted, n = write, o.Len*int64(o.Calls())
 		case scenario.Read:
-			counted, bytes = !write, bytes+o.Len*int64(o.Calls())
+			counted, n = !write, o.Len*int64(o.Calls())
 		case scenario.Fsync:
 			counted = write
 		}
 		if !counted {
 			continue
 		}
+		bytes += n
 		k, m := kernel.Ops[i].Wall, model.Ops[i].Wall
 		if k == nil || m == nil {
 			return timing.Cell{}, fmt.Errorf("%s: op %d (%s) has no time", name, i+1, op)
