@@ -117,6 +117,7 @@ type engine struct {
 	buf     []byte
 	ubuf    *bufcache.UserBuf
 	ubufLen uint64
+	iov     bufcache.IovIter // the write calls' iterator, reset for each
 	done    uint64
 	bytes   uint64
 	step    *stepper
@@ -336,8 +337,8 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	if err != nil {
 		ks.noteError(err)
 	}
-	ev := c.cpu.Events().Sub(evBefore)
-	cpuNS := e.charge(c, rec, &ev, &flBefore, start)
+	evNow, flNow := c.cpu.Events(), e.flusher.Events()
+	cpuNS := e.charge(c, rec, &evNow, &evBefore, &flNow, &flBefore, start)
 	cpuDone := start + cpuNS
 	done := e.serve(rec, cpuDone)
 	c.free = cpuDone
@@ -345,7 +346,7 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	c.inflight = append(c.inflight, done)
 	c.ops++
 	e.end = max(e.end, done, e.flFree, e.clk.diskFree)
-	e.account(ks, rec, &ev, done-issued, done)
+	e.account(ks, rec, &evNow, &evBefore, done-issued, done)
 	if e.step != nil {
 		e.step.after(i, rec, issued, cpuNS, done, err)
 		if e.step.err != nil {
@@ -384,8 +385,9 @@ func (ks *kindStats) noteError(err error) {
 // CPU's events ev and the requests issued synchronously go to the CPU,
 // whose time it returns; the flusher's events since flBefore and a
 // write's asynchronous write requests go to the flusher, whose clock it
-// advances.
-func (e *engine) charge(c *cpuState, rec source.IO, ev, flBefore *bufcache.Counters, start float64) float64 {
+// advances. The events are the counters' snapshots before the operation and
+// after it (ev/evBefore, fl/flBefore): priced without a copy.
+func (e *engine) charge(c *cpuState, rec source.IO, ev, evBefore, fl, flBefore *bufcache.Counters, start float64) float64 {
 	p := e.o.Profile
 	reqNS := p.NS[timing.ParamRequest]
 	var syncReqs, asyncReqs float64
@@ -396,8 +398,8 @@ func (e *engine) charge(c *cpuState, rec source.IO, ev, flBefore *bufcache.Count
 			syncReqs += float64(r.count())
 		}
 	}
-	cpuNS := p.SimNS(*ev, 0) + syncReqs*reqNS
-	flNS := p.SimNS(e.flusher.Events().Sub(*flBefore), 0) + asyncReqs*reqNS
+	cpuNS := p.SimNSSince(ev, evBefore) + syncReqs*reqNS
+	flNS := p.SimNSSince(fl, flBefore) + asyncReqs*reqNS
 	c.requests += syncReqs
 	e.flReqs += asyncReqs
 	if flNS > 0 || asyncReqs > 0 {
@@ -439,17 +441,17 @@ func (e *engine) serve(rec source.IO, cpuDone float64) float64 {
 }
 
 // account adds operation rec, of latency lat and done at done, to its
-// kind's statistics ks (ev: its CPU's events) and the run's timeline and
+// kind's statistics ks (ev, evBefore: its CPU's events after and before it) and the run's timeline and
 // bytes moved (a read's or write's length).
-func (e *engine) account(ks *kindStats, rec source.IO, ev *bufcache.Counters, lat, done float64) {
+func (e *engine) account(ks *kindStats, rec source.IO, ev, evBefore *bufcache.Counters, lat, done float64) {
 	ks.hist.add(lat)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
 	for _, r := range e.meter.reqs {
 		ks.requests += r.count()
 	}
-	ks.lruLook += ev[bufcache.EvLRULookup]
-	ks.lruHits += ev[bufcache.EvLRUHit]
+	ks.lruLook += ev[bufcache.EvLRULookup] - evBefore[bufcache.EvLRULookup]
+	ks.lruHits += ev[bufcache.EvLRUHit] - evBefore[bufcache.EvLRUHit]
 	moved := uint64(0)
 	if rec.Kind == source.IORead || rec.Kind == source.IOWrite {
 		moved = rec.Length
@@ -506,9 +508,8 @@ func (e *engine) do(c *cpuState, rec source.IO) error {
 		if rec.Kind == source.IORead {
 			_, err = c.file.Pread(c.cpu, rec.Offset+off, e.readBuf(n))
 		} else {
-			var it *bufcache.IovIter
-			if it, err = e.userBuf(n).Iter(0, n); err == nil {
-				_, err = c.file.Pwrite(c.cpu, rec.Offset+off, it)
+			if err = e.iov.Reset(e.userBuf(n), 0, n); err == nil {
+				_, err = c.file.Pwrite(c.cpu, rec.Offset+off, &e.iov)
 			}
 		}
 		if err != nil {
