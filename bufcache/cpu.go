@@ -62,6 +62,11 @@ func (c *CPU) Machine() *Machine { return c.m }
 // c, or while none does.
 func (c *CPU) Events() Counters { return c.ev }
 
+// Event returns c's count of events of kind e (e < NumEvents) without
+// copying the others, as a caller comparing counts kind by kind wants. The
+// same caveat as Events': from the goroutine driving c, or while none does.
+func (c *CPU) Event(e Event) uint64 { return c.ev[e] }
+
 // count records one event.
 func (c *CPU) count(e Event) { c.ev[e]++ }
 

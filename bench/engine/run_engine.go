@@ -80,6 +80,7 @@ type cpuState struct {
 	ops      uint64
 	busyNS   float64
 	start    bufcache.Counters // events before the run
+	tap      eventTap          // its events since its last operation
 	requests float64           // requests charged to it
 }
 
@@ -101,6 +102,7 @@ type engine struct {
 	mr      *modelRun
 	cpus    []cpuState
 	flusher *bufcache.CPU
+	flTap   eventTap // the flusher's events since the last operation
 	flStart bufcache.Counters
 	// kswapd is kswapd's CPU context: a thread that shares the CPUs.
 	kswapd  *bufcache.CPU
@@ -172,9 +174,11 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 			return nil, err
 		}
 		c.start = c.cpu.Events()
+		c.tap = newEventTap(c.cpu)
 		c.inflight = make([]float64, 0, o.QueueDepth)
 	}
 	e.flStart, e.ksStart = e.flusher.Events(), e.kswapd.Events()
+	e.flTap = newEventTap(e.flusher)
 	if o.Step != nil {
 		e.step = newStepper(e, *o.Step)
 		e.meter.keepBios = true
@@ -330,15 +334,15 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	if e.step != nil {
 		e.step.before(i, rec, start)
 	}
-	evBefore, flBefore := c.cpu.Events(), e.flusher.Events()
+	c.tap.sync()
+	e.flTap.sync()
 	e.meter.reset()
 	err := e.do(c, rec)
 	ks := &e.kinds[rec.Kind]
 	if err != nil {
 		ks.noteError(err)
 	}
-	evNow, flNow := c.cpu.Events(), e.flusher.Events()
-	cpuNS := e.charge(c, rec, &evNow, &evBefore, &flNow, &flBefore, start)
+	cpuNS, lruLook, lruHits := e.charge(c, rec, start)
 	cpuDone := start + cpuNS
 	done := e.serve(rec, cpuDone)
 	c.free = cpuDone
@@ -346,7 +350,7 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	c.inflight = append(c.inflight, done)
 	c.ops++
 	e.end = max(e.end, done, e.flFree, e.clk.diskFree)
-	e.account(ks, rec, &evNow, &evBefore, done-issued, done)
+	e.account(ks, rec, lruLook, lruHits, done-issued, done)
 	if e.step != nil {
 		e.step.after(i, rec, issued, cpuNS, done, err)
 		if e.step.err != nil {
@@ -383,11 +387,11 @@ func (ks *kindStats) noteError(err error) {
 
 // charge prices the operation rec just run on c, from time start: its
 // CPU's events ev and the requests issued synchronously go to the CPU,
-// whose time it returns; the flusher's events since flBefore and a
-// write's asynchronous write requests go to the flusher, whose clock it
-// advances. The events are the counters' snapshots before the operation and
-// after it (ev/evBefore, fl/flBefore): priced without a copy.
-func (e *engine) charge(c *cpuState, rec source.IO, ev, evBefore, fl, flBefore *bufcache.Counters, start float64) float64 {
+// whose time it returns with the bh LRU lookups and hits among them; the
+// flusher's events and a write's asynchronous write requests go to the
+// flusher, whose clock it advances. The events are those since exec synced
+// the two CPUs' taps.
+func (e *engine) charge(c *cpuState, rec source.IO, start float64) (cpuNS float64, lruLook, lruHits uint64) {
 	p := e.o.Profile
 	reqNS := p.NS[timing.ParamRequest]
 	var syncReqs, asyncReqs float64
@@ -398,15 +402,17 @@ func (e *engine) charge(c *cpuState, rec source.IO, ev, evBefore, fl, flBefore *
 			syncReqs += float64(r.count())
 		}
 	}
-	cpuNS := p.SimNSSince(ev, evBefore) + syncReqs*reqNS
-	flNS := p.SimNSSince(fl, flBefore) + asyncReqs*reqNS
+	cpuNS, lruLook, lruHits = c.tap.take(p)
+	cpuNS += syncReqs * reqNS
+	flNS, _, _ := e.flTap.take(p)
+	flNS += asyncReqs * reqNS
 	c.requests += syncReqs
 	e.flReqs += asyncReqs
 	if flNS > 0 || asyncReqs > 0 {
 		e.flFree = max(e.flFree, start) + flNS
 		e.flBusy += flNS
 	}
-	return cpuNS
+	return cpuNS, lruLook, lruHits
 }
 
 // serve puts the requests of operation rec on the disk and returns when
@@ -441,17 +447,17 @@ func (e *engine) serve(rec source.IO, cpuDone float64) float64 {
 }
 
 // account adds operation rec, of latency lat and done at done, to its
-// kind's statistics ks (ev, evBefore: its CPU's events after and before it) and the run's timeline and
-// bytes moved (a read's or write's length).
-func (e *engine) account(ks *kindStats, rec source.IO, ev, evBefore *bufcache.Counters, lat, done float64) {
+// kind's statistics ks (with the bh LRU lookups and hits its CPU counted) and
+// the run's timeline and bytes moved (a read's or write's length).
+func (e *engine) account(ks *kindStats, rec source.IO, lruLook, lruHits uint64, lat, done float64) {
 	ks.hist.add(lat)
 	ks.bytes += rec.Length
 	ks.bios += uint64(e.meter.bios)
 	for _, r := range e.meter.reqs {
 		ks.requests += r.count()
 	}
-	ks.lruLook += ev[bufcache.EvLRULookup] - evBefore[bufcache.EvLRULookup]
-	ks.lruHits += ev[bufcache.EvLRUHit] - evBefore[bufcache.EvLRUHit]
+	ks.lruLook += lruLook
+	ks.lruHits += lruHits
 	moved := uint64(0)
 	if rec.Kind == source.IORead || rec.Kind == source.IOWrite {
 		moved = rec.Length

@@ -40,21 +40,6 @@ func (p *Profile) SimNS(ev bufcache.Counters, timed float64) float64 {
 	return t
 }
 
-// SimNSSince returns SimNS(now.Sub(*before), 0) without the copies: the
-// simulated CPU nanoseconds of the events counted between two snapshots of
-// one counter set (before ≤ now, event by event). The sum is taken in the
-// same order, so the two agree to the bit (an event not counted adds 0, and
-// is skipped: an operation counts few kinds). O(events), no allocation.
-func (p *Profile) SimNSSince(now, before *bufcache.Counters) float64 {
-	t := 0.0
-	for e := range now {
-		if d := now[e] - before[e]; d != 0 {
-			t += float64(d) * p.NS[e]
-		}
-	}
-	return t
-}
-
 // Ledger lists, for work that recorded ev, each priced event with its count,
 // unit cost and total, most expensive first: the "explain" view of one
 // operation.

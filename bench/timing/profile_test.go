@@ -2,7 +2,6 @@ package timing
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,35 +51,4 @@ func panicText(do func()) (s string) {
 	}()
 	do()
 	return ""
-}
-
-// TestSimNSSinceIsSimNSOfTheDifference: pricing two snapshots in place
-// gives, to the bit, what pricing their difference does, for every
-// profile and counter sets with few kinds counted, all, and none.
-func TestSimNSSinceIsSimNSOfTheDifference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var sparse, dense, big bufcache.Counters
-	sparse[bufcache.EvBioSubmit], sparse[bufcache.EvFolioGet] = 3, 1
-	for e := range dense {
-		dense[e] = uint64(rng.IntN(5000))
-		big[e] = 1<<40 + uint64(rng.IntN(1<<20))
-	}
-	for _, p := range Profiles() {
-		for _, tc := range []struct {
-			name        string
-			before, now bufcache.Counters
-		}{
-			{"nothing counted", dense, dense},
-			{"two kinds counted", dense, dense.Add(sparse)},
-			{"every kind counted", sparse, sparse.Add(dense)},
-			{"large counts", big, big.Add(dense)},
-		} {
-			t.Run(p.Name+"/"+tc.name, func(t *testing.T) {
-				want := p.SimNS(tc.now.Sub(tc.before), 0)
-				got := p.SimNSSince(&tc.now, &tc.before)
-				assert.Equal(t, math.Float64bits(want), math.Float64bits(got), "%v vs SimNS's %v", got, want)
-			})
-		}
-	}
-	assert.Zero(t, X86Server().SimNSSince(&dense, &dense), "nothing counted costs nothing")
 }
