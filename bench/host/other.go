@@ -5,7 +5,7 @@ package host
 import (
 	"context"
 
-	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bench/scenario"
 )
 
 // Check reports why the host runner cannot run here: on this system, always
@@ -13,8 +13,8 @@ import (
 func Check() error { return ErrUnsupported }
 
 // Run returns ErrUnsupported: the host runner needs Linux. The model side
-// (package workload and the model runner) works everywhere.
-func Run(ctx context.Context, s *workload.Scenario, opts Options) (*workload.Result, error) {
+// (the model runner, engine.RunModel) works everywhere.
+func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Result, error) {
 	return nil, ErrUnsupported
 }
 
