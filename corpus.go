@@ -2,8 +2,9 @@
 // the tools can read it wherever they run: testdata/timed, scenarios on
 // loop devices of known speed (blk-throttle rules on the device line) with
 // their results recorded on Linux 6.18 (kernel/6.18/NAME.json, three runs
-// each, elapsed times from a pass without tracepoints) and x86-host.json,
-// the host calibration of the machine that recorded them. The model's
+// each, elapsed times from a pass without tracepoints, and loop-disk.json,
+// the loop device measured in the same sitting) and x86-host.json, the host
+// calibration of the machine that recorded them. The model's
 // packages are bufcache, bufcache/blk, lru, blocksize and iomap; the
 // experiments and tools are under bench and cmd (see README.md).
 package bhsim
@@ -11,7 +12,8 @@ package bhsim
 import "embed"
 
 // TimedCorpus is testdata/timed: its *.scn scenarios, kernel/6.18/*.json
-// recordings and x86-host.json, at those paths under "testdata/timed".
+// recordings (with loop-disk.json) and x86-host.json, at those paths under
+// "testdata/timed".
 //
 //go:embed testdata/timed/*.scn testdata/timed/x86-host.json testdata/timed/kernel/6.18/*.json
 var TimedCorpus embed.FS

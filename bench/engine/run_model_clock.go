@@ -19,6 +19,17 @@ import (
 // MiB in 23 ms). No published cell comes from them.
 func LoopDisk() blk.SSD { return blk.SSD{MBps: 2900, LatencyNS: 93e3} }
 
+// LoopDiskModel is the loop device a measurement found (host.MeasureLoopDisk,
+// recorded beside a timed corpus as scenario.LoopDiskFile): each direction's
+// latency and rate, reads apart from writes and flushes. The figures are
+// inputs measured on the host in the same sitting as the kernel's times.
+func LoopDiskModel(l *scenario.LoopDisk) blk.Model {
+	return blk.ReadWrite{
+		Read:  blk.SSD{MBps: l.Read.MBps(), LatencyNS: l.Read.LatencyNS()},
+		Write: blk.SSD{MBps: l.Write.MBps(), LatencyNS: l.Write.LatencyNS()},
+	}
+}
+
 // modelClock is a timed RunModel's clock with what it needs to place each
 // call: the queue's steps under way, the profile, the task's events when
 // the call began.

@@ -42,6 +42,11 @@ type Options struct {
 	TraceDump io.Writer
 }
 
+// LoopDiskRuns is how many fresh devices a measurement of the loop disk
+// takes its medians over, as validate and record make it: on a virtual
+// machine its times vary by a factor of two from one device to the next.
+const LoopDiskRuns = 9
+
 // DefaultTimeout is a pass's time bound when Options.Timeout is 0 (with
 // RulesTime added).
 const DefaultTimeout = 2 * time.Minute

@@ -26,3 +26,8 @@ func CleanStale() ([]string, error) { return nil, nil }
 
 // Leftovers returns ErrUnsupported: there is no host runner here.
 func Leftovers(pid int) ([]string, error) { return nil, ErrUnsupported }
+
+// MeasureLoopDisk returns ErrUnsupported: there is no host runner here.
+func MeasureLoopDisk(ctx context.Context, runs int) (*scenario.LoopDisk, error) {
+	return nil, ErrUnsupported
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/engine"
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
@@ -51,4 +54,62 @@ func TestValidateTimedCorpus(t *testing.T) {
 			assert.True(t, known, "%s op %d %s: model %s, kernel %s", c.Scenario, r.Op, r.Name, r.Model, r.Kernel)
 		}
 	}
+}
+
+// TestValidateUsesTheRecordedLoopDisk: a recording with a loop-disk file
+// (scenario.LoopDiskFile) is timed over that disk, and the output says so;
+// one without is timed over engine.LoopDisk. The scenario is the timed
+// corpus's 16 KiB-block dd under a write rule, whose read-modify-write
+// reads are not throttled: a disk of a fifth the latency makes its
+// pwrites faster.
+func TestValidateUsesTheRecordedLoopDisk(t *testing.T) {
+	const name = "dd-wiops-bs16k"
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "kernel", "6.18")
+	require.NoError(t, os.MkdirAll(rec, 0o755))
+	for _, f := range []struct{ from, to string }{
+		{filepath.Join(timedCorpus, name+".scn"), filepath.Join(dir, name+".scn")},
+		{filepath.Join(timedCorpus, "kernel", "6.18", name+".json"), filepath.Join(rec, name+".json")},
+	} {
+		b, err := os.ReadFile(f.from)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(f.to, b, 0o644))
+	}
+	p, err := timing.LoadProfile(filepath.Join(timedCorpus, "x86-host.json"))
+	require.NoError(t, err)
+	files, err := ScenarioFiles(dir)
+	require.NoError(t, err)
+	pwriteNS := func(disk *scenario.LoopDisk) (int64, string) {
+		v, err := Validate(context.Background(), files, Recorded(""), ValidateOptions{On: "recorded", Profile: p, Disk: disk, DiskNote: "measured with it"})
+		require.NoError(t, err)
+		require.Len(t, v.Scenarios, 1)
+		for _, r := range v.Scenarios[0].Times {
+			if r.Op == 3 {
+				return r.ModelNs, v.Disk
+			}
+		}
+		t.Fatal("no time for the pwrites")
+		return 0, ""
+	}
+	none, err := RecordedLoopDisk("", files[0].Path)
+	require.NoError(t, err)
+	assert.Nil(t, none, "no loop-disk file: none")
+	builtin, note := pwriteNS(none)
+	assert.Contains(t, note, "engine.LoopDisk")
+
+	d := engine.LoopDisk()
+	small := d.LatencyNS/5 + scenario.LoopDiskSmall*1e3/d.MBps
+	large := d.LatencyNS/5 + scenario.LoopDiskLarge*1e3/d.MBps
+	l := &scenario.LoopDisk{Schema: scenario.LoopDiskSchema, Kernel: "6.18.44", Machine: "x86_64", Runs: 9,
+		Read: scenario.LoopDiskTimes{SmallNS: small, LargeNS: large}, Write: scenario.LoopDiskTimes{SmallNS: small, LargeNS: large}}
+	b, err := l.Encode()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(rec, scenario.LoopDiskFile), b, 0o644))
+	got, err := RecordedLoopDisk("", files[0].Path)
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, l, got, "the file beside the recording")
+	measured, note := pwriteNS(got)
+	assert.Contains(t, note, "measured with it: reads 18.6 µs")
+	assert.Less(t, measured, builtin*2/3, "a fifth the latency: %d ns against the built-in disk's %d", measured, builtin)
 }

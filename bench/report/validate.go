@@ -26,7 +26,10 @@ type Validation struct {
 	On     string `json:"on"`
 	Kernel string `json:"kernel"`
 	// Model is the model's kernel preset.
-	Model     string       `json:"model_kernel"`
+	Model string `json:"model_kernel"`
+	// Disk describes the model's loop device when times are compared:
+	// where its figures come from and what they are.
+	Disk      string       `json:"disk,omitempty"`
 	Summary   Summary      `json:"summary"`
 	Scenarios []Comparison `json:"scenarios"`
 }
@@ -193,19 +196,38 @@ func (e *NoRecordingError) Unwrap() error { return os.ErrNotExist }
 // scenario.ReadResultFile's for one that does not decode.
 func Recorded(dir string) KernelSide {
 	return func(_ context.Context, path string, s *scenario.Scenario) (*scenario.Result, error) {
-		d := dir
-		if d == "" {
-			d = filepath.Join(filepath.Dir(path), "kernel", "6.18")
-			if st, err := os.Stat(d); err != nil || !st.IsDir() {
-				d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
-			}
-		}
+		d := recordedDir(dir, path)
 		r, err := scenario.ReadResultFile(filepath.Join(d, s.Name+".json"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, &NoRecordingError{Scenario: s.Name, Dir: d}
 		}
 		return r, err
 	}
+}
+
+// recordedDir is where the recording of the scenario at path is: dir when
+// given, else the scenario directory's kernel/6.18, or ../kernel/6.18 beside
+// it.
+func recordedDir(dir, path string) string {
+	if dir != "" {
+		return dir
+	}
+	d := filepath.Join(filepath.Dir(path), "kernel", "6.18")
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		d = filepath.Join(filepath.Dir(path), "..", "kernel", "6.18")
+	}
+	return d
+}
+
+// RecordedLoopDisk returns the loop disk measured with the recording of the
+// scenario at path (scenario.LoopDiskFile in the directory Recorded(dir)
+// reads it from), nil when the recording has none. Errors: the file's.
+func RecordedLoopDisk(dir, path string) (*scenario.LoopDisk, error) {
+	l, err := scenario.ReadLoopDiskFile(filepath.Join(recordedDir(dir, path), scenario.LoopDiskFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return l, err
 }
 
 // ValidateOptions are Validate's settings.
@@ -222,6 +244,11 @@ type ValidateOptions struct {
 	// .Profile) and compares the times of every kernel result that has
 	// them (scenario.CompareTime); nil compares counters only.
 	Profile *timing.Profile
+	// Disk, when not nil, is the loop device the timed runs' model has
+	// (engine.LoopDiskModel of a measurement); nil is engine.LoopDisk.
+	// DiskNote says where it comes from, for the output.
+	Disk     *scenario.LoopDisk
+	DiskNote string
 	// Progress, if not nil, is called after each scenario with the number
 	// done of all.
 	Progress func(done, total int)
@@ -250,8 +277,18 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 			return out, err
 		}
 		mo := engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue}
-		if kr.Wall != nil {
+		if kr.Wall != nil && opts.Profile != nil {
 			mo.Profile = opts.Profile
+			if opts.Disk != nil {
+				mo.Disk = engine.LoopDiskModel(opts.Disk)
+			}
+			if out.Disk == "" {
+				d := engine.LoopDisk()
+				out.Disk = fmt.Sprintf("the built-in loop device (engine.LoopDisk): %.1f µs + %.0f MB/s a request", d.LatencyNS/1e3, d.MBps)
+				if opts.Disk != nil {
+					out.Disk = opts.DiskNote + ": " + opts.Disk.String()
+				}
+			}
 		}
 		mr, err := engine.RunModel(ctx, f.Scenario, mo)
 		if err != nil {
@@ -313,7 +350,11 @@ func (rows Rows) shows(r Row) bool {
 // fails. O(rows).
 func (v Validation) WriteText(w io.Writer, rows Rows) error {
 	ew := &errWriter{w: w}
-	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n\n", v.Model, v.Kernel, v.On)
+	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n", v.Model, v.Kernel, v.On)
+	if v.Disk != "" {
+		ew.printf("model's disk: %s\n", v.Disk)
+	}
+	ew.printf("\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	tew := &errWriter{w: tw}
 	tew.printf("scenario\top\tcounter or result\tmodel\tkernel\t\n")

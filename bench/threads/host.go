@@ -2,6 +2,7 @@ package threads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -10,6 +11,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
 // The set_init_blocksize experiment on this machine's kernel: the
@@ -51,11 +53,15 @@ func runHost(p *timing.Profile, opts Options) (*Reproduction, error) {
 	t := timing.Table{ID: "blocksize-6.18-host",
 		Title:  "dd write+fsync (W: 1 MiB under wiops, 4 MiB under wbps) and cold reads (R: 2 MiB under riops, 4 MiB under rbps) in 4 KiB calls, by block size, on a loop device of known speed",
 		Source: hostSource, Unit: "MB/s", Decimals: 2}
+	disk, err := hostDisk()
+	if err != nil {
+		return nil, err
+	}
 	total, done := len(hostBlockSizes)*len(hostColumns), 0
 	for _, bs := range hostBlockSizes {
 		for _, col := range hostColumns {
 			name := col.prefix + bs.name
-			c, err := hostCell(name, col.write, p)
+			c, err := hostCell(name, col.write, p, disk)
 			if err != nil {
 				return nil, err
 			}
@@ -72,11 +78,30 @@ func runHost(p *timing.Profile, opts Options) (*Reproduction, error) {
 		Notes:               hostNotes(t)}, nil
 }
 
-// hostCell runs the corpus scenario called name on the model and returns
-// the cell of its speed, published the kernel's: the bytes its pwrites
-// (write) or preads move over the time of those calls and, for a write,
-// its fsync — the kernel's as the middle of its runs' range.
-func hostCell(name string, write bool, p *timing.Profile) (timing.Cell, error) {
+// hostDisk is the model's loop device: the one measured with the corpus's
+// recording (scenario.LoopDiskFile), or nil (engine.LoopDisk) when the
+// recording has none.
+func hostDisk() (blk.Model, error) {
+	b, err := fs.ReadFile(bhsim.TimedCorpus, path.Join(hostTimedDir, "kernel", "6.18", scenario.LoopDiskFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, err := scenario.DecodeLoopDisk(b)
+	if err != nil {
+		return nil, err
+	}
+	return engine.LoopDiskModel(l), nil
+}
+
+// hostCell runs the corpus scenario called name on the model over disk
+// (nil: engine.LoopDisk) and returns the cell of its speed, published the
+// kernel's: the bytes its pwrites (write) or preads move over the time of
+// those calls and, for a write, its fsync — the kernel's as the middle of
+// its runs' range.
+func hostCell(name string, write bool, p *timing.Profile, disk blk.Model) (timing.Cell, error) {
 	s, err := hostScenario(name)
 	if err != nil {
 		return timing.Cell{}, err
@@ -89,7 +114,7 @@ func hostCell(name string, write bool, p *timing.Profile) (timing.Cell, error) {
 	if err != nil {
 		return timing.Cell{}, fmt.Errorf("%s: %w", name, err)
 	}
-	model, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
+	model, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p, Disk: disk})
 	if err != nil {
 		return timing.Cell{}, err
 	}

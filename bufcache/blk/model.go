@@ -129,3 +129,28 @@ type Null struct{}
 
 // Service implements Model: always 0.
 func (Null) Service(uint64, bool, Op, uint64, uint64) float64 { return 0 }
+
+// ReadWrite prices reads with Read and the other requests, writes and
+// flushes, with Write: a device whose two directions differ,
+// as a loop device over tmpfs does (a write to a hole allocates the
+// backing file's page; a read copies one out).
+type ReadWrite struct {
+	Read, Write SSD
+}
+
+// Service implements Model. O(1).
+func (rw ReadWrite) Service(prevEnd uint64, havePrev bool, op Op, sector, sectors uint64) float64 {
+	if op == OpRead {
+		return rw.Read.Service(prevEnd, havePrev, op, sector, sectors)
+	}
+	return rw.Write.Service(prevEnd, havePrev, op, sector, sectors)
+}
+
+// Validate returns an error wrapping ErrInvalidConfig unless both
+// directions' SSDs validate.
+func (rw ReadWrite) Validate() error {
+	if rw.Read.Validate() != nil || rw.Write.Validate() != nil {
+		return fmt.Errorf("%w: read/write model %+v", ErrInvalidConfig, rw)
+	}
+	return nil
+}

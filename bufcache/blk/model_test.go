@@ -44,6 +44,24 @@ func TestSSDAndNullService(t *testing.T) {
 	assert.Zero(t, Null{}.Service(0, false, OpWrite, 1, 2560))
 }
 
+// TestReadWriteService: reads take the read side's price, writes and
+// flushes the write side's.
+func TestReadWriteService(t *testing.T) {
+	rw := ReadWrite{Read: SSD{MBps: 4000, LatencyNS: 15e3}, Write: SSD{MBps: 2000, LatencyNS: 18e3}}
+	for _, tc := range []struct {
+		op   Op
+		want float64
+	}{
+		{OpRead, 15e3 + 8192*1e3/4000.0},
+		{OpWrite, 18e3 + 8192*1e3/2000.0},
+		{OpFlush, 18e3 + 8192*1e3/2000.0},
+	} {
+		t.Run(tc.op.String(), func(t *testing.T) {
+			assert.InDelta(t, tc.want, rw.Service(0, false, tc.op, 7, 16), 1e-6)
+		})
+	}
+}
+
 func TestModelValidate(t *testing.T) {
 	inf := math.Inf(1)
 	tests := []struct {
@@ -61,6 +79,9 @@ func TestModelValidate(t *testing.T) {
 		{"SSD", SSD{MBps: 500}, true},
 		{"SSD zero rate", SSD{}, false},
 		{"SSD negative latency", SSD{MBps: 500, LatencyNS: -5}, false},
+		{"ReadWrite", ReadWrite{Read: SSD{MBps: 500}, Write: SSD{MBps: 300, LatencyNS: 10}}, true},
+		{"ReadWrite without a write rate", ReadWrite{Read: SSD{MBps: 500}}, false},
+		{"ReadWrite with a NaN read latency", ReadWrite{Read: SSD{MBps: 500, LatencyNS: math.NaN()}, Write: SSD{MBps: 300}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

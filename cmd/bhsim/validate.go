@@ -83,8 +83,15 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	vo := report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Profile: prof}
+	if prof != nil {
+		if vo.Disk, vo.DiskNote, err = validateDisk(ctx, *on, *recorded, scns[0].Path); err != nil {
+			return err
+		}
+	}
 	prog := report.ProgressOn(stderr, "bhsim validate", "scenarios")
-	v, err := report.Validate(ctx, scns, side, report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Profile: prof, Progress: prog.Task(0)})
+	vo.Progress = prog.Task(0)
+	v, err := report.Validate(ctx, scns, side, vo)
 	prog.Finish()
 	if errors.As(err, new(*report.NoRecordingError)) {
 		return fmt.Errorf("%w (record one with --on host, or give --recorded DIR)", err)
@@ -125,6 +132,19 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, o host.Options) (report.K
 		}, nil
 	}
 	return nil, usagef("unknown --on %q (valid: recorded, host)", on)
+}
+
+// validateDisk returns the loop disk a timed validation's model has, and
+// where it comes from: the one measured with the recording (--on recorded;
+// nil, the built-in, when the recording has none), or one measured now on
+// the host (--on host), as the recording's was.
+func validateDisk(ctx context.Context, on, recorded, first string) (*scenario.LoopDisk, string, error) {
+	if on == "host" {
+		l, err := host.MeasureLoopDisk(ctx, host.LoopDiskRuns)
+		return l, "the host's loop device, measured now", err
+	}
+	l, err := report.RecordedLoopDisk(recorded, first)
+	return l, "the loop device measured with the recording", err
 }
 
 // hostProfileFile is the host calibration a timed corpus carries beside its

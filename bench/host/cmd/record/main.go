@@ -4,7 +4,10 @@
 //
 //	go run ./bench/host/cmd/record -runs 3 -out testdata/kernel/6.18 testdata/scenarios/*.scn
 //
-// With -print it writes one result to standard output instead.
+// With -out it first measures the loop disk the scenarios run on
+// (host.MeasureLoopDisk) and writes it beside them as loop-disk.json, the
+// model's disk when validate times the recording. With -print it writes one
+// result to standard output instead.
 package main
 
 import (
@@ -23,6 +26,7 @@ func main() {
 	out := flag.String("out", "", "directory for NAME.json files (created)")
 	print := flag.Bool("print", false, "print each result to standard output instead of writing files")
 	dump := flag.String("trace", "", "append each run's raw trace text to this file")
+	diskRuns := flag.Int("disk-runs", host.LoopDiskRuns, "with -out, first measure the loop disk over this many fresh devices and write "+scenario.LoopDiskFile+" (0: do not)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: record [-runs N] (-out DIR | -print) SCENARIO.scn...\n")
 		flag.PrintDefaults()
@@ -32,13 +36,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Args(), *runs, *out, *print, *dump); err != nil {
+	if err := run(flag.Args(), *runs, *out, *print, *dump, *diskRuns); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string, runs int, out string, print bool, dump string) error {
+func run(files []string, runs int, out string, print bool, dump string, diskRuns int) error {
 	if err := host.Check(); err != nil {
 		return err
 	}
@@ -46,6 +50,21 @@ func run(files []string, runs int, out string, print bool, dump string) error {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return err
 		}
+	}
+	if out != "" && diskRuns > 0 {
+		l, err := host.MeasureLoopDisk(context.Background(), diskRuns)
+		if err != nil {
+			return err
+		}
+		b, err := l.Encode()
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(out, scenario.LoopDiskFile)
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s\n", dst, l)
 	}
 	opts := host.Options{Runs: runs}
 	if dump != "" {
