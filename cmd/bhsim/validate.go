@@ -37,10 +37,12 @@ docs/known-differences.md lists, which it marks and counts.
 Where the kernel's results hold elapsed times (a timed corpus such as
 testdata/timed), the model runs on its clock priced by --profile (default:
 the profile x86-host.json beside the first scenario, the host calibration
-the corpus was recorded with) and every operation, and total, that took at
-least 1 ms is compared: within when inside the kernel's min..max widened by
-5 % (10 % for one run). A summary line counts them; times never make
-validate fail.`
+the corpus was recorded with) over the loop disk measured with the
+recording (loop-disk.json beside its results; the built-in one where there
+is none; with --on host, measured first on this machine), and every
+operation, and total, that took at least 1 ms is compared: within when
+inside the kernel's min..max widened by 5 % (10 % for one run). A summary
+line counts them; times never make validate fail.`
 
 // validate implements `bhsim validate`.
 func validate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
