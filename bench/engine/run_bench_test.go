@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/bhsim/bhsim/bench/source"
@@ -60,4 +62,40 @@ func BenchmarkRun1MRandomWriteCSV(b *testing.B) {
 		}
 	}
 	b.ReportMetric(r.MBps, "sim-MB/s")
+}
+
+// BenchmarkTraceWorkloadCSV is TraceWorkload's pass over a CSV trace of
+// 100,000 random 4 KiB records (written by WriteCSV to a file): the
+// parsing, on its own goroutine, and the summing and holding of the
+// records.
+func BenchmarkTraceWorkloadCSV(b *testing.B) {
+	g, err := source.ParseGenerator("random:dev=1G,n=100000,size=4K,reads=0.3,cpus=4,seed=7")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen, err := source.NewGenerator(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "t.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := source.WriteCSV(f, gen); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w, err := TraceWorkload(path, TraceDevice{Size: 1 << 30})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if w.Records != 100000 {
+			b.Fatalf("%d records", w.Records)
+		}
+	}
 }

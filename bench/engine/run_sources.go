@@ -71,7 +71,9 @@ type TraceDevice struct {
 // its extent; a trace of at most maxHeldRecords records is kept in memory
 // then (32 bytes a record), so that Run does not read it again. A trace that
 // cannot be opened again (standard input, "-", a pipe or a FIFO) is not
-// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size. Errors: OpenTraceSelect's, a
+// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size.
+// Each pass parses the trace in a goroutine of its own (source.Prefetch),
+// on another CPU than the one that sums or simulates its records. Errors: OpenTraceSelect's, a
 // bad record (naming its line), a trace with no record (or none of
 // dev.Select's choice: ErrNoRecords), a stream without dev.Size, a device
 // size that is not a multiple of its logical block size.
@@ -87,7 +89,13 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	}()
 	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
-		Open: func() (source.IOReader, error) { return source.OpenTraceSelect(path, dev.Select) }}
+		Open: func() (source.IOReader, error) {
+			t, err := source.OpenTraceSelect(path, dev.Select)
+			if err != nil {
+				return nil, err
+			}
+			return source.Prefetch(t), nil
+		}}
 	if s := t.Scenario; s != nil {
 		sw, err := ScenarioWorkload(s)
 		sw.Name, sw.Kind = w.Name, w.Kind
@@ -97,7 +105,11 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	if !t.Reopenable {
 		return streamedWorkload(&t, w, lbs)
 	}
-	sum, held, err := summarizeHolding(t)
+	format := t.Format
+	pf := source.Prefetch(t) // the parsing on another CPU than the summing
+	t = nil                  // pf's now
+	defer pf.Close()
+	sum, held, err := summarizeHolding(pf)
 	if err != nil {
 		return Workload{}, err
 	}
@@ -113,7 +125,7 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 			msg = fmt.Sprintf("no %c events (the trace's actions are the sixth column of its lines)", sel.Action)
 		case sel.Device != "":
 			msg = fmt.Sprintf("no records of device %s (the trace's devices are the first column of its lines)", sel.Device)
-			if t.Format != source.TraceBlkparse {
+			if format != source.TraceBlkparse {
 				msg = fmt.Sprintf("no records of device %s (the trace's devices are the values of its device column; docs/traces.md names each format's)", sel.Device)
 			}
 		case sel.File != "":
@@ -153,7 +165,7 @@ func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, erro
 		}
 		r := t
 		t = nil
-		return r, nil
+		return source.Prefetch(r), nil
 	}
 	return w, nil
 }

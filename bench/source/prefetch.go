@@ -1,0 +1,124 @@
+package source
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// prefetchBatch is how many records a Prefetcher's goroutine reads before
+// handing them over; prefetchDepth is how many such batches may wait.
+const (
+	prefetchBatch = 1024
+	prefetchDepth = 4
+)
+
+// Prefetcher reads an IOReader ahead in a goroutine of its own, so that the
+// reading — a trace's decompression and parsing — runs on another CPU than
+// the one that consumes the records. Next returns r's records in r's order
+// and then r's error (io.EOF at the end), exactly as r would. At most
+// prefetchBatch × (prefetchDepth + 2) records are held.
+//
+// The goroutine owns r: it closes r (when r is an io.Closer) once r has
+// returned an error or Close was called and its read in progress ended. A
+// Prefetcher is read by one goroutine; Close may be called from any, once
+// or more. Next allocates nothing once its batches have been recycled.
+type Prefetcher struct {
+	full    chan prefetched // batches read, in order
+	empty   chan []IO       // batches handed back for reuse
+	done    chan struct{}   // closed by Close
+	stopped atomic.Bool     // set by Close
+	once    sync.Once
+	cur     prefetched
+	pos     int
+	ended   bool
+}
+
+// prefetched is one batch of records and, for the last, r's error.
+type prefetched struct {
+	recs []IO
+	err  error
+}
+
+// Prefetch starts reading r ahead and returns the Prefetcher that hands out
+// its records. Call Close when done with it, at the end or before.
+func Prefetch(r IOReader) *Prefetcher {
+	p := &Prefetcher{full: make(chan prefetched, prefetchDepth), empty: make(chan []IO, prefetchDepth+2), done: make(chan struct{})}
+	go p.read(r)
+	return p
+}
+
+// read is the goroutine: batches of r's records into full until r fails or
+// Close is called, then r closed.
+func (p *Prefetcher) read(r IOReader) {
+	defer func() {
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
+	}()
+	for {
+		var recs []IO
+		select {
+		case recs = <-p.empty:
+			recs = recs[:0]
+		default:
+			recs = make([]IO, 0, prefetchBatch)
+		}
+		var err error
+		for len(recs) < prefetchBatch {
+			var rec IO
+			if rec, err = r.Next(); err != nil {
+				break
+			}
+			recs = append(recs, rec)
+		}
+		select {
+		case p.full <- prefetched{recs, err}:
+		case <-p.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Next implements IOReader: the next of r's records, or r's error after the
+// last (and again on every later call). After Close it returns io.EOF.
+func (p *Prefetcher) Next() (IO, error) {
+	for p.pos == len(p.cur.recs) || p.stopped.Load() {
+		if p.stopped.Load() {
+			p.cur, p.pos, p.ended = prefetched{err: io.EOF}, 0, true
+		}
+		if p.ended {
+			return IO{}, p.cur.err
+		}
+		if p.cur.recs != nil {
+			select {
+			case p.empty <- p.cur.recs:
+			default:
+			}
+		}
+		select {
+		case b := <-p.full:
+			p.cur, p.pos = b, 0
+			p.ended = b.err != nil
+		case <-p.done:
+			p.cur, p.pos, p.ended = prefetched{err: io.EOF}, 0, true
+		}
+	}
+	rec := p.cur.recs[p.pos]
+	p.pos++
+	return rec, nil
+}
+
+// Close stops the reading: the goroutine stops at the end of the read in
+// progress and closes r. Records not yet returned are dropped. It returns
+// at once, and always nil.
+func (p *Prefetcher) Close() error {
+	p.once.Do(func() {
+		p.stopped.Store(true)
+		close(p.done)
+	})
+	return nil
+}
