@@ -4,10 +4,8 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os/signal"
-	"runtime"
+	"io"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +39,7 @@ func MeasureLoopDisk(ctx context.Context, runs int) (*scenario.LoopDisk, error) 
 	for range runs {
 		t, err := measureLoopDiskOnce(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("host: measuring the loop disk: %w", err)
+			return nil, err
 		}
 		rs, rl, ws, wl = append(rs, t.Read.SmallNS), append(rl, t.Read.LargeNS), append(ws, t.Write.SmallNS), append(wl, t.Write.LargeNS)
 	}
@@ -54,7 +52,7 @@ func MeasureLoopDisk(ctx context.Context, runs int) (*scenario.LoopDisk, error) 
 		Read:  scenario.LoopDiskTimes{SmallNS: median(rs), LargeNS: median(rl)},
 		Write: scenario.LoopDiskTimes{SmallNS: median(ws), LargeNS: median(wl)}}
 	if err := l.Check(); err != nil {
-		return nil, fmt.Errorf("host: measuring the loop disk: %w", err)
+		return nil, fmt.Errorf("host: %w", err)
 	}
 	return l, nil
 }
@@ -62,28 +60,22 @@ func MeasureLoopDisk(ctx context.Context, runs int) (*scenario.LoopDisk, error) 
 // measureLoopDiskOnce measures one fresh device: the writes, then the reads
 // of what they wrote.
 func measureLoopDiskOnce(parent context.Context) (t scenario.LoopDisk, err error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ctx, cancel := context.WithTimeout(parent, time.Minute)
-	defer cancel()
-	e := newEnv()
-	e.untraced = true
-	stop := make(chan struct{})
-	defer close(stop)
-	sigc := e.exitOnSignal(cancel, stop)
-	defer signal.Stop(sigc)
-	defer func() { err = errors.Join(err, e.cleanup()) }()
-	if err := e.setup(ctx, loopDiskDeviceSize, 512); err != nil {
-		return t, err
-	}
-	fd, err := unix.Open(e.devPath, unix.O_RDWR|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	err = inEnv(parent, time.Minute, true, true, loopDiskDeviceSize, 512, func(ctx context.Context, e *env) error {
+		return measureLoopDevice(ctx, e.devPath, &t)
+	})
+	return t, err
+}
+
+// measureLoopDevice times the requests on the device at devPath into t.
+func measureLoopDevice(ctx context.Context, devPath string, t *scenario.LoopDisk) error {
+	fd, err := unix.Open(devPath, unix.O_RDWR|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return t, fmt.Errorf("open %s with O_DIRECT: %w", e.devPath, err)
+		return fmt.Errorf("host: loop disk: open %s with O_DIRECT: %w", devPath, err)
 	}
 	defer unix.Close(fd)
 	buf, err := unix.Mmap(-1, 0, scenario.LoopDiskLarge, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		return t, fmt.Errorf("a page-aligned buffer: %w", err)
+		return fmt.Errorf("host: loop disk: a page-aligned buffer: %w", err)
 	}
 	defer unix.Munmap(buf)
 	for i := range buf {
@@ -102,7 +94,7 @@ func measureLoopDiskOnce(parent context.Context) (t scenario.LoopDisk, err error
 		{&t.Read.LargeNS, false, scenario.LoopDiskLarge, loopDiskLargeRequests, largeAt},
 	} {
 		if err := ctx.Err(); err != nil {
-			return t, err
+			return err
 		}
 		b := buf[:m.size]
 		start := time.Now()
@@ -115,11 +107,17 @@ func measureLoopDiskOnce(parent context.Context) (t scenario.LoopDisk, err error
 			} else {
 				n, err = unix.Pread(fd, b, off)
 			}
-			if err != nil || n != m.size {
-				return t, fmt.Errorf("%d bytes at %d: %d done: %w", m.size, off, n, err)
+			if err == nil && n != m.size {
+				err = io.ErrShortWrite
+				if !m.write {
+					err = io.ErrUnexpectedEOF
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("host: loop disk: %d bytes at %d: %d done: %w", m.size, off, n, err)
 			}
 		}
 		*m.ns = float64(time.Since(start).Nanoseconds()) / float64(m.count)
 	}
-	return t, nil
+	return nil
 }

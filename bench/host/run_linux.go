@@ -85,61 +85,74 @@ func Run(ctx context.Context, s *scenario.Scenario, opts Options) (*scenario.Res
 // locked OS thread: the counting pass, with the tracing instance, or with
 // untraced the timing pass, without one, which keeps the operations' wall
 // time and the scenario's.
-func runOnce(parent context.Context, s *scenario.Scenario, opts Options, untraced bool) (res *scenario.Result, err error) {
+func runOnce(parent context.Context, s *scenario.Scenario, opts Options, untraced bool) (*scenario.Result, error) {
+	var res *scenario.Result
+	err := inEnv(parent, opts.Timeout, untraced, !opts.NoSignalHandler, s.Device.Size, s.Device.SectorSize(), func(ctx context.Context, e *env) error {
+		if err := e.applyRules(s.Device.Rules); err != nil {
+			return err
+		}
+		e.idleLimit = time.Second + RulesTime(s)
+		r := scenario.NewResult(s, scenario.RunnerKernel)
+		header(r, e)
+		var att *attribution
+		if !untraced {
+			f, err := e.traceFilter()
+			if err != nil {
+				return err
+			}
+			if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
+				return err
+			}
+			isWrite := func(op int) bool { _, ok := s.Ops[op-1].(scenario.Write); return ok }
+			att = newAttribution(f, len(s.Ops), isWrite)
+		}
+		statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
+		for i, op := range s.Ops {
+			if err := e.runOp(ctx, r, i, op, statDir, opts); err != nil {
+				return err
+			}
+		}
+		if untraced {
+			r.Wall = totalWall(r)
+		} else if err := e.countEvents(r, att, opts.TraceDump); err != nil {
+			return err
+		}
+		r.Finish()
+		res = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// inEnv sets up a fresh private environment (a loop device of size bytes
+// and sector-byte sectors over a sparse file on a private tmpfs; untraced:
+// no tracing instance or markers) and calls run with it, on one locked OS
+// thread, with a context that ends after timeout or with parent. With
+// signals, SIGINT and SIGTERM clean up and exit (exitOnSignal). The
+// environment is cleaned up on every return, also when setup fails half
+// way; a clean-up error joins run's. Errors: setup's, run's, clean-up's.
+func inEnv(parent context.Context, timeout time.Duration, untraced, signals bool, size int64, sector int, run func(ctx context.Context, e *env) error) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
 	e := newEnv()
 	e.untraced = untraced
 	stop := make(chan struct{})
 	defer close(stop)
-	if !opts.NoSignalHandler {
+	if signals {
 		sigc := e.exitOnSignal(cancel, stop)
 		defer signal.Stop(sigc)
 	}
-	defer func() {
-		if cerr := e.cleanup(); cerr != nil {
-			err = errors.Join(err, cerr)
-			res = nil
-		}
-	}()
-
-	if err := e.setup(ctx, s.Device.Size, s.Device.SectorSize()); err != nil {
-		return nil, err
+	defer func() { err = errors.Join(err, e.cleanup()) }()
+	if err := e.setup(ctx, size, sector); err != nil {
+		return err
 	}
-	if err := e.applyRules(s.Device.Rules); err != nil {
-		return nil, err
-	}
-	e.idleLimit = time.Second + RulesTime(s)
-	res = scenario.NewResult(s, scenario.RunnerKernel)
-	header(res, e)
-	var att *attribution
-	if !untraced {
-		f, err := e.traceFilter()
-		if err != nil {
-			return nil, err
-		}
-		if err := e.startTracing(f, opts.TraceBufferKB); err != nil {
-			return nil, err
-		}
-		isWrite := func(op int) bool { _, ok := s.Ops[op-1].(scenario.Write); return ok }
-		att = newAttribution(f, len(s.Ops), isWrite)
-	}
-	statDir := fmt.Sprintf("/sys/block/loop%d", e.loop)
-	for i, op := range s.Ops {
-		if err := e.runOp(ctx, res, i, op, statDir, opts); err != nil {
-			return nil, err
-		}
-	}
-	if untraced {
-		res.Wall = totalWall(res)
-	} else if err := e.countEvents(res, att, opts.TraceDump); err != nil {
-		return nil, err
-	}
-	res.Finish()
-	return res, nil
+	return run(ctx, e)
 }
 
 // countEvents stops tracing and adds each operation's traced events to
