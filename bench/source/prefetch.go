@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,10 @@ const (
 	prefetchDepth = 4
 )
 
+// ErrClosed is what a Prefetcher's Next returns after its Close: the
+// records stopped there, which is not the trace's end.
+var ErrClosed = errors.New("source: the trace's reader was closed")
+
 // Prefetcher reads an IOReader ahead in a goroutine of its own, so that the
 // reading — a trace's decompression and parsing — runs on another CPU than
 // the one that consumes the records. Next returns r's records in r's order
@@ -20,7 +25,9 @@ const (
 // prefetchBatch × (prefetchDepth + 2) records are held.
 //
 // The goroutine owns r: it closes r (when r is an io.Closer) once r has
-// returned an error or Close was called and its read in progress ended. A
+// returned an error or Close was called and its read in progress ended.
+// Close cannot end a read that blocks — r.Next on a pipe whose writer
+// neither writes nor closes keeps the goroutine until it returns. A
 // Prefetcher is read by one goroutine; Close may be called from any, once
 // or more. Next allocates nothing once its batches have been recycled.
 type Prefetcher struct {
@@ -66,6 +73,9 @@ func (p *Prefetcher) read(r IOReader) {
 		}
 		var err error
 		for len(recs) < prefetchBatch {
+			if p.stopped.Load() {
+				return
+			}
 			var rec IO
 			if rec, err = r.Next(); err != nil {
 				break
@@ -84,11 +94,11 @@ func (p *Prefetcher) read(r IOReader) {
 }
 
 // Next implements IOReader: the next of r's records, or r's error after the
-// last (and again on every later call). After Close it returns io.EOF.
+// last (and again on every later call). After Close it returns ErrClosed.
 func (p *Prefetcher) Next() (IO, error) {
 	for p.pos == len(p.cur.recs) || p.stopped.Load() {
 		if p.stopped.Load() {
-			p.cur, p.pos, p.ended = prefetched{err: io.EOF}, 0, true
+			p.cur, p.pos, p.ended = prefetched{err: ErrClosed}, 0, true
 		}
 		if p.ended {
 			return IO{}, p.cur.err
@@ -104,7 +114,7 @@ func (p *Prefetcher) Next() (IO, error) {
 			p.cur, p.pos = b, 0
 			p.ended = b.err != nil
 		case <-p.done:
-			p.cur, p.pos, p.ended = prefetched{err: io.EOF}, 0, true
+			p.cur, p.pos, p.ended = prefetched{err: ErrClosed}, 0, true
 		}
 	}
 	rec := p.cur.recs[p.pos]
@@ -112,8 +122,8 @@ func (p *Prefetcher) Next() (IO, error) {
 	return rec, nil
 }
 
-// Close stops the reading: the goroutine stops at the end of the read in
-// progress and closes r. Records not yet returned are dropped. It returns
+// Close stops the reading: the goroutine stops after the record it is
+// reading and closes r. Records not yet returned are dropped. It returns
 // at once, and always nil.
 func (p *Prefetcher) Close() error {
 	p.once.Do(func() {

@@ -83,8 +83,9 @@ func TestPrefetchIsItsReader(t *testing.T) {
 	}
 }
 
-// TestPrefetchClose: closed before the end, a Prefetcher returns io.EOF and
-// its goroutine closes the reader; Close twice is harmless.
+// TestPrefetchClose: closed before the end, a Prefetcher returns ErrClosed
+// (not io.EOF: the trace did not end) and its goroutine closes the reader,
+// having stopped inside its batch; Close twice is harmless.
 func TestPrefetchClose(t *testing.T) {
 	for _, read := range []int{0, 1, prefetchBatch + 3} {
 		r := &closingReader{SliceReader: SliceReader{Records: records(20 * prefetchBatch)}}
@@ -97,13 +98,43 @@ func TestPrefetchClose(t *testing.T) {
 		require.NoError(t, p.Close())
 		require.NoError(t, p.Close())
 		_, err := p.Next()
-		assert.ErrorIs(t, err, io.EOF, "after %d records", read)
+		assert.ErrorIs(t, err, ErrClosed, "after %d records", read)
+		assert.NotErrorIs(t, err, io.EOF)
 		require.Eventually(t, r.closed.Load, timeLimit, tick, "the reader is closed after Close")
 	}
 }
 
+// slowReader hands out records until its gate closes, each one only after
+// the test lets it: a reader whose batch is in progress at Close.
+type slowReader struct {
+	closingReader
+	gate  chan struct{}
+	reads atomic.Int64
+}
+
+func (s *slowReader) Next() (IO, error) {
+	<-s.gate
+	s.reads.Add(1)
+	return s.closingReader.Next()
+}
+
+// TestPrefetchCloseStopsABatch: Close stops the goroutine inside a batch
+// in progress, after the record it is reading, not at the batch's end.
+func TestPrefetchCloseStopsABatch(t *testing.T) {
+	r := &slowReader{closingReader: closingReader{SliceReader: SliceReader{Records: records(4 * prefetchBatch)}}, gate: make(chan struct{})}
+	p := Prefetch(r)
+	for range 3 {
+		r.gate <- struct{}{}
+	}
+	require.NoError(t, p.Close())
+	close(r.gate) // every later read would go through at once
+	require.Eventually(t, r.closed.Load, timeLimit, tick, "the reader is closed after Close")
+	assert.LessOrEqual(t, r.reads.Load(), int64(4), "stopped within its batch of %d", prefetchBatch)
+}
+
 // FuzzPrefetch: for any record count and any point of Close, the records
-// before it are the reader's, in order, and the end is io.EOF.
+// before it are the reader's, in order, and the end is io.EOF, or
+// ErrClosed after a Close.
 func FuzzPrefetch(f *testing.F) {
 	f.Add(uint16(0), uint16(0))
 	f.Add(uint16(prefetchBatch+1), uint16(prefetchBatch))
@@ -118,10 +149,11 @@ func FuzzPrefetch(f *testing.F) {
 			}
 			rec, err := p.Next()
 			if err != nil {
-				require.ErrorIs(t, err, io.EOF)
-				require.LessOrEqual(t, i, len(want))
-				if i < len(want) {
-					require.GreaterOrEqual(t, i, int(closeAt), "only a Close ends it early")
+				if i >= int(closeAt) {
+					require.ErrorIs(t, err, ErrClosed)
+				} else {
+					require.ErrorIs(t, err, io.EOF)
+					require.Equal(t, len(want), i, "only a Close ends it early")
 				}
 				return
 			}
