@@ -56,60 +56,80 @@ func TestValidateTimedCorpus(t *testing.T) {
 	}
 }
 
-// TestValidateUsesTheRecordedLoopDisk: a recording with a loop-disk file
-// (scenario.LoopDiskFile) is timed over that disk, and the output says so;
-// one without is timed over engine.LoopDisk. The scenario is the timed
-// corpus's 16 KiB-block dd under a write rule, whose read-modify-write
-// reads are not throttled: a disk of a fifth the latency makes its
-// pwrites faster.
+// TestValidateUsesTheRecordedLoopDisk: each recording is timed over the
+// loop disk measured with it (scenario.LoopDiskFile in its directory),
+// and the output says which; one without is timed over engine.LoopDisk; a
+// disk of another kernel build than its recording is refused. The
+// scenario is the timed corpus's 16 KiB-block dd under a write rule, whose
+// read-modify-write reads are not throttled: a disk of a fifth the latency
+// makes its pwrites faster.
 func TestValidateUsesTheRecordedLoopDisk(t *testing.T) {
 	const name = "dd-wiops-bs16k"
-	dir := t.TempDir()
-	rec := filepath.Join(dir, "kernel", "6.18")
-	require.NoError(t, os.MkdirAll(rec, 0o755))
-	for _, f := range []struct{ from, to string }{
-		{filepath.Join(timedCorpus, name+".scn"), filepath.Join(dir, name+".scn")},
-		{filepath.Join(timedCorpus, "kernel", "6.18", name+".json"), filepath.Join(rec, name+".json")},
-	} {
-		b, err := os.ReadFile(f.from)
+	// corpus copies the scenario and its recording into a directory of its
+	// own and returns the directory and the recording.
+	corpus := func() (string, *scenario.Result) {
+		dir := t.TempDir()
+		rec := filepath.Join(dir, "kernel", "6.18")
+		require.NoError(t, os.MkdirAll(rec, 0o755))
+		for _, f := range []struct{ from, to string }{
+			{filepath.Join(timedCorpus, name+".scn"), filepath.Join(dir, name+".scn")},
+			{filepath.Join(timedCorpus, "kernel", "6.18", name+".json"), filepath.Join(rec, name+".json")},
+		} {
+			b, err := os.ReadFile(f.from)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(f.to, b, 0o644))
+		}
+		r, err := scenario.ReadResultFile(filepath.Join(rec, name+".json"))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(f.to, b, 0o644))
+		return dir, r
 	}
 	p, err := timing.LoadProfile(filepath.Join(timedCorpus, "x86-host.json"))
 	require.NoError(t, err)
-	files, err := ScenarioFiles(dir)
-	require.NoError(t, err)
-	pwriteNS := func(disk *scenario.LoopDisk) (int64, string) {
-		v, err := Validate(context.Background(), files, Recorded(""), ValidateOptions{On: "recorded", Profile: p, Disk: disk, DiskNote: "measured with it"})
-		require.NoError(t, err)
-		require.Len(t, v.Scenarios, 1)
-		for _, r := range v.Scenarios[0].Times {
-			if r.Op == 3 {
-				return r.ModelNs, v.Disk
-			}
-		}
-		t.Fatal("no time for the pwrites")
-		return 0, ""
-	}
-	none, err := RecordedLoopDisk("", files[0].Path)
-	require.NoError(t, err)
-	assert.Nil(t, none, "no loop-disk file: none")
-	builtin, note := pwriteNS(none)
-	assert.Contains(t, note, "engine.LoopDisk")
+	plain, _ := corpus()
+	fast, r := corpus()
 
 	d := engine.LoopDisk()
 	small := d.LatencyNS/5 + scenario.LoopDiskSmall*1e3/d.MBps
 	large := d.LatencyNS/5 + scenario.LoopDiskLarge*1e3/d.MBps
-	l := &scenario.LoopDisk{Schema: scenario.LoopDiskSchema, Kernel: "6.18.44", Machine: "x86_64", Runs: 9,
+	l := &scenario.LoopDisk{Schema: scenario.LoopDiskSchema, Kernel: r.Kernel, Machine: r.Machine, Runs: 9,
 		Read: scenario.LoopDiskTimes{SmallNS: small, LargeNS: large}, Write: scenario.LoopDiskTimes{SmallNS: small, LargeNS: large}}
-	b, err := l.Encode()
+	writeDisk := func(l *scenario.LoopDisk) {
+		b, err := l.Encode()
+		require.NoError(t, err)
+		f := filepath.Join(fast, "kernel", "6.18", filepath.FromSlash(scenario.LoopDiskFile))
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, b, 0o644))
+	}
+	writeDisk(l)
+	files, err := ScenarioFiles(plain, fast)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(rec, scenario.LoopDiskFile), b, 0o644))
-	got, err := RecordedLoopDisk("", files[0].Path)
+	got, err := RecordedLoopDisk("", files[1].Path)
 	require.NoError(t, err)
-	require.NotNil(t, got)
 	assert.Equal(t, l, got, "the file beside the recording")
-	measured, note := pwriteNS(got)
-	assert.Contains(t, note, "measured with it: reads 18.6 µs")
+	none, err := RecordedLoopDisk("", files[0].Path)
+	require.NoError(t, err)
+	assert.Nil(t, none, "no loop-disk file: none")
+
+	v, err := Validate(context.Background(), files, Recorded(""), ValidateOptions{On: "recorded", Profile: p, Disk: RecordedDisk("")})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios, 2)
+	require.Len(t, v.Disks, 2, "one disk a recording")
+	assert.Contains(t, v.Disks[0], "engine.LoopDisk")
+	assert.Contains(t, v.Disks[1], "measured with the recording in "+filepath.Join(fast, "kernel", "6.18")+": reads 18.6 µs")
+	pwriteNS := func(c Comparison) int64 {
+		for _, r := range c.Times {
+			if r.Op == 3 {
+				return r.ModelNs
+			}
+		}
+		t.Fatal("no time for the pwrites")
+		return 0
+	}
+	builtin, measured := pwriteNS(v.Scenarios[0]), pwriteNS(v.Scenarios[1])
 	assert.Less(t, measured, builtin*2/3, "a fifth the latency: %d ns against the built-in disk's %d", measured, builtin)
+
+	l.Kernel += "-other"
+	writeDisk(l)
+	_, err = Validate(context.Background(), files[1:], Recorded(""), ValidateOptions{On: "recorded", Profile: p, Disk: RecordedDisk("")})
+	assert.ErrorContains(t, err, "loop.json: loop disk measured on "+l.Kernel)
 }

@@ -27,9 +27,10 @@ type Validation struct {
 	Kernel string `json:"kernel"`
 	// Model is the model's kernel preset.
 	Model string `json:"model_kernel"`
-	// Disk describes the model's loop device when times are compared:
-	// where its figures come from and what they are.
-	Disk      string       `json:"disk,omitempty"`
+	// Disks describe the model's loop devices when times are compared,
+	// each once, in the order the scenarios first had them: where its
+	// figures come from and what they are.
+	Disks     []string     `json:"disks,omitempty"`
 	Summary   Summary      `json:"summary"`
 	Scenarios []Comparison `json:"scenarios"`
 }
@@ -223,11 +224,44 @@ func recordedDir(dir, path string) string {
 // scenario at path (scenario.LoopDiskFile in the directory Recorded(dir)
 // reads it from), nil when the recording has none. Errors: the file's.
 func RecordedLoopDisk(dir, path string) (*scenario.LoopDisk, error) {
-	l, err := scenario.ReadLoopDiskFile(filepath.Join(recordedDir(dir, path), scenario.LoopDiskFile))
+	l, err := scenario.ReadLoopDiskFile(filepath.Join(recordedDir(dir, path), filepath.FromSlash(scenario.LoopDiskFile)))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	return l, err
+}
+
+// DiskSide returns the loop disk the model of the timed scenario at path
+// has, kr being the kernel's result it is held to, and a note saying where
+// the disk comes from; nil is engine.LoopDisk.
+type DiskSide func(ctx context.Context, path string, kr *scenario.Result) (disk *scenario.LoopDisk, note string, err error)
+
+// RecordedDisk returns the DiskSide of recordings in dir (as Recorded
+// finds them): each scenario's model has the loop disk measured with its
+// own recording (RecordedLoopDisk), read once per recording directory, or
+// the built-in one where a recording has none. Errors: the file's, and a
+// disk measured on another kernel or machine than the recording
+// (scenario.LoopDisk.MatchesResult). Not for concurrent use.
+func RecordedDisk(dir string) DiskSide {
+	read := map[string]*scenario.LoopDisk{}
+	return func(_ context.Context, path string, kr *scenario.Result) (*scenario.LoopDisk, string, error) {
+		d := recordedDir(dir, path)
+		l, ok := read[d]
+		if !ok {
+			var err error
+			if l, err = RecordedLoopDisk(dir, path); err != nil {
+				return nil, "", err
+			}
+			read[d] = l
+		}
+		if l == nil {
+			return nil, "", nil
+		}
+		if err := l.MatchesResult(kr); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", filepath.Join(d, filepath.FromSlash(scenario.LoopDiskFile)), err)
+		}
+		return l, "the loop device measured with the recording in " + d, nil
+	}
 }
 
 // ValidateOptions are Validate's settings.
@@ -244,11 +278,10 @@ type ValidateOptions struct {
 	// .Profile) and compares the times of every kernel result that has
 	// them (scenario.CompareTime); nil compares counters only.
 	Profile *timing.Profile
-	// Disk, when not nil, is the loop device the timed runs' model has
-	// (engine.LoopDiskModel of a measurement); nil is engine.LoopDisk.
-	// DiskNote says where it comes from, for the output.
-	Disk     *scenario.LoopDisk
-	DiskNote string
+	// Disk, when not nil, gives the loop device each timed run's model
+	// has (engine.LoopDiskModel of its measurement); nil, or a nil disk,
+	// is engine.LoopDisk.
+	Disk DiskSide
 	// Progress, if not nil, is called after each scenario with the number
 	// done of all.
 	Progress func(done, total int)
@@ -271,6 +304,7 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 	var total scenario.Summary
 	var timed scenario.TimeSummary
 	known, knownRows := LiveDifferences(), 0
+	disks := map[string]bool{}
 	for i, f := range files {
 		kr, err := kernel(ctx, f.Path, f.Scenario)
 		if err != nil {
@@ -279,15 +313,23 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 		mo := engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue}
 		if kr.Wall != nil && opts.Profile != nil {
 			mo.Profile = opts.Profile
+			var l *scenario.LoopDisk
+			note := ""
 			if opts.Disk != nil {
-				mo.Disk = engine.LoopDiskModel(opts.Disk)
-			}
-			if out.Disk == "" {
-				d := engine.LoopDisk()
-				out.Disk = fmt.Sprintf("the built-in loop device (engine.LoopDisk): %.1f µs + %.0f MB/s a request", d.LatencyNS/1e3, d.MBps)
-				if opts.Disk != nil {
-					out.Disk = opts.DiskNote + ": " + opts.Disk.String()
+				if l, note, err = opts.Disk(ctx, f.Path, kr); err != nil {
+					return out, err
 				}
+			}
+			if l != nil {
+				mo.Disk = engine.LoopDiskModel(l)
+				note += ": " + l.String()
+			} else {
+				d := engine.LoopDisk()
+				note = fmt.Sprintf("the built-in loop device (engine.LoopDisk): %.1f µs + %.0f MB/s a request", d.LatencyNS/1e3, d.MBps)
+			}
+			if !disks[note] {
+				disks[note] = true
+				out.Disks = append(out.Disks, note)
 			}
 		}
 		mr, err := engine.RunModel(ctx, f.Scenario, mo)
@@ -351,8 +393,8 @@ func (rows Rows) shows(r Row) bool {
 func (v Validation) WriteText(w io.Writer, rows Rows) error {
 	ew := &errWriter{w: w}
 	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n", v.Model, v.Kernel, v.On)
-	if v.Disk != "" {
-		ew.printf("model's disk: %s\n", v.Disk)
+	for _, d := range v.Disks {
+		ew.printf("model's disk: %s\n", d)
 	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 )
@@ -11,10 +12,11 @@ import (
 // LoopDiskSchema is the schema of a loop-disk file.
 const LoopDiskSchema = "bhsim-loop-disk/1"
 
-// LoopDiskFile is the name of the loop-disk file beside a recording's
-// results (NAME.json): the host runner's loop device measured in the same
-// sitting as the kernel's times.
-const LoopDiskFile = "loop-disk.json"
+// LoopDiskFile is the slash-separated path of the loop-disk file in a
+// recording's directory, beside its results (NAME.json): the host runner's
+// loop device measured in the same sitting as the kernel's times. It is in
+// a subdirectory so that the directory's *.json are all results.
+const LoopDiskFile = "disk/loop.json"
 
 // LoopDiskSmall and LoopDiskLarge are the sizes of the measured requests,
 // 4 KiB and 1 MiB.
@@ -111,6 +113,16 @@ func (l *LoopDisk) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// MatchesResult reports a measurement that is not of the sitting the
+// kernel's result r was recorded in: another kernel release or machine.
+// A result that names neither matches.
+func (l *LoopDisk) MatchesResult(r *Result) error {
+	if (r.Kernel != "" && r.Kernel != l.Kernel) || (r.Machine != "" && r.Machine != l.Machine) {
+		return fmt.Errorf("loop disk measured on %s %s, but %s was recorded on %s %s", l.Kernel, l.Machine, r.Scenario, r.Kernel, r.Machine)
+	}
+	return nil
+}
+
 // String describes the measurement in a line: each direction's latency and
 // rate.
 func (l *LoopDisk) String() string {
@@ -119,7 +131,7 @@ func (l *LoopDisk) String() string {
 }
 
 // DecodeLoopDisk reads a loop-disk file. Errors: bad JSON, unknown fields,
-// Check's.
+// anything after the object, Check's.
 func DecodeLoopDisk(b []byte) (*LoopDisk, error) {
 	var l LoopDisk
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -127,18 +139,29 @@ func DecodeLoopDisk(b []byte) (*LoopDisk, error) {
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("loop disk: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("loop disk: data after the object at byte %d", dec.InputOffset())
+	}
 	if err := l.Check(); err != nil {
 		return nil, err
 	}
 	return &l, nil
 }
 
-// ReadLoopDiskFile reads the loop-disk file name.
+// ReadLoopDiskFile reads the loop-disk file name. Errors: the file's
+// (wrapping os.ErrNotExist when there is none), DecodeLoopDisk's with the
+// file's name.
 func ReadLoopDiskFile(name string) (*LoopDisk, error) {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
+	return DecodeLoopDiskFile(name, b)
+}
+
+// DecodeLoopDiskFile decodes b, the contents of the loop-disk file name (a
+// path for the errors). Errors: DecodeLoopDisk's with the file's name.
+func DecodeLoopDiskFile(name string, b []byte) (*LoopDisk, error) {
 	l, err := DecodeLoopDisk(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

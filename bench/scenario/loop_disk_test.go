@@ -51,4 +51,35 @@ func TestLoopDiskRoundTripAndRefusals(t *testing.T) {
 	}
 	_, err = DecodeLoopDisk([]byte(`{"schema":"bhsim-loop-disk/1","runs":1,"extra":1}`))
 	assert.ErrorContains(t, err, "unknown field")
+	for _, tail := range []string{"{}", "}", "x", `"more"`} {
+		_, err = DecodeLoopDisk(append(append([]byte{}, b...), tail...))
+		assert.ErrorContains(t, err, "data after the object", "trailing %q", tail)
+	}
+	_, err = DecodeLoopDisk(append(append([]byte{}, b...), " \n\t"...))
+	assert.NoError(t, err, "trailing white space")
+}
+
+// TestLoopDiskMatchesResult: a measurement belongs to the sitting of a
+// result of the same kernel and machine.
+func TestLoopDiskMatchesResult(t *testing.T) {
+	l := &LoopDisk{Kernel: "6.18.44-a", Machine: "x86_64"}
+	for _, tc := range []struct {
+		name            string
+		kernel, machine string
+		want            string
+	}{
+		{"same", "6.18.44-a", "x86_64", ""},
+		{"unnamed", "", "", ""},
+		{"another build", "6.18.44-b", "x86_64", "measured on 6.18.44-a x86_64, but s was recorded on 6.18.44-b x86_64"},
+		{"another machine", "6.18.44-a", "aarch64", "recorded on 6.18.44-a aarch64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := l.MatchesResult(&Result{Scenario: "s", Kernel: tc.kernel, Machine: tc.machine})
+			if tc.want == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tc.want)
+			}
+		})
+	}
 }

@@ -82,14 +82,15 @@ func runHost(p *timing.Profile, opts Options) (*Reproduction, error) {
 // recording (scenario.LoopDiskFile), or nil (engine.LoopDisk) when the
 // recording has none.
 func hostDisk() (blk.Model, error) {
-	b, err := fs.ReadFile(bhsim.TimedCorpus, path.Join(hostTimedDir, "kernel", "6.18", scenario.LoopDiskFile))
+	name := path.Join(hostTimedDir, "kernel", "6.18", scenario.LoopDiskFile)
+	b, err := fs.ReadFile(bhsim.TimedCorpus, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	l, err := scenario.DecodeLoopDisk(b)
+	l, err := scenario.DecodeLoopDiskFile(name, b)
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,9 @@ Where the kernel's results hold elapsed times (a timed corpus such as
 testdata/timed), the model runs on its clock priced by --profile (default:
 the profile x86-host.json beside the first scenario, the host calibration
 the corpus was recorded with) over the loop disk measured with the
-recording (loop-disk.json beside its results; the built-in one where there
-is none; with --on host, measured first on this machine), and every
+recording (disk/loop.json in its results' directory; the built-in one
+where there is none; with --on host, measured on this machine before the
+first timed run), and every
 operation, and total, that took at least 1 ms is compared: within when
 inside the kernel's min..max widened by 5 % (10 % for one run). A summary
 line counts them; times never make validate fail.`
@@ -87,9 +88,7 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	vo := report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Profile: prof}
 	if prof != nil {
-		if vo.Disk, vo.DiskNote, err = validateDisk(ctx, *on, *recorded, scns[0].Path); err != nil {
-			return err
-		}
+		vo.Disk = validateDisk(*on, *recorded)
 	}
 	prog := report.ProgressOn(stderr, "bhsim validate", "scenarios")
 	vo.Progress = prog.Task(0)
@@ -136,17 +135,24 @@ func kernelSide(fs *flag.FlagSet, on, recorded string, o host.Options) (report.K
 	return nil, usagef("unknown --on %q (valid: recorded, host)", on)
 }
 
-// validateDisk returns the loop disk a timed validation's model has, and
-// where it comes from: the one measured with the recording (--on recorded;
-// nil, the built-in, when the recording has none), or one measured now on
-// the host (--on host), as the recording's was.
-func validateDisk(ctx context.Context, on, recorded, first string) (*scenario.LoopDisk, string, error) {
-	if on == "host" {
-		l, err := host.MeasureLoopDisk(ctx, host.LoopDiskRuns)
-		return l, "the host's loop device, measured now", err
+// validateDisk returns where a timed validation's model gets its loop disk:
+// the one measured with each recording (--on recorded; the built-in where a
+// recording has none), or one measured on the host at the first timed
+// scenario (--on host), as a recording's was.
+func validateDisk(on, recorded string) report.DiskSide {
+	if on != "host" {
+		return report.RecordedDisk(recorded)
 	}
-	l, err := report.RecordedLoopDisk(recorded, first)
-	return l, "the loop device measured with the recording", err
+	var l *scenario.LoopDisk
+	return func(ctx context.Context, _ string, _ *scenario.Result) (*scenario.LoopDisk, string, error) {
+		if l == nil {
+			var err error
+			if l, err = host.MeasureLoopDisk(ctx, host.LoopDiskRuns); err != nil {
+				return nil, "", err
+			}
+		}
+		return l, "the host's loop device, measured now", nil
+	}
 }
 
 // hostProfileFile is the host calibration a timed corpus carries beside its

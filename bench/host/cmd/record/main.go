@@ -5,8 +5,9 @@
 //	go run ./bench/host/cmd/record -runs 3 -out testdata/kernel/6.18 testdata/scenarios/*.scn
 //
 // With -out it first measures the loop disk the scenarios run on
-// (host.MeasureLoopDisk) and writes it beside them as loop-disk.json, the
-// model's disk when validate times the recording. With -print it writes one
+// (host.MeasureLoopDisk) and writes it beside them as disk/loop.json
+// (scenario.LoopDiskFile), the model's disk when validate times the
+// recording; the directory's *.json stay the results. With -print it writes one
 // result to standard output instead.
 package main
 
@@ -60,7 +61,10 @@ func run(files []string, runs int, out string, print bool, dump string, diskRuns
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(out, scenario.LoopDiskFile)
+		dst := filepath.Join(out, filepath.FromSlash(scenario.LoopDiskFile))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			return err
 		}
