@@ -264,7 +264,7 @@ func LockBuffer(cpu *CPU, bh *BufferHead) {
 	if !bh.state.TestAndSet(BHLock) {
 		return
 	}
-	cpu.plug.Flush()
+	cpu.plug.Wait()
 	for bh.state.TestAndSet(BHLock) {
 		runtime.Gosched()
 	}
@@ -284,7 +284,7 @@ func waitOnBuffer(cpu *CPU, bh *BufferHead) {
 	if !bh.Has(BHLock) {
 		return
 	}
-	cpu.plug.Flush()
+	cpu.plug.Wait()
 	for bh.Has(BHLock) {
 		runtime.Gosched()
 	}

@@ -143,7 +143,7 @@ func (f *Folio) lockFolio(cpu *CPU) {
 	if !f.flags.TestAndSet(FolioLocked) {
 		return
 	}
-	cpu.plug.Flush()
+	cpu.plug.Wait()
 	for f.flags.TestAndSet(FolioLocked) {
 		runtime.Gosched()
 	}

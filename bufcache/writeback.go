@@ -241,7 +241,7 @@ func waitOnWriteback(cpu *CPU, f *Folio) {
 	if !f.Has(FolioWriteback) {
 		return
 	}
-	cpu.plug.Flush()
+	cpu.plug.Wait()
 	for f.Has(FolioWriteback) {
 		runtime.Gosched()
 	}

@@ -14,7 +14,10 @@ import (
 //     kernel call interleaves its work and its submissions);
 //   - under the device's throttle rules each bio then waits in blk-throttle
 //     (blk.Throttle) until its rule lets it go, and a part the request
-//     layer split off follows the part before it;
+//     layer split off follows the part before it; a scenario's queue does
+//     this as each bio is submitted, at the time its CPU work so far gives
+//     (blk.Queue.SetThrottle), so that the bios one timer tick releases
+//     form requests together, as the kthrotld worker's plug forms them;
 //   - a request leaves for the disk when the last of its bio parts has,
 //     and the disk serves requests one at a time in that order (first come,
 //     first served), each for the time its model prices;
@@ -37,9 +40,12 @@ type blockStep struct {
 	// sector is a request's first sector (TraceRqIssue), bytes its size.
 	sector uint64
 	bytes  uint64
-	// parts is a request's bio parts (TraceRqIssue), svc its service time.
+	// parts is a request's bio parts (TraceRqIssue), svc its service time,
+	// ready when its last part left the queue's throttle stage (queued
+	// clocks only).
 	parts int
 	svc   float64
+	ready float64
 }
 
 // stepMeter records the block steps of the call under way: a blk.Tracer.
@@ -52,7 +58,7 @@ func (m *stepMeter) Trace(e blk.TraceEvent) {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, bytes: e.Bytes})
 	case blk.TraceRqIssue:
-		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
 }
 
@@ -71,8 +77,13 @@ func (t teeTracer) Trace(e blk.TraceEvent) {
 // clock places calls on simulated time: the disk's queue and the bio parts
 // on their way to requests.
 type clock struct {
-	// thr is the device's blk-throttle, nil without rules.
-	thr *blk.Throttle
+	// thr is the device's blk-throttle, nil without rules. With queued,
+	// the queue's throttle stage (blk.Queue.SetThrottle) passes the data
+	// bios through it as they are submitted and each request comes with
+	// its ready time; the clock passes only the empty flushes, at the time
+	// the writes before them completed.
+	thr    *blk.Throttle
+	queued bool
 	// diskFree is when the disk is next free, diskBusy its time serving.
 	diskFree, diskBusy float64
 	// parts are the submission times of the bio parts not yet in a request, in
@@ -126,18 +137,27 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			k++
 			at := start + cpuNS*float64(k)/float64(bios)
 			empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
-			if empty {
-				at = max(at, p.ioDone) // sent once the writes before it are done
-			}
-			lastSubmit = c.throttle(at, s, false)
-			if !empty { // an empty flush is no request's part: its flush request follows it
+			switch {
+			case empty:
+				// sent once the writes before it are done; no request's
+				// part: its flush request follows it
+				lastSubmit = c.throttle(max(at, p.ioDone), s, false)
+			case c.queued:
+				lastSubmit = at
+			default:
+				lastSubmit = c.throttle(at, s, false)
 				c.parts = append(c.parts, lastSubmit)
 			}
 		case blk.TraceSplit: // a part of the bio just submitted
-			lastSubmit = c.throttle(lastSubmit, s, true)
-			c.parts = append(c.parts, lastSubmit)
+			if !c.queued {
+				lastSubmit = c.throttle(lastSubmit, s, true)
+				c.parts = append(c.parts, lastSubmit)
+			}
 		case blk.TraceRqIssue:
-			issue := c.takeParts(s.parts, start)
+			issue := s.ready
+			if !c.queued {
+				issue = c.takeParts(s.parts, start)
+			}
 			if s.op == blk.OpFlush { // after the writes before it and its bio
 				issue = max(issue, p.ioDone, lastSubmit)
 			}

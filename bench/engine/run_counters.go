@@ -90,9 +90,13 @@ func (t blockTracer) Trace(e blk.TraceEvent) {
 	case blk.TraceRqComplete:
 		scenario.CountRqComplete(cs, blk.Errno(e.Err))
 	case blk.TracePlug:
-		scenario.CountPlug(cs)
+		if !e.Worker { // the host runner counts the task's plugs only
+			scenario.CountPlug(cs)
+		}
 	case blk.TraceUnplug:
-		scenario.CountUnplug(cs, uint64(e.Count))
+		if !e.Worker {
+			scenario.CountUnplug(cs, uint64(e.Count))
+		}
 	}
 }
 

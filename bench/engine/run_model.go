@@ -108,6 +108,7 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 		}
 		if r.timed != nil {
 			or.Wall = scenario.SpanOf(time.Duration(r.now - opStart))
+			r.drainThrottle()
 		}
 		r.rec.stat(before, r.queue.BlockStat())
 		or.Counters = r.rec.take()

@@ -49,7 +49,8 @@ func (r *modelRun) startClock(opts ModelOptions, rules scenario.Rules) error {
 		if err != nil {
 			return err
 		}
-		t.thr = thr
+		t.thr, t.queued = thr, true
+		r.queue.SetThrottle(thr, r.submitNow)
 	}
 	r.queue.SetTracer(teeTracer{blockTracer{r.rec}, &t.meter})
 	r.timed = t
@@ -69,6 +70,33 @@ func (r *modelRun) beginCall() {
 	if t := r.timed; t != nil {
 		t.mark = r.cpu.Events()
 		t.meter.reset()
+	}
+}
+
+// submitNow is the simulated time at which the call under way submits a
+// bio: when it began, and its CPU work so far — its events priced, and a
+// request's CPU cost for each request it has issued.
+func (r *modelRun) submitNow() float64 {
+	t := r.timed
+	reqs := 0
+	for _, s := range t.meter.steps {
+		if s.kind == blk.TraceRqIssue {
+			reqs++
+		}
+	}
+	return r.now + t.p.SimNS(r.cpu.Events().Sub(t.mark), 0) + float64(reqs)*t.p.NS[timing.ParamRequest]
+}
+
+// drainThrottle follows an operation of a timed run whose device has
+// throttle rules: the host runner waits until the device is idle and the
+// throttle holds nothing before the next operation, outside every time, so
+// the round the operation's last bios wait in goes out now, on the clock
+// (blk.Queue.ReleaseThrottled), and the run's time moves past its requests.
+func (r *modelRun) drainThrottle() {
+	if t := r.timed; t != nil && t.queued {
+		r.beginCall()
+		r.queue.ReleaseThrottled()
+		r.endCall(true, span{})
 	}
 }
 

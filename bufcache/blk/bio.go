@@ -126,13 +126,16 @@ type Bio struct {
 	inline [MaxInlineVecs]Vec
 	size   uint32
 	data   bool // some vector carries data (a metadata-only bio's have none)
+	// leaveNS is when the part being submitted left the queue's throttle
+	// stage (Queue.SetThrottle), in simulated nanoseconds.
+	leaveNS float64
 }
 
 // Reset prepares b for a new I/O of op at sector, with no vectors and no
 // flags. A vector array grown past MaxInlineVecs by an earlier I/O is kept,
 // cleared, for the next one.
 func (b *Bio) Reset(op Op, sector uint64) {
-	b.Op, b.Flags, b.Sector, b.Err, b.EndIO, b.Private = op, 0, sector, nil, nil, nil
+	b.Op, b.Flags, b.Sector, b.Err, b.EndIO, b.Private, b.leaveNS = op, 0, sector, nil, nil, nil, 0
 	switch {
 	case cap(b.vecs) > MaxInlineVecs: // its own grown array: a copied Bio's vecs has the capacity of an inline array
 		clear(b.inline[:])

@@ -107,7 +107,11 @@
 //   - writeback throttling ([Limits.WriteThrottleDepth], blk-wbt): a task
 //     about to exceed 16 synchronous write requests in flight sleeps, and its
 //     plug is flushed as schedule() flushes it — the 16-request unplugs with
-//     block_rq_insert that the host recorded.
+//     block_rq_insert that the host recorded;
+//   - blk-throttle in front of the request layer ([Queue.SetThrottle] with a
+//     [Throttle]): a bio its rule holds is submitted later by the kthrotld
+//     worker, under a plug of its own with the other bios of its timer tick,
+//     so a rule changes which requests the bios form.
 //
 // A [Tracer] set on a queue ([Queue.SetTracer]) sees the block tracepoints
 // ([TraceKind]); [Queue.BlockStat] is /sys/block/<dev>/stat. Requests fail with

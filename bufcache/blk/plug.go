@@ -48,6 +48,11 @@ type Plug struct {
 	spare   []*Request // the other list buffer, swapped in by Flush
 	cbs     []plugCB   // registered callbacks (cb_list), oldest first
 	cbSpare []plugCB   // the other callback buffer, swapped in by Flush
+	// worker marks the kthrotld worker's plug of a queue's throttle stage:
+	// it holds its requests for the stage (no flush when it fills, no wbt
+	// sleep), and its plug events are TraceEvent.Worker's.
+	worker bool
+	rounds []*Queue // queues holding throttle rounds of this task's bios (Wait)
 }
 
 // PlugCallback is the callback of struct blk_plug_cb (v5.10): work a
@@ -102,11 +107,16 @@ func (p *Plug) Finish() error {
 // plug — including those the callbacks plugged — and issues them directly in
 // the order they were plugged (block_unplug, then block_rq_issue). Requests
 // plugged while they are dispatched (by a completion that submits) wait for
-// the next flush. The plug stays started. O(callbacks + requests) plus their
+// the next flush. Then the throttle rounds this plug's bios went into whose
+// ticks the submitter's time has reached go out (Queue.SetThrottle). The
+// plug stays started. O(callbacks + requests) plus their
 // work and dispatch.
 func (p *Plug) Flush() {
 	p.flushCallbacks()
 	p.flushRequests(false)
+	for _, q := range p.rounds {
+		q.releaseDue()
+	}
 }
 
 // schedule models the flush of a task's plug when the task sleeps
@@ -148,7 +158,7 @@ func (p *Plug) traceUnplug(q *Queue, rqs []*Request, inserted bool) {
 			n++
 		}
 	}
-	q.trace(TraceEvent{Kind: TraceUnplug, Count: n})
+	q.trace(TraceEvent{Kind: TraceUnplug, Count: n, Worker: p.worker})
 	for _, o := range rqs {
 		if inserted && o.q == q {
 			q.traceRq(TraceRqInsert, o, nil)
@@ -298,14 +308,15 @@ func (p *Plug) add(rq *Request) {
 	q := rq.q
 	switch n := len(p.rqs); {
 	case n == 0:
-		q.trace(TraceEvent{Kind: TracePlug})
+		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker})
+	case p.worker: // held for the throttle stage
 	case p.full(q, n) || p.rqs[n-1].bytes() >= PlugFlushSize:
 		if q.lim.Version >= Version618 {
 			p.flushRequests(false)
 		} else {
 			p.Flush()
 		}
-		q.trace(TraceEvent{Kind: TracePlug})
+		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker})
 	}
 	p.rqs = append(p.rqs, rq)
 }

@@ -49,6 +49,12 @@ type Queue struct {
 	stats   QueueStats
 	seq     uint64
 	ring    traceRing
+
+	// thr, when not nil, is the throttle stage (SetThrottle): thrNow the
+	// submitter's time, round the kthrotld round being gathered.
+	thr    *Throttle
+	thrNow func() float64
+	round  throttleRound
 }
 
 // OpStats counts what a queue served for one operation.
@@ -281,6 +287,11 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		}
 	}
 	b.Err = nil // the first error of its parts, until it completes
+	task := p
+	if q.thr != nil {
+		p = q.throttleBio(task, b, 0)
+		defer q.throttled(task)
+	}
 	q.traceBio(TraceBioQueue, b, 0, b.size)
 	n, r := q.lim.cut(b, 0)
 	if n == b.size {
@@ -312,6 +323,10 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		}
 		off += n
 		n, r = q.lim.cut(b, off)
+		if q.thr != nil { // the remainder, resubmitted, is checked again
+			q.throttled(task)
+			p = q.throttleBio(task, b, off)
+		}
 	}
 }
 
@@ -320,7 +335,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 // device. A task holding a plug may first sleep in write throttling
 // (Plug.throttle, in blk_mq_get_new_requests's rq_qos_throttle).
 func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r *runs, noMerge bool, seq flushSeq) {
-	if p != nil {
+	if p != nil && !p.worker {
 		p.throttle(q, b)
 	}
 	rq := q.request(b, off, n, r, noMerge)
@@ -393,6 +408,7 @@ func (q *Queue) request(b *Bio, off, n uint32, r *runs, noMerge bool) *Request {
 	rq.parts = append(rq.parts, BioPart{Bio: b, Off: off, Len: n})
 	rq.runs, rq.merges, rq.frontMerges = *r, 0, 0
 	rq.noMerge = noMerge || rq.flags&FlagFUA != 0
+	rq.ready = b.leaveNS
 	return rq
 }
 
@@ -439,9 +455,9 @@ func (q *Queue) serve(rq *Request) error {
 
 	if q.tracer != nil {
 		e := TraceEvent{Kind: TraceRqIssue, Op: rq.op, Flags: rq.flags, Sector: rq.sector, Bytes: rq.bytes(),
-			Count: len(rq.parts), Segments: rq.Segments(), ServiceNS: ns}
+			Count: len(rq.parts), Segments: rq.Segments(), ServiceNS: ns, ReadyNS: rq.ready}
 		q.tracer.Trace(e)
-		e.Kind, e.Segments, e.ServiceNS, e.Err = TraceRqComplete, 0, 0, err
+		e.Kind, e.Segments, e.ServiceNS, e.ReadyNS, e.Err = TraceRqComplete, 0, 0, 0, err
 		q.tracer.Trace(e)
 	}
 	return err

@@ -21,10 +21,11 @@ type Request struct {
 	sector      uint64
 	sectors     uint64
 	parts       []BioPart
-	runs        runs   // segment accounting of what the request holds
-	merges      uint64 // bios merged into the request
-	frontMerges uint64 // of those, front merges
-	noMerge     bool   // REQ_NOMERGE: a split's front part, or a flush flag
+	runs        runs    // segment accounting of what the request holds
+	merges      uint64  // bios merged into the request
+	frontMerges uint64  // of those, front merges
+	noMerge     bool    // REQ_NOMERGE: a split's front part, or a flush flag
+	ready       float64 // when its last bio part left the throttle stage (ns), 0 without one
 }
 
 // Op returns the request's operation.
@@ -84,6 +85,7 @@ func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
 		r.sectors += b.Sectors()
 		r.parts = append(r.parts, BioPart{Bio: b, Off: 0, Len: b.size})
 		r.merges++
+		r.ready = max(r.ready, b.leaveNS)
 		return mergeBack
 	}
 	merged := *br
@@ -99,6 +101,7 @@ func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
 	r.parts[0] = BioPart{Bio: b, Off: 0, Len: b.size}
 	r.merges++
 	r.frontMerges++
+	r.ready = max(r.ready, b.leaveNS)
 	return mergeFront
 }
 

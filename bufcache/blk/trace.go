@@ -91,6 +91,14 @@ type TraceEvent struct {
 	Segments uint32
 	// ServiceNS is the model's price of the request (TraceRqIssue).
 	ServiceNS float64
+	// ReadyNS is, on a queue with a throttle stage (Queue.SetThrottle),
+	// when the last of the request's bio parts left the throttle, in
+	// simulated nanoseconds (TraceRqIssue); 0 without one.
+	ReadyNS float64
+	// Worker marks the plug events (TracePlug, TraceUnplug) of a kernel
+	// worker's plug — kthrotld's, which submits what the throttle
+	// released — rather than the submitting task's.
+	Worker bool
 	// Err is the completion error of a TraceRqComplete.
 	Err error
 }
