@@ -98,9 +98,44 @@ func TestRunModelThrottledFlushes(t *testing.T) {
 	}
 }
 
-func TestRunModelRefusesRules(t *testing.T) {
-	s, err := scenario.Parse("ruled.scn", "device size=64M sector=512 sched=mq-deadline\nopen a rdwr\nclose a\n")
-	require.NoError(t, err)
-	_, err = engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
-	assert.ErrorIs(t, err, engine.ErrRulesNotModelled)
+// TestRunModelRules: the device rules the model does not apply are
+// refused, not ignored; the default scheduler and wbt are applied. With
+// wbt off, fsync's 64 unmergeable requests no longer put the task to sleep
+// at the 17th (no rq.insert) — the count Linux 6.18 gave with wbt=off
+// (testdata/scenarios/sparse-pages-bs4k-nowbt.scn); with a wbt latency
+// the default depth stays.
+func TestRunModelRules(t *testing.T) {
+	const ops = "open a rdwr\npwrite a off=0 len=4K repeat=64 stride=8K\nfsync a\nclose a\n"
+	for _, tc := range []struct {
+		rules   string
+		refused bool
+		inserts uint64
+	}{
+		{"sched=mq-deadline", true, 0},
+		{"sched=bfq", true, 0},
+		{"max_bytes=8M", true, 0},
+		{"strict_limit=1", true, 0},
+		{"sched=none", false, 48},
+		{"", false, 48},
+		{"wbt=2000us", false, 48},
+		{"wbt=off", false, 0},
+	} {
+		t.Run(tc.rules, func(t *testing.T) {
+			s, err := scenario.Parse("ruled.scn", "device size=16M sector=512 "+tc.rules+"\n"+ops)
+			require.NoError(t, err)
+			r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{})
+			if tc.refused {
+				assert.ErrorIs(t, err, engine.ErrRulesNotModelled)
+				return
+			}
+			require.NoError(t, err)
+			got := uint64(0)
+			for _, c := range r.Total {
+				if c.Name == "rq.insert" {
+					got = c.Max
+				}
+			}
+			assert.Equal(t, tc.inserts, got, "rq.insert")
+		})
+	}
 }
