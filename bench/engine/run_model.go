@@ -31,7 +31,9 @@ type ModelOptions struct {
 	// Profile, when not nil, times the run on the model's clock: each
 	// operation's simulated elapsed time (OpResult.Wall) and the
 	// scenario's (Result.Wall), its CPU work priced by Profile over the
-	// device's Rules and its disk. Nil leaves the result untimed.
+	// device's Rules and its disk. Nil leaves the result untimed; a device
+	// with throttle rules then still runs on the clock, priced by
+	// timing.X86Server, for the requests the throttle's rounds form.
 	Profile *timing.Profile
 	// Disk prices the device's requests when Profile is set; nil means
 	// LoopDisk, a loop device over a file on tmpfs.
@@ -81,7 +83,14 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 		k = linux618()
 	}
 	spec := scenarioSpec(s)
-	if opts.Profile != nil {
+	// A device with throttle rules runs on the clock even untimed: the
+	// rounds the throttle releases decide the requests, and so the
+	// counts. Without a profile, the x86 server's prices place the calls.
+	clockProfile := opts.Profile
+	if clockProfile == nil && throttleRules(s.Device.Rules).Any() {
+		clockProfile = timing.X86Server()
+	}
+	if clockProfile != nil {
 		spec.disk = opts.Disk
 		if spec.disk == nil {
 			spec.disk = LoopDisk()
@@ -94,11 +103,12 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	res := scenario.NewResult(s, scenario.RunnerModel)
 	res.Kernel, res.Machine, res.PageSize = k.Name, "bhsim model", int(r.m.PageSize())
 	res.Queue = r.limits
-	if opts.Profile != nil {
-		if err := r.startClock(opts, s.Device.Rules); err != nil {
+	if clockProfile != nil {
+		if err := r.startClock(clockProfile, s.Device.Rules); err != nil {
 			return nil, err
 		}
 	}
+	timed := opts.Profile != nil
 	r.rec.take()
 	for i, op := range s.Ops {
 		if err := ctx.Err(); err != nil {
@@ -111,10 +121,10 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 		if err := r.exec(ctx, op, or); err != nil {
 			return nil, fmt.Errorf("%s: op %d (%s): %w", s.Name, i+1, op, err)
 		}
-		if r.timed != nil {
+		if timed {
 			or.Wall = scenario.SpanOf(time.Duration(r.now - opStart))
-			r.drainThrottle()
 		}
+		r.drainThrottle()
 		r.rec.stat(before, r.queue.BlockStat())
 		or.Counters = r.rec.take()
 		or.Events = eventCounters(r.cpu.Events().Sub(events))
@@ -128,7 +138,7 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 			return nil, err
 		}
 	}
-	if r.timed != nil {
+	if timed {
 		res.Wall = scenario.SpanOf(time.Duration(r.now))
 	}
 	res.Finish()

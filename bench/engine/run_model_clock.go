@@ -42,8 +42,8 @@ type modelClock struct {
 
 // startClock times the run: it puts the step meter beside the counting
 // tracer and the device's throttle rules on the clock.
-func (r *modelRun) startClock(opts ModelOptions, rules scenario.Rules) error {
-	t := &modelClock{p: opts.Profile}
+func (r *modelRun) startClock(p *timing.Profile, rules scenario.Rules) error {
+	t := &modelClock{p: p}
 	if tr := throttleRules(rules); tr.Any() {
 		thr, err := blk.NewThrottle(tr, blk.DefaultHZ)
 		if err != nil {
