@@ -136,7 +136,7 @@
 // covering a block in part reads the whole block first (at 64 KiB blocks a
 // 4 KiB write reads 64 KiB); readahead grows its windows and folios (4, 8,
 // 16, 32 pages; orders 0 to 5 for a 4 KiB stream). Every recording of the
-// host corpus (testdata/kernel/6.18, 73 scenarios) is reproduced counter for
+// host corpus (testdata/kernel/6.18, 81 scenarios) is reproduced counter for
 // counter by this package over package blk's 6.18 queue (bench/workload's
 // RunModel and TestRunModelKernel618; see docs/page-cache.md). Opening, closing, errseq writeback errors and the
 // fsync flush behave the same in every version.

@@ -41,16 +41,21 @@ type ModelOptions struct {
 }
 
 // ErrRulesNotModelled is RunModel's error for a scenario whose device has
-// Rules the model does not apply yet: a scheduler other than none, or the
-// per-bdi dirty limits. Throttle rules (rbps, wbps, riops, wiops) it
-// applies, on the clock (blk.Throttle); wbt=off turns write-back
+// Rules the model does not apply yet: the per-bdi dirty limits. Throttle
+// rules (rbps, wbps, riops, wiops) it applies, on the clock
+// (blk.Throttle); a scheduler puts every request through its insert
+// (blk.Limits.Elevator; bfq turns wbt off); wbt=off turns write-back
 // throttling off (blk.Limits.WriteThrottleDepth 0), and a wbt latency
 // keeps its default depth (the model has no completion latencies for wbt
 // to scale the depth by; a loop device's requests take tens of
 // microseconds against any target the rule takes from 1 µs up, and
 // wbt scales down only on reads that overshoot it). A result that ignored
 // the others would be wrong.
-var ErrRulesNotModelled = errors.New("the model does not apply the device rules sched (but none), max_bytes and strict_limit yet")
+var ErrRulesNotModelled = errors.New("the model does not apply the device rules max_bytes and strict_limit yet")
+
+// loopWBTLatency is a 6.18 loop queue's wbt_lat_usec as the host recorded
+// it: blk-wbt's default target for a non-rotational queue, 2 ms.
+const loopWBTLatency = 2 * time.Millisecond
 
 // modelDevice names the model's loop device (only counters see it).
 const modelDevice = "loop0"
@@ -75,7 +80,7 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if rest := s.Device.Rules; (rest.Scheduler != "" && rest.Scheduler != "none") || rest.MaxBytes != 0 || rest.StrictLimit {
+	if rest := s.Device.Rules; rest.MaxBytes != 0 || rest.StrictLimit {
 		return nil, fmt.Errorf("%s: %w", s.Name, ErrRulesNotModelled)
 	}
 	k := opts.Kernel
@@ -174,7 +179,8 @@ type machineSpec struct {
 	dirtyLimit, cacheLimit int
 	metadataOnly           bool
 	disk                   blk.Model
-	wbtOff                 bool // the device's wbt=off rule
+	scheduler              string        // the device's sched rule, "" for the queue's
+	wbt                    time.Duration // the device's wbt rule (scenario.Rules.WBT)
 }
 
 // RunOnQueue is RunModel with only the queue limits set: the scenario run
@@ -188,7 +194,7 @@ func RunOnQueue(ctx context.Context, s *scenario.Scenario, q *scenario.QueueLimi
 // with its data, a disk that takes no time.
 func scenarioSpec(s *scenario.Scenario) machineSpec {
 	return machineSpec{size: uint64(s.Device.Size), logical: uint32(s.Device.SectorSize()), cpus: 1,
-		wbtOff: s.Device.Rules.WBT == scenario.WBTOff}
+		scheduler: s.Device.Rules.Scheduler, wbt: s.Device.Rules.WBT}
 }
 
 // newModelRun builds the machine of kernel k and the loop device of spec.
@@ -212,13 +218,21 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	if q != nil {
 		attrs = QueueAttrs(q)
 	}
+	if spec.scheduler != "" {
+		attrs.Scheduler = spec.scheduler
+	}
 	lim, err := blk.LoopLimitsFrom(attrs)
 	if err != nil {
 		return nil, err
 	}
 	lim.Version = k.Block
-	if spec.wbtOff {
+	switch { // written after the scheduler, as the host runner writes it
+	case spec.wbt == scenario.WBTOff:
 		lim.WriteThrottleDepth = 0
+	case spec.wbt > 0 && spec.wbt != loopWBTLatency:
+		// A new latency turns wbt on again (after bfq turned it off); the
+		// queue's own value is no change at all (queue_wb_lat_store).
+		lim.WriteThrottleDepth = blk.WBTDefaultDepth
 	}
 	mem, err := blk.NewMemDisk(modelDevice, spec.size, lim.LogicalBlockSize)
 	if err != nil {

@@ -99,26 +99,30 @@ func TestRunModelThrottledFlushes(t *testing.T) {
 }
 
 // TestRunModelRules: the device rules the model does not apply are
-// refused, not ignored; the default scheduler and wbt are applied. With
-// wbt off, fsync's 64 unmergeable requests no longer put the task to sleep
-// at the 17th (no rq.insert) — the count Linux 6.18 gave with wbt=off
-// (testdata/scenarios/sparse-pages-bs4k-nowbt.scn); with a wbt latency
-// the default depth stays.
+// refused, not ignored; the others change fsync's 64 unmergeable requests
+// as Linux 6.18 changed them (testdata/scenarios/sparse-pages-*.scn):
+// wbt puts the task to sleep at its 17th plugged write (4 plugs, 48
+// inserted), wbt=off and bfq do not (2 plugs), a scheduler inserts every
+// request, and a wbt latency written after bfq turns wbt on again unless
+// it is the queue's own.
 func TestRunModelRules(t *testing.T) {
 	const ops = "open a rdwr\npwrite a off=0 len=4K repeat=64 stride=8K\nfsync a\nclose a\n"
 	for _, tc := range []struct {
-		rules   string
-		refused bool
-		inserts uint64
+		rules          string
+		refused        bool
+		plugs, inserts uint64
 	}{
-		{"sched=mq-deadline", true, 0},
-		{"sched=bfq", true, 0},
-		{"max_bytes=8M", true, 0},
-		{"strict_limit=1", true, 0},
-		{"sched=none", false, 48},
-		{"", false, 48},
-		{"wbt=2000us", false, 48},
-		{"wbt=off", false, 0},
+		{"max_bytes=8M", true, 0, 0},
+		{"strict_limit=1", true, 0, 0},
+		{"", false, 4, 48},
+		{"sched=none", false, 4, 48},
+		{"wbt=2000us", false, 4, 48},
+		{"wbt=off", false, 2, 0},
+		{"sched=mq-deadline", false, 4, 64},
+		{"sched=kyber wbt=off", false, 2, 64},
+		{"sched=bfq", false, 2, 64},
+		{"sched=bfq wbt=2000us", false, 2, 64},
+		{"sched=bfq wbt=1000us", false, 4, 64},
 	} {
 		t.Run(tc.rules, func(t *testing.T) {
 			s, err := scenario.Parse("ruled.scn", "device size=16M sector=512 "+tc.rules+"\n"+ops)
@@ -129,13 +133,12 @@ func TestRunModelRules(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			got := uint64(0)
+			got := map[string]uint64{}
 			for _, c := range r.Total {
-				if c.Name == "rq.insert" {
-					got = c.Max
-				}
+				got[c.Name] = c.Max
 			}
-			assert.Equal(t, tc.inserts, got, "rq.insert")
+			assert.Equal(t, tc.plugs, got["plug.plug"], "plug.plug")
+			assert.Equal(t, tc.inserts, got["rq.insert"], "rq.insert")
 		})
 	}
 }

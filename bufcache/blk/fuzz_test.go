@@ -45,6 +45,9 @@ type fuzzRig struct {
 	pfn    uint64
 	failed uint64
 	events [2]fuzzEvents
+	// flagged counts the data bios submitted with a flush flag, which the
+	// flush machinery takes past a scheduler.
+	flagged uint64
 }
 
 // fuzzEvents counts a queue's trace events and checks what each one says.
@@ -81,7 +84,7 @@ func (e *fuzzEvents) Trace(ev TraceEvent) {
 	case TraceBioFrontmerge:
 		require.Equal(e.t, Version618, e.lim.Version, "v5.10 front merges are not modelled")
 	case TraceRqInsert:
-		require.NotZero(e.t, e.lim.WriteThrottleDepth, "only a throttled task's plug is inserted")
+		require.True(e.t, e.lim.WriteThrottleDepth != 0 || e.lim.Elevator, "only a throttled task's plug, or a scheduler, inserts")
 	}
 }
 
@@ -103,12 +106,13 @@ func newFuzzRig(t *testing.T, in *byteReader) *fuzzRig {
 	lim.MaxSectors = minSectors * (1 + uint32(in.next()%8))
 	require.NoError(t, lim.Validate())
 	// The kernel: v5.10 or v6.18, a write cache with or without FUA, write
-	// throttling at depth 0, 1, 2 or 16.
+	// throttling at depth 0, 1, 2 or 16, a scheduler or none.
 	kern := in.next()
 	lim.Version = Version(kern & 1)
 	lim.WriteCache = kern&2 != 0
 	lim.FUA = lim.WriteCache && kern&4 != 0
 	lim.WriteThrottleDepth = []uint32{0, 1, 2, WBTDefaultDepth}[kern>>3&3]
+	lim.Elevator = kern&0x20 != 0
 	require.NoError(t, lim.Validate())
 	rig := &fuzzRig{t: t, lim: lim, pfn: 1}
 	rig.p.MaxRequests = int(cfg >> 4)
@@ -183,6 +187,9 @@ func (r *fuzzRig) submit(in *byteReader) {
 	}
 	r.next[d] = end
 
+	if flags&flushFlags != 0 {
+		r.flagged++
+	}
 	fb := &fuzzBio{disk: d, data: make([]byte, size)}
 	id := len(r.bios)
 	for i := range fb.data {
@@ -326,7 +333,14 @@ func (r *fuzzRig) finish() {
 		require.Equal(t, st.Read.Splits+st.Write.Splits, ev.kinds[TraceSplit])
 		require.GreaterOrEqual(t, ev.kinds[TraceRqComplete], ev.kinds[TraceRqIssue]+st.EmptyFlushes)
 		require.LessOrEqual(t, ev.unplug, st.Read.Requests+st.Write.Requests, "only requests are unplugged")
-		require.LessOrEqual(t, ev.kinds[TraceRqInsert], ev.unplug)
+		if data := st.Read.Requests + st.Write.Requests; r.lim.Elevator {
+			require.LessOrEqual(t, ev.kinds[TraceRqInsert], data, "a request is inserted once")
+			if r.flagged == 0 {
+				require.Equal(t, data, ev.kinds[TraceRqInsert], "every request goes through the scheduler")
+			}
+		} else {
+			require.LessOrEqual(t, ev.kinds[TraceRqInsert], ev.unplug)
+		}
 		if r.lim.WriteCache {
 			require.GreaterOrEqual(t, st.Flushes, st.EmptyFlushes)
 		} else {

@@ -142,6 +142,17 @@ type Limits struct {
 	// it on (wbt_lat_usec 2000) with the default depth [WBTDefaultDepth]:
 	// that is the 16-request plug flush the host recorded.
 	WriteThrottleDepth uint32
+	// Elevator is an I/O scheduler on the queue (/sys/block/<dev>/queue/
+	// scheduler other than none: mq-deadline, kyber, bfq; v6.18's
+	// RQF_USE_SCHED): every request but those of the flush machinery is
+	// inserted into it before it is dispatched, so each is traced once as
+	// block_rq_insert — at its plug's flush, or at once for a request made
+	// without a plug. The model's dispatch is synchronous, so nothing waits
+	// in the scheduler to merge with or be reordered; Linux 6.18 on the
+	// host showed the same counts with each of the three schedulers as
+	// without one, but for the inserts (and bfq turning wbt off, which
+	// LoopLimitsFrom applies).
+	Elevator bool
 }
 
 // DefaultLimits returns the block layer's default limits in v5.10

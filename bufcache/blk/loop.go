@@ -49,7 +49,9 @@ type QueueAttrs struct {
 	WriteCache string
 	// FUA is fua.
 	FUA bool
-	// Scheduler is the selected scheduler; only "none" (or "") is modelled.
+	// Scheduler is the selected scheduler: "" or "none", or one of
+	// mq-deadline, kyber and bfq (Limits.Elevator; bfq also turns wbt
+	// off, as bfq_init_queue does).
 	Scheduler string
 	// NoMerges is nomerges; only 0 (all merges) is modelled.
 	NoMerges int
@@ -94,8 +96,14 @@ func LoopLimitsFrom(a QueueAttrs) (Limits, error) {
 		return Limits{}, fmt.Errorf("%w: write_cache %q is neither %q nor %q", ErrInvalidConfig, a.WriteCache, WriteCacheBack, WriteCacheThrough)
 	}
 	l.FUA = a.FUA
-	if a.Scheduler != "" && a.Scheduler != "none" {
-		return Limits{}, fmt.Errorf("%w: scheduler %q is not modelled (only none)", ErrInvalidConfig, a.Scheduler)
+	switch a.Scheduler {
+	case "", "none":
+	case "mq-deadline", "kyber":
+		l.Elevator = true
+	case "bfq":
+		l.Elevator, l.WriteThrottleDepth = true, 0
+	default:
+		return Limits{}, fmt.Errorf("%w: scheduler %q is not modelled (none, mq-deadline, kyber, bfq)", ErrInvalidConfig, a.Scheduler)
 	}
 	if a.NoMerges != 0 {
 		return Limits{}, fmt.Errorf("%w: nomerges %d is not modelled (only 0)", ErrInvalidConfig, a.NoMerges)

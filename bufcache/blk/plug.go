@@ -139,7 +139,7 @@ func (p *Plug) flushRequests(inserted bool) {
 	p.rqs, p.spare = p.spare[:0], nil
 	for i, rq := range rqs {
 		if q := rq.q; q.tracer != nil && !hasQueue(rqs[:i], q) {
-			p.traceUnplug(q, rqs[i:], inserted)
+			p.traceUnplug(q, rqs[i:], inserted || q.lim.Elevator)
 		}
 	}
 	for i, rq := range rqs {

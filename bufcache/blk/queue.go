@@ -343,6 +343,9 @@ func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r *runs, noMerge bool, seq
 	case seq&(seqPreflush|seqPostflush) != 0:
 		q.dispatchSeq(rq, seq)
 	case p == nil || seq == seqBypass:
+		if q.lim.Elevator && q.tracer != nil {
+			q.traceRq(TraceRqInsert, rq, nil)
+		}
 		q.dispatch(rq)
 	default:
 		p.add(rq)

@@ -140,6 +140,11 @@ func (q *Queue) dispatchHeld(now float64) {
 			j++
 		}
 		q.trace(TraceEvent{Kind: TraceUnplug, Count: j - i, Worker: true})
+		if q.lim.Elevator && q.tracer != nil {
+			for _, rq := range rqs[i:j] {
+				q.traceRq(TraceRqInsert, rq, nil)
+			}
+		}
 		for _, rq := range rqs[i:j] {
 			q.dispatch(rq)
 		}

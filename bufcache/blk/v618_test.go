@@ -484,6 +484,27 @@ func TestLoopLimitsFromRecorded(t *testing.T) {
 	}
 }
 
+// TestLoopLimitsFromSchedulers: each of 6.18's schedulers puts an elevator
+// on the queue; bfq also turns write-back throttling off.
+func TestLoopLimitsFromSchedulers(t *testing.T) {
+	for _, tc := range []struct {
+		sched    string
+		elevator bool
+		wbt      uint32
+	}{
+		{"", false, WBTDefaultDepth},
+		{"none", false, WBTDefaultDepth},
+		{"mq-deadline", true, WBTDefaultDepth},
+		{"kyber", true, WBTDefaultDepth},
+		{"bfq", true, 0},
+	} {
+		l, err := LoopLimitsFrom(QueueAttrs{LogicalBlockSize: 512, Scheduler: tc.sched})
+		require.NoError(t, err, tc.sched)
+		assert.Equal(t, tc.elevator, l.Elevator, tc.sched)
+		assert.Equal(t, tc.wbt, l.WriteThrottleDepth, tc.sched)
+	}
+}
+
 func TestLoopLimitsFromErrors(t *testing.T) {
 	ok := QueueAttrs{LogicalBlockSize: 512, PhysicalBlockSize: 4096, MaxSectorsKB: 512, MaxHWSectorsKB: 1280,
 		MaxSegments: 64, MaxSegmentSize: 1 << 20, WriteCache: WriteCacheThrough, Scheduler: "none"}
@@ -503,7 +524,7 @@ func TestLoopLimitsFromErrors(t *testing.T) {
 		{"max_sectors beyond 32 bits", func(a *QueueAttrs) { a.MaxSectorsKB, a.MaxHWSectorsKB = 1<<21, 0 }},
 		{"write_cache", func(a *QueueAttrs) { a.WriteCache = "write-back" }},
 		{"fua without cache", func(a *QueueAttrs) { a.FUA = true }},
-		{"scheduler", func(a *QueueAttrs) { a.Scheduler = "mq-deadline" }},
+		{"scheduler", func(a *QueueAttrs) { a.Scheduler = "cfq" }},
 		{"nomerges", func(a *QueueAttrs) { a.NoMerges = 2 }},
 		{"invalid limits", func(a *QueueAttrs) { a.MaxSegmentSize = 512 }},
 	}
