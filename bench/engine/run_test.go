@@ -570,6 +570,19 @@ func traceSeeds(f *testing.F, exts ...string) {
 // run at the block size they set (and a BLKBSZSET the kernel refuses, or
 // that another opener's claim blocks, leaves it); one after the first I/O
 // is refused.
+// TestScenarioWorkloadRefusesRules: a workload's run applies no device
+// rule, so a scenario with any is refused, naming them, not run as if it
+// had none.
+func TestScenarioWorkloadRefusesRules(t *testing.T) {
+	for _, rules := range []string{"wbps=8M", "riops=200", "sched=kyber", "wbt=off", "max_bytes=8M"} {
+		s, err := scenario.Parse("r.scn", "device size=1M "+rules+"\nopen a rdwr\npwrite a off=0 len=4K\n")
+		require.NoError(t, err)
+		_, err = ScenarioWorkload(s)
+		assert.ErrorIs(t, err, ErrRunOptions, rules)
+		assert.ErrorContains(t, err, "device rules ("+rules+")", rules)
+	}
+}
+
 func TestScenarioWorkloadBlockSize(t *testing.T) {
 	const io = "pwrite a off=0 len=4K repeat=4\nfsync a\n"
 	for _, tt := range []struct {
