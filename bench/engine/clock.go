@@ -48,9 +48,13 @@ type blockStep struct {
 	ready float64
 }
 
-// stepMeter records the block steps of the call under way: a blk.Tracer.
-// It allocates nothing once its slice has grown to a call's steps.
-type stepMeter struct{ steps []blockStep }
+// stepMeter records the block steps of the call under way: a blk.Tracer;
+// issued counts its TraceRqIssue steps. It allocates nothing once its
+// slice has grown to a call's steps.
+type stepMeter struct {
+	steps  []blockStep
+	issued int
+}
 
 // Trace implements blk.Tracer.
 func (m *stepMeter) Trace(e blk.TraceEvent) {
@@ -58,12 +62,13 @@ func (m *stepMeter) Trace(e blk.TraceEvent) {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, bytes: e.Bytes})
 	case blk.TraceRqIssue:
+		m.issued++
 		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
 }
 
 // reset starts a new call.
-func (m *stepMeter) reset() { m.steps = m.steps[:0] }
+func (m *stepMeter) reset() { m.steps, m.issued = m.steps[:0], 0 }
 
 // teeTracer sends every event to both tracers.
 type teeTracer struct{ a, b blk.Tracer }

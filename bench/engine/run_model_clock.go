@@ -78,13 +78,7 @@ func (r *modelRun) beginCall() {
 // request's CPU cost for each request it has issued.
 func (r *modelRun) submitNow() float64 {
 	t := r.timed
-	reqs := 0
-	for _, s := range t.meter.steps {
-		if s.kind == blk.TraceRqIssue {
-			reqs++
-		}
-	}
-	return r.now + t.p.SimNS(r.cpu.Events().Sub(t.mark), 0) + float64(reqs)*t.p.NS[timing.ParamRequest]
+	return r.now + t.p.SimNS(r.cpu.Events().Sub(t.mark), 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
 }
 
 // drainThrottle follows an operation of a timed run whose device has
@@ -110,12 +104,6 @@ func (r *modelRun) endCall(wait bool, rd span) {
 		return
 	}
 	ev := r.cpu.Events().Sub(t.mark)
-	reqs := 0
-	for _, s := range t.meter.steps {
-		if s.kind == blk.TraceRqIssue {
-			reqs++
-		}
-	}
-	cpuNS := t.p.SimNS(ev, 0) + float64(reqs)*t.p.NS[timing.ParamRequest]
+	cpuNS := t.p.SimNS(ev, 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
 	r.now = t.place(t.meter.steps, r.now, cpuNS, wait, rd).done
 }

@@ -565,11 +565,6 @@ func traceSeeds(f *testing.F, exts ...string) {
 	}
 }
 
-// TestScenarioWorkloadBlockSize runs scenarios as workloads: the lines
-// before the first I/O run first, as RunModel runs them, so the records
-// run at the block size they set (and a BLKBSZSET the kernel refuses, or
-// that another opener's claim blocks, leaves it); one after the first I/O
-// is refused.
 // TestScenarioWorkloadRefusesRules: a workload's run applies no device
 // rule, so a scenario with any is refused, naming them, not run as if it
 // had none.
@@ -583,6 +578,11 @@ func TestScenarioWorkloadRefusesRules(t *testing.T) {
 	}
 }
 
+// TestScenarioWorkloadBlockSize runs scenarios as workloads: the lines
+// before the first I/O run first, as RunModel runs them, so the records
+// run at the block size they set (and a BLKBSZSET the kernel refuses, or
+// that another opener's claim blocks, leaves it); one after the first I/O
+// is refused.
 func TestScenarioWorkloadBlockSize(t *testing.T) {
 	const io = "pwrite a off=0 len=4K repeat=4\nfsync a\n"
 	for _, tt := range []struct {

@@ -115,7 +115,7 @@ func (p *Plug) Flush() {
 	p.flushCallbacks()
 	p.flushRequests(false)
 	for _, q := range p.rounds {
-		q.releaseDue()
+		q.releaseDue(q.thrNow())
 	}
 }
 

@@ -289,8 +289,10 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 	b.Err = nil // the first error of its parts, until it completes
 	task := p
 	if q.thr != nil {
-		p = q.throttleBio(task, b, 0)
+		p = q.throttleBio(task, nil, b, 0)
 		defer q.throttled(task)
+	} else {
+		b.leaveNS = 0
 	}
 	q.traceBio(TraceBioQueue, b, 0, b.size)
 	n, r := q.lim.cut(b, 0)
@@ -324,8 +326,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		off += n
 		n, r = q.lim.cut(b, off)
 		if q.thr != nil { // the remainder, resubmitted, is checked again
-			q.throttled(task)
-			p = q.throttleBio(task, b, off)
+			p = q.throttleBio(task, p, b, off)
 		}
 	}
 }
@@ -343,7 +344,7 @@ func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r *runs, noMerge bool, seq
 	case seq&(seqPreflush|seqPostflush) != 0:
 		q.dispatchSeq(rq, seq)
 	case p == nil || seq == seqBypass:
-		if q.lim.Elevator && q.tracer != nil {
+		if q.lim.Elevator && q.tracer != nil && seq == 0 {
 			q.traceRq(TraceRqInsert, rq, nil)
 		}
 		q.dispatch(rq)

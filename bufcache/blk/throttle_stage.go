@@ -44,87 +44,125 @@ import (
 // their time is when the writes before them completed, which only the
 // caller's clock knows, so the caller passes them through t itself
 // (Throttle.Submit). A nil t removes the stage. Call it before the first
-// bio. O(1).
+// bio.
+//
+// The stage is for one submitting task on a queue of its own: its rounds
+// are released by that task's Plug.Wait and by ReleaseThrottled, and are
+// not locked (a Throttle is driven by one goroutine). A queue under an md
+// array, whose member bios a daemon's plug submits, or one several CPUs
+// submit to, must not have one: a bio held there would wait for a Wait
+// that never lists it. Data bios with flush flags go through the flush
+// machinery when they are submitted, held or not (the model's writeback
+// sends only empty flushes). O(1).
 func (q *Queue) SetThrottle(t *Throttle, now func() float64) {
 	q.thr, q.thrNow = t, now
-	q.round.plug.worker = true
+	for i := range q.round.open {
+		q.round.open[i].plug.worker = true
+	}
 }
 
-// throttleRound is the kthrotld dispatch round being gathered (the bios
-// the throttle lets go at one pending-timer tick, in the worker's plug)
-// and the rounds gathered whose ticks have not yet come.
+// throttleRound is the kthrotld dispatch rounds being gathered, one per
+// direction (the bios the throttle lets go at one pending-timer tick, in
+// the worker's plug; a tick's reads and writes never merge), and the
+// requests of closed rounds whose ticks have not yet come.
 type throttleRound struct {
-	open bool
-	at   float64 // the tick's time, ns
-	plug Plug
+	open [2]openRound // [0] reads, [1] writes
 	// held are the requests of closed rounds, in tick order, with heldAt
 	// their ticks.
 	held   []*Request
 	heldAt []float64
+	// woke is when the submitter last woke from a Wait that released
+	// rounds: it cannot submit before their ticks.
+	woke float64
+}
+
+// openRound is one direction's round being gathered.
+type openRound struct {
+	open bool
+	at   float64 // the tick's time, ns
+	plug Plug
 }
 
 // throttleBio passes bytes [off, off+n) of the data bio b through the
 // queue's throttle: the whole bio when off is 0 (blk_throtl_bio, bytes and
 // one bio charged), a remainder split off the part before it otherwise
-// (one bio charged, at that part's leave time). It records the part's leave
-// time in b and returns the plug the part goes on in: p when the throttle
-// lets it go at once, else the round of its tick.
-func (q *Queue) throttleBio(p *Plug, b *Bio, off uint32) *Plug {
-	write := b.Op != OpRead
+// (one bio charged, at that part's leave time). prev is the plug the part
+// before went on, for a remainder. It records the part's leave time in b
+// and returns the plug the part goes on in: p, the submitter's, when the
+// throttle lets it go at once, else the round of its tick. A remainder of
+// a held part is resubmitted by the worker: if it passes, it joins its
+// front part's round.
+func (q *Queue) throttleBio(p, prev *Plug, b *Bio, off uint32) *Plug {
+	d := 0
+	if b.Op != OpRead {
+		d = 1
+	}
+	r := &q.round.open[d]
 	var at float64
 	if off == 0 {
-		at = q.thrNow()
-		b.leaveNS = q.thr.Submit(at, write, uint64(b.size), false)
+		at = max(q.thrNow(), q.round.woke)
+		b.leaveNS = q.thr.Submit(at, d == 1, uint64(b.size), false)
 	} else {
 		at = b.leaveNS
-		b.leaveNS = q.thr.Submit(at, write, 0, true)
+		b.leaveNS = q.thr.Submit(at, d == 1, 0, true)
 	}
 	if b.leaveNS <= at {
-		if q.round.open && q.round.at <= at {
-			q.closeRound() // its tick has come
+		if off > 0 && prev == &r.plug {
+			return prev // the worker's own resubmission, in its round
 		}
-		q.dispatchHeld(at)
+		q.releaseDue(at)
 		return p
 	}
-	if q.round.open && q.round.at != b.leaveNS {
-		q.closeRound()
+	if r.open && r.at != b.leaveNS {
+		q.closeRound(d)
 	}
-	if !q.round.open {
-		q.round.open, q.round.at = true, b.leaveNS
-		q.round.plug.Start()
+	if !r.open {
+		r.open, r.at = true, b.leaveNS
+		r.plug.Start()
 	}
 	if p != nil && p.depth > 0 && !slices.Contains(p.rounds, q) {
 		p.rounds = append(p.rounds, q)
 	}
-	return &q.round.plug
+	return &r.plug
 }
 
-// throttled ends the submission of a part: a submitter without a started
-// plug has its round go at once.
+// throttled ends the submission of a bio: a submitter without a started
+// plug has its rounds go at once.
 func (q *Queue) throttled(p *Plug) {
-	if q.round.open && (p == nil || p.depth == 0) {
+	if p == nil || p.depth == 0 {
 		q.ReleaseThrottled()
 	}
 }
 
-// closeRound ends the open round, if any: its requests are held until
-// its tick.
-func (q *Queue) closeRound() {
-	r := &q.round
-	if !r.open {
+// closeRound ends direction d's open round, if any: its requests are held
+// until its tick, among the other held requests in tick order.
+func (q *Queue) closeRound(d int) {
+	r, o := &q.round, &q.round.open[d]
+	if !o.open {
 		return
 	}
-	r.open = false
-	r.plug.depth = 0
-	for _, rq := range r.plug.rqs {
-		r.held, r.heldAt = append(r.held, rq), append(r.heldAt, r.at)
+	o.open = false
+	o.plug.depth = 0
+	i := len(r.heldAt)
+	for i > 0 && r.heldAt[i-1] > o.at {
+		i--
 	}
-	r.plug.rqs = r.plug.rqs[:0]
+	n := len(o.plug.rqs)
+	r.held = slices.Insert(r.held, i, o.plug.rqs...)
+	r.heldAt = slices.Insert(r.heldAt, i, slices.Repeat([]float64{o.at}, n)...)
+	clear(o.plug.rqs)
+	o.plug.rqs = o.plug.rqs[:0]
 }
 
-// dispatchHeld dispatches the held requests whose tick is at or before
-// now, in order, the worker's plug flushed for each round (block_unplug).
-func (q *Queue) dispatchHeld(now float64) {
+// releaseDue closes the open rounds whose tick has come by now and
+// dispatches the held requests whose tick is at or before now, in order,
+// the worker's plug flushed for each tick (block_unplug).
+func (q *Queue) releaseDue(now float64) {
+	for d := range q.round.open {
+		if o := &q.round.open[d]; o.open && o.at <= now {
+			q.closeRound(d)
+		}
+	}
 	r := &q.round
 	n := 0
 	for n < len(r.held) && r.heldAt[n] <= now {
@@ -156,30 +194,30 @@ func (q *Queue) dispatchHeld(now float64) {
 }
 
 // ReleaseThrottled lets time pass until the throttle stage holds nothing:
-// the open round closes and every held request is dispatched, in tick
+// the open rounds close and every held request is dispatched, in tick
 // order. A caller whose clock moves on between operations calls it, as the
 // host runner waits for the device to be idle. O(held requests) plus their
 // dispatch.
-func (q *Queue) ReleaseThrottled() {
-	q.closeRound()
-	q.dispatchHeld(math.Inf(1))
-}
-
-// releaseDue dispatches the held requests whose tick the submitter's time
-// has reached: at the flush of a plug whose bios went into rounds.
-func (q *Queue) releaseDue() {
-	q.dispatchHeld(q.thrNow())
-}
+func (q *Queue) ReleaseThrottled() { q.releaseDue(math.Inf(1)) }
 
 // Wait models the task going to sleep for I/O (io_schedule, whose
 // sched_submit_work flushes the plug): Flush, and then, as time passes
 // while the task sleeps, every throttle round its bios went into goes out
-// (Queue.SetThrottle). The model's wait sites call it before they wait.
+// (Queue.SetThrottle), and the task wakes no earlier than the last of
+// their ticks. The model's wait sites call it before they wait.
 func (p *Plug) Wait() {
 	p.Flush()
 	for len(p.rounds) > 0 {
 		q := p.rounds[len(p.rounds)-1]
 		p.rounds = p.rounds[:len(p.rounds)-1]
+		for d := range q.round.open {
+			if o := &q.round.open[d]; o.open {
+				q.round.woke = max(q.round.woke, o.at)
+			}
+		}
+		if n := len(q.round.heldAt); n > 0 {
+			q.round.woke = max(q.round.woke, q.round.heldAt[n-1])
+		}
 		q.ReleaseThrottled()
 	}
 }

@@ -79,8 +79,10 @@ func roundsOracle(t *testing.T, rules ThrottleRules, n int, maxPages uint64) (pa
 // TestThrottleStageRoundsFormRequests: under a rule, the bios the throttle
 // lets go at one tick merge with each other and with nothing else — the
 // task's plug takes those it lets go at once, each later round is the
-// kthrotld worker's plug — and every request is ready when its bios left.
-// Held to the reference grouping of each bio's leave time.
+// kthrotld worker's plug — and every request carries the tick its bios
+// left at. Held to a reference grouping of each bio's leave time (from a
+// throttle of its own: the leave times are the Throttle's, tested apart;
+// what this holds is which requests they form).
 func TestThrottleStageRoundsFormRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -128,16 +130,19 @@ func TestThrottleStageReleases(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		release func(r *stageRig, p *Plug)
-		held    bool // still held after Finish, before release
 	}{
-		{"Plug.Wait", func(_ *stageRig, p *Plug) { p.Wait() }, true},
-		{"ReleaseThrottled", func(r *stageRig, _ *Plug) { r.q.ReleaseThrottled() }, true},
+		{"Plug.Wait", func(_ *stageRig, p *Plug) { p.Wait() }},
+		{"ReleaseThrottled", func(r *stageRig, _ *Plug) { r.q.ReleaseThrottled() }},
 		{"a bio that passes later", func(r *stageRig, p *Plug) {
 			r.now = 10e9 // long after every round
 			p.Start()
 			r.write(p, 99, 500)
 			require.NoError(t, p.Finish())
-		}, true},
+		}},
+		{"a flush of the plug later", func(r *stageRig, p *Plug) {
+			r.now = 10e9
+			p.Flush()
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newStageRig(t, rules)
@@ -240,4 +245,50 @@ func FuzzThrottleStage(f *testing.F) {
 		}
 		assert.Equal(t, want, got, "sectors of the requests")
 	})
+}
+
+// TestThrottleStageTickOrder: requests reach the device in the order of
+// their ticks — reads and writes held under rules of their own, and the
+// remainders of split bios, which a byte rule does not charge: the worker
+// resubmits a held part's remainder, so it joins that part's round rather
+// than the task's plug.
+func TestThrottleStageTickOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rules ThrottleRules
+		pages uint64 // each bio's
+		ops   []Op
+	}{
+		{"reads and writes", ThrottleRules{ReadIOPS: 100, WriteIOPS: 10}, 1,
+			[]Op{OpWrite, OpRead, OpWrite, OpRead, OpWrite, OpRead, OpRead, OpWrite, OpRead, OpRead, OpRead, OpRead, OpRead, OpRead, OpRead, OpRead, OpRead}},
+		{"split 1 MiB writes, byte rule", ThrottleRules{WriteBPS: 1 << 20}, 256, []Op{OpWrite, OpWrite, OpWrite}},
+		{"split 1 MiB writes, bio rule", ThrottleRules{WriteIOPS: 10}, 256, []Op{OpWrite, OpWrite, OpWrite, OpWrite}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newStageRig(t, tc.rules)
+			var p Plug
+			p.Start()
+			next := [2]uint64{0, 1 << 13} // reads and writes 32 MiB apart
+			for i, op := range tc.ops {
+				d := 0
+				if op == OpWrite {
+					d = 1
+				}
+				b := r.c.bio(i, op, next[d]*8)
+				for k := range tc.pages {
+					require.True(t, b.AddPage(nil, 4096, 7000+next[d]+k, 0))
+				}
+				next[d] += tc.pages
+				SubmitBio(&p, r.q, b)
+			}
+			require.NoError(t, p.Finish())
+			p.Wait()
+			_, ready := r.issued()
+			require.NotEmpty(t, ready)
+			assert.IsNonDecreasing(t, ready, "issued in tick order")
+			task, _ := r.plugs()
+			assert.LessOrEqual(t, task, 1, "only what passed at once is the task's")
+			assert.Len(t, r.c.order, len(tc.ops), "every bio completed")
+		})
+	}
 }
