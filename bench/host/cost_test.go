@@ -178,7 +178,11 @@ func TestDDWriteVsKernelSameWork(t *testing.T) {
 // work) and includes its disk's copy of the data, which the kernel's thread
 // time does not (the loop worker writes the backing file). Issue 17 aims at
 // a ratio of at most 0.5; the bound asserted leaves room for a busy machine
-// (the model's median over 31 rounds against a kernel mean).
+// (the model's median over 31 rounds against a kernel mean). Only the
+// same-run ratio is asserted: the recorded kernel ran on another day, and
+// this VM's speed moves 2–3× between hours (dd-bs512's model measured 2727
+// and 8179 ns/page on 2026-12-03, an hour apart, with nothing else running),
+// so the recorded ratio is reported, not judged.
 func TestDDWriteCostVsKernel(t *testing.T) {
 	speedtest.Require(t)
 	const bound = 0.75
@@ -190,10 +194,8 @@ func TestDDWriteCostVsKernel(t *testing.T) {
 			model := c.modelNSPerPage(t, 31)
 			t.Logf("%s: model %.0f ns/page, recorded kernel (%s) %.0f ns/page: ratio %.2f",
 				name, model, c.recorded.Kernel, recorded, model/recorded)
-			assert.LessOrEqual(t, model/recorded, bound, "model against the recorded kernel")
 			if !live {
-				t.Log("host kernel not measured: set BHSIM_KERNEL=1 as root for the same-run ratio")
-				return
+				t.Skip("host kernel not measured: set BHSIM_KERNEL=1 as root for the same-run ratio")
 			}
 			r, err := Run(context.Background(), c.s, Options{Runs: 5, NoSignalHandler: true})
 			require.NoError(t, err)
