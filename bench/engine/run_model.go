@@ -302,8 +302,11 @@ func (r *modelRun) exec(ctx context.Context, op scenario.Op, or *scenario.OpResu
 	var err error
 	switch op.(type) {
 	case scenario.Write, scenario.Read: // timed call by call
+	case scenario.BackingFull: // the runner's change to the backing store
+		r.beginCall(false)
+		defer r.endCall(true, span{})
 	default:
-		r.beginCall()
+		r.beginCall(true)
 		defer r.endCall(true, span{})
 	}
 	switch o := op.(type) {
@@ -383,7 +386,7 @@ func (r *modelRun) pwrites(ctx context.Context, f *bufcache.File, o scenario.Wri
 			return err
 		}
 		or.Calls++
-		r.beginCall()
+		r.beginCall(true)
 		n, err := f.Pwrite(r.cpu, uint64(o.Off+int64(i)*o.Step()), it)
 		r.endCall(false, span{})
 		or.Bytes += int64(n)
@@ -405,7 +408,7 @@ func (r *modelRun) preads(ctx context.Context, f *bufcache.File, o scenario.Read
 			return err
 		}
 		or.Calls++
-		r.beginCall()
+		r.beginCall(true)
 		off := uint64(o.Off + int64(i)*o.Step())
 		n, err := f.Pread(r.cpu, off, buf)
 		r.endCall(true, span{off >> blk.SectorShift, (off + uint64(len(buf)) + 511) >> blk.SectorShift})

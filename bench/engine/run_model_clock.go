@@ -38,6 +38,9 @@ type modelClock struct {
 	meter stepMeter
 	p     *timing.Profile
 	mark  bufcache.Counters
+	// sys is the call under way's system-call entry and exit
+	// (timing.ParamSyscall), 0 for work that is no system call.
+	sys float64
 }
 
 // startClock times the run: it puts the step meter beside the counting
@@ -65,20 +68,33 @@ func throttleRules(r scenario.Rules) blk.ThrottleRules {
 		ReadIOPS: iops(r.ReadIOPS), WriteIOPS: iops(r.WriteIOPS)}
 }
 
-// beginCall marks the start of one system call of a timed run.
-func (r *modelRun) beginCall() {
+// beginCall marks the start of a timed run's next piece of the task's
+// work: one system call when syscall, or work the scenario does without
+// one (the host runner's wait for an idle device, a change to the backing
+// store). A system call pays its entry and exit (timing.ParamSyscall),
+// which the host's wall clock around the call holds.
+func (r *modelRun) beginCall(syscall bool) {
 	if t := r.timed; t != nil {
 		t.mark = r.cpu.Events()
 		t.meter.reset()
+		t.sys = 0
+		if syscall {
+			t.sys = t.p.NS[timing.ParamSyscall]
+		}
 	}
 }
 
+// cpuSoFar is the task's CPU time in the call under way: its system call's
+// entry and exit, its events priced, and a request's CPU cost for each
+// request it has issued.
+func (t *modelClock) cpuSoFar(now bufcache.Counters) float64 {
+	return t.sys + t.p.SimNS(now.Sub(t.mark), 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
+}
+
 // submitNow is the simulated time at which the call under way submits a
-// bio: when it began, and its CPU work so far — its events priced, and a
-// request's CPU cost for each request it has issued.
+// bio: when it began, and its CPU work so far (cpuSoFar).
 func (r *modelRun) submitNow() float64 {
-	t := r.timed
-	return r.now + t.p.SimNS(r.cpu.Events().Sub(t.mark), 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
+	return r.now + r.timed.cpuSoFar(r.cpu.Events())
 }
 
 // drainThrottle follows an operation of a timed run whose device has
@@ -88,22 +104,20 @@ func (r *modelRun) submitNow() float64 {
 // (blk.Queue.ReleaseThrottled), and the run's time moves past its requests.
 func (r *modelRun) drainThrottle() {
 	if t := r.timed; t != nil && t.queued {
-		r.beginCall()
+		r.beginCall(false)
 		r.queue.ReleaseThrottled()
 		r.endCall(true, span{})
 	}
 }
 
 // endCall places the call begun last on the clock, from when the task's
-// CPU was free: its events priced, with a request's CPU cost for each
-// request it issued; wait says whether it waits for its writes, rd is the
-// sectors a read call reads (zero for another call).
+// CPU was free, for its CPU time (cpuSoFar); wait says whether it waits
+// for its writes, rd is the sectors a read call reads (zero for another
+// call).
 func (r *modelRun) endCall(wait bool, rd span) {
 	t := r.timed
 	if t == nil {
 		return
 	}
-	ev := r.cpu.Events().Sub(t.mark)
-	cpuNS := t.p.SimNS(ev, 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
-	r.now = t.place(t.meter.steps, r.now, cpuNS, wait, rd).done
+	r.now = t.place(t.meter.steps, r.now, t.cpuSoFar(r.cpu.Events()), wait, rd).done
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bufcache"
 )
 
 const timedScenario = `device size=64M sector=512
@@ -160,4 +162,40 @@ func TestRunModelWallLeavesTheDrainOut(t *testing.T) {
 	}
 	require.NotNil(t, r.Wall)
 	assert.Equal(t, sum, r.Wall.MaxNs)
+}
+
+// TestRunModelCallsPaySyscalls checks that a timed run prices each system
+// call's entry and exit (timing.ParamSyscall) beside its events: cached
+// preads, which make no I/O, take their events priced plus one system call
+// each, and raising the system call's price by d raises the line's time by
+// d per call and nothing else.
+func TestRunModelCallsPaySyscalls(t *testing.T) {
+	const calls = 64
+	s, err := scenario.Parse("cached.scn", fmt.Sprintf("device size=1M sector=512\nopen a rdwr\npwrite a off=0 len=4K repeat=%d\npread a off=0 len=4K repeat=%d\nclose a\n", calls, calls))
+	require.NoError(t, err)
+	run := func(p *timing.Profile) *scenario.Result {
+		r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
+		require.NoError(t, err)
+		return r
+	}
+	p := timing.X86Server()
+	base := run(p)
+	read := base.Ops[2]
+	require.NotNil(t, read.Wall)
+	var ev bufcache.Counters
+	for _, e := range read.Events {
+		k, err := bufcache.ParseEvent(e.Name)
+		require.NoError(t, err)
+		ev[k] = e.Max
+	}
+	want := p.SimNS(ev, 0) + calls*p.NS[timing.ParamSyscall]
+	assert.InDelta(t, want, float64(read.Wall.MaxNs), calls, "the cached preads: their events and one system call each")
+
+	const d = 1000
+	q := timing.X86Server()
+	q.Set(timing.ParamSyscall, p.NS[timing.ParamSyscall]+d, "test")
+	dearer := run(q)
+	for i, op := range base.Ops {
+		assert.InDelta(t, float64(op.Wall.MaxNs)+float64(op.Calls)*d, float64(dearer.Ops[i].Wall.MaxNs), float64(op.Calls)+1, "op %d (%s): %d calls", i+1, op.Op, op.Calls)
+	}
 }
