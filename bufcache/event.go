@@ -138,6 +138,13 @@ const (
 	// freed; v5.10's blkdev_put).
 	// The page-cache work of a last close of the device is counted apart.
 	EvFileRelease
+	// EvRWCall counts pread(2) and pwrite(2) calls on the device file that
+	// get past the mode check: the fixed part of vfs_read and vfs_write
+	// (rw_verify_area and its LSM hook, the ->read_iter or ->write_iter
+	// call, blkdev_read_iter's and blkdev_write_iter's size and flag
+	// checks, fsnotify_access or fsnotify_modify), whatever the bytes. The
+	// system call's own entry and exit are not in it.
+	EvRWCall
 	// NumEvents is the number of event kinds.
 	NumEvents
 )
@@ -186,6 +193,7 @@ var eventNames = enum.New[Event]("event", []string{
 	EvFolioDirty:     "folio-dirties",
 	EvFileOpen:       "file-opens",
 	EvFileRelease:    "file-releases",
+	EvRWCall:         "rw-calls",
 }...).WithError(ErrUnknownEvent)
 
 // String returns the event's metric name, e.g. "index-levels", or

@@ -153,7 +153,8 @@ func (f *File) Close(cpu *CPU) error {
 }
 
 // Pwrite models pwrite(2) on the block device node: vfs_write's mode check
-// (ErrBadFile unless open for writing), then blkdev_write_iter with the
+// (ErrBadFile unless open for writing), its fixed part (EvRWCall), then
+// blkdev_write_iter with the
 // machine's write path (Config.WriteIter; nil is BlockDevice.Write). Errors:
 // ErrBadFile; those of the write path (ErrReadOnly, -EPERM, on a read-only
 // device; ErrNoSpace at or past the end; ErrFault; ErrIO when a block could
@@ -162,6 +163,7 @@ func (f *File) Pwrite(cpu *CPU, pos uint64, it *IovIter) (uint64, error) {
 	if err := f.use("pwrite", OpenWrite); err != nil {
 		return 0, err
 	}
+	cpu.count(EvRWCall)
 	if w := f.d.m.cfg.WriteIter; w != nil {
 		return w(cpu, f.d, pos, it)
 	}
@@ -169,12 +171,14 @@ func (f *File) Pwrite(cpu *CPU, pos uint64, it *IovIter) (uint64, error) {
 }
 
 // Pread models pread(2) on the block device node: vfs_read's mode check
-// (ErrBadFile unless open for reading), then filemap_read with f's readahead
+// (ErrBadFile unless open for reading), its fixed part (EvRWCall), then
+// filemap_read with f's readahead
 // state (see BlockDevice.Read). Errors: ErrBadFile, ErrIO.
 func (f *File) Pread(cpu *CPU, pos uint64, dst []byte) (uint64, error) {
 	if err := f.use("pread", OpenRead); err != nil {
 		return 0, err
 	}
+	cpu.count(EvRWCall)
 	return f.d.readOnDemand(cpu, &f.ra, pos, dst)
 }
 

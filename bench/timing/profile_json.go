@@ -85,9 +85,10 @@ func (p *Profile) UnmarshalJSON(b []byte) error {
 // laterParams are the parameters added after profile files were first
 // written: a file without one is from before it existed, and prices it 0 as
 // it was fitted — an idle-bus model (ParamMemStall), nothing for the events
-// of a file's open and release or for the runner's tracepoints.
+// of a file's open and release or of a read or write call's fixed part, or
+// for the runner's tracepoints.
 var laterParams = map[Param]bool{ParamMemStall: true, Ev(bufcache.EvFileOpen): true, Ev(bufcache.EvFileRelease): true,
-	ParamTracepoint: true}
+	Ev(bufcache.EvRWCall): true, ParamTracepoint: true}
 
 // checkCost refuses a cost no machine has, and a memory-stall share
 // outside [0, 1).
