@@ -52,6 +52,12 @@ type Fit struct {
 	// the fit absorbs that the model does not count. The report and the
 	// fitted profile's source carry it.
 	Why map[Param]string
+	// NonNegative pins at 0 a cost the least-squares solution makes
+	// negative and fits the others again, one cost at a time (the active
+	// set of Lawson and Hanson's non-negative least squares), where
+	// without it a negative cost is an error. FittedParam.Pinned marks a
+	// pinned cost: the cells ask less of it than the other costs explain.
+	NonNegative bool
 }
 
 // PriorFactor is how far a fitted cost may move from its documented prior,
@@ -141,6 +147,8 @@ type FittedParam struct {
 	// Why is the thread's reason for a cost beyond PriorFactor of its prior
 	// (Fit.Why), or empty.
 	Why string
+	// Pinned marks a cost Fit.NonNegative held at 0.
+	Pinned bool
 }
 
 // WithinPrior reports whether the fitted cost is within PriorFactor of its
@@ -182,7 +190,7 @@ func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, 
 	if err != nil {
 		return nil, nil, err
 	}
-	fitted, err := fitCosts(p, fit.Params, obs, chosen)
+	fitted, pinned, err := fitNonNegative(p, fit, obs, chosen)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,7 +202,10 @@ func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, 
 			return nil, nil, fmt.Errorf("timing: calibrate: %s comes out negative (%.3g ns): the model cannot fit the data with these parameters", q, fitted.NS[q])
 		}
 		fitted.Source[q] = fmt.Sprintf("fitted to %s (prior %.3g ns: %s)", strings.Join(rows, ", "), p.NS[q], p.Source[q])
-		fp := FittedParam{Param: q, Before: p.NS[q], After: fitted.NS[q], PriorSource: p.Source[q], Why: fit.Why[q]}
+		if pinned[q] {
+			fitted.Source[q] = fmt.Sprintf("pinned at 0 by a fit to %s, which asked for a negative cost (prior %.3g ns: %s)", strings.Join(rows, ", "), p.NS[q], p.Source[q])
+		}
+		fp := FittedParam{Param: q, Before: p.NS[q], After: fitted.NS[q], PriorSource: p.Source[q], Why: fit.Why[q], Pinned: pinned[q]}
 		if !fp.WithinPrior() && fp.Why != "" {
 			fitted.Source[q] += "; beyond its prior because " + fp.Why
 		}
@@ -297,6 +308,35 @@ func CrossValidate(p *Profile, fit Fit, obs []Observation) ([]LeftOut, error) {
 		out = append(out, LeftOut{Cell: c})
 	}
 	return out, nil
+}
+
+// fitNonNegative is fitCosts of fit.Params; with fit.NonNegative, while
+// some cost comes out negative the most negative is pinned at 0 and the
+// others are fitted again. It returns the fit and the pinned costs.
+// Errors: fitCosts', and every cost pinned.
+func fitNonNegative(p *Profile, fit Fit, obs []Observation, chosen []bool) (*Profile, map[Param]bool, error) {
+	free, base := fit.Params, *p
+	pinned := map[Param]bool{}
+	for {
+		fitted, err := fitCosts(&base, free, obs, chosen)
+		if err != nil || !fit.NonNegative {
+			return fitted, pinned, err
+		}
+		worst := -1
+		for i, q := range free {
+			if fitted.NS[q] < 0 && (worst < 0 || fitted.NS[q] < fitted.NS[free[worst]]) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			return fitted, pinned, nil
+		}
+		q := free[worst]
+		pinned[q], base.NS[q] = true, 0
+		if free = slices.Delete(slices.Clone(free), worst, worst+1); len(free) == 0 {
+			return nil, nil, fmt.Errorf("timing: calibrate %v: every cost comes out negative", fit.Params)
+		}
+	}
 }
 
 // maxFitRounds bounds the rounds of fitCosts' active-set iteration.
@@ -536,6 +576,8 @@ func (c *Calibration) Report() string {
 	for _, fp := range c.Params {
 		fmt.Fprintf(&sb, "  %-14s %8.2f ns (prior %.2f ns, ×%.2f: %s)\n", fp.Param, fp.After, fp.Before, fp.After/fp.Before, fp.PriorSource)
 		switch {
+		case fp.Pinned:
+			fmt.Fprintf(&sb, "    pinned at 0: the fitted cells ask for a negative cost, less than the other costs already explain\n")
 		case fp.WithinPrior():
 		case fp.Why != "":
 			fmt.Fprintf(&sb, "    beyond %g× of its prior because %s\n", PriorFactor, fp.Why)

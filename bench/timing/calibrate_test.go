@@ -242,3 +242,46 @@ func TestCalibratePhases(t *testing.T) {
 	_, _, err = Calibrate(start, fit, obs)
 	assert.ErrorContains(t, err, "singular system", "a phased fit does not hide a cost it cannot pin")
 }
+
+// TestCalibrateNonNegative pins at 0 the cost a least-squares fit would
+// make negative and fits the other again; without NonNegative the same
+// cells are an error, and a fit whose every cost is negative is one
+// either way.
+func TestCalibrateNonNegative(t *testing.T) {
+	a, b, bios := Ev(bufcache.EvBHAlloc), Ev(bufcache.EvBHFree), Ev(bufcache.EvBioSubmit)
+	cells := func(fixed float64, published ...float64) []Observation {
+		var out []Observation
+		for i, ns := range published {
+			var q Quantities
+			q[a], q[b], q[bios] = 1, float64(i+1), fixed
+			out = append(out, Observation{Row: "r", Column: string(rune('x' + i)), Published: ns, Q: q})
+		}
+		return out
+	}
+	fit := Fit{Params: []Param{a, b}, Cells: []string{"r/x", "r/y", "r/z"}}
+	// A + B = 100, A + 2B = 80, A + 3B = 60 ask for B = −20.
+	_, _, err := Calibrate(X86Server(), fit, cells(0, 100, 80, 60))
+	assert.ErrorContains(t, err, "negative")
+
+	fit.NonNegative = true
+	p, cal, err := Calibrate(X86Server(), fit, cells(0, 100, 80, 60))
+	require.NoError(t, err)
+	assert.Zero(t, p.NS[b], "pinned")
+	assert.Greater(t, p.NS[a], 60.0, "A alone, between the cells")
+	assert.Less(t, p.NS[a], 100.0)
+	require.Len(t, cal.Params, 2)
+	assert.False(t, cal.Params[0].Pinned)
+	assert.True(t, cal.Params[1].Pinned)
+	assert.Contains(t, p.Source[b], "pinned at 0")
+	assert.Contains(t, cal.Report(), "pinned at 0")
+
+	p, cal, err = Calibrate(X86Server(), fit, cells(0, 100, 150, 200))
+	require.NoError(t, err, "a fit with no negative cost pins nothing")
+	assert.InDelta(t, 50, p.NS[a], 1e-6)
+	assert.InDelta(t, 50, p.NS[b], 1e-6)
+	assert.False(t, cal.Params[0].Pinned || cal.Params[1].Pinned)
+
+	// Each cell's bio already costs more than the cell took.
+	_, _, err = Calibrate(X86Server(), fit, cells(1, 1, 1, 1))
+	assert.ErrorContains(t, err, "every cost comes out negative")
+}
