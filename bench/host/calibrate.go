@@ -11,23 +11,75 @@ import (
 	"github.com/bhsim/bhsim/bufcache"
 )
 
-// A host calibration measures, on the running kernel, the thread CPU time
-// per call of a set of microbenchmarks (CalibrationScenarios), runs the same
-// scenarios on the model of that kernel (a ModelRunner: engine.RunModel, the 6.18 preset)
-// for their event counts, fits a profile's primitive costs to half of the
-// measured cells and predicts the other half. The measurement is the host
-// runner's CLOCK_THREAD_CPUTIME_ID around each system call, taken in its
-// counting pass, with the runner's tracepoints enabled (Options.NoTiming:
-// the untraced timing pass is skipped): the readings' own cost and a
-// system call's are measured (MeasureHarness), the tracepoints' is priced
-// per firing (ParamTracepoint, threadFirings). The untraced pass's CPU
-// time, which a run's result holds, would need no tracepoint cost; the
-// fit keeps the traced one, whose firings it counts and fits.
+// A host calibration measures, on the running kernel, the time per call of
+// a set of microbenchmarks (CalibrationScenarios), runs the same scenarios
+// on the model of that kernel (a ModelRunner: engine.RunModel, the 6.18
+// preset) for their event counts, fits a profile's primitive costs to the
+// cells of some block sizes and predicts the others. Which time it fits is
+// its Clock:
+//
+//   - ClockWall, the default, is the timing pass's elapsed time
+//     (CLOCK_MONOTONIC around an operation's calls, no tracepoints), the
+//     time validate compares. Its cells leave out the fsyncs, whose
+//     elapsed time is the loop disk's as much as the CPU's.
+//   - ClockCPU is the counting pass's thread CPU time
+//     (CLOCK_THREAD_CPUTIME_ID around each call) with the runner's
+//     tracepoints firing (Options.NoTiming: the timing pass is skipped):
+//     the readings' own cost and a system call's are measured
+//     (MeasureHarness), the tracepoints' is priced per firing
+//     (ParamTracepoint, threadFirings).
+//
+// On a virtual machine the two part for writes into pages new to the
+// cache: on 2026-12-03 (a Firecracker guest) a new-page 4 KiB pwrite took
+// 2.9 µs of thread CPU and 3.1–15 µs of elapsed time, the guest's fresh
+// memory stalling the write without charging the thread.
+
+// Clock is the time a host calibration fits.
+type Clock int
+
+// The clocks of a host calibration.
+const (
+	// ClockWall fits the untraced elapsed time per call.
+	ClockWall Clock = iota
+	// ClockCPU fits the traced thread CPU time per call.
+	ClockCPU
+)
+
+// String is the clock's name on the command line: wall or cpu.
+func (c Clock) String() string {
+	if c == ClockCPU {
+		return "cpu"
+	}
+	return "wall"
+}
+
+// ParseClock reads a Clock's name (String). Errors: any other name.
+func ParseClock(name string) (Clock, error) {
+	switch name {
+	case "wall":
+		return ClockWall, nil
+	case "cpu":
+		return ClockCPU, nil
+	}
+	return 0, fmt.Errorf("host: clock %q: want wall (untraced elapsed time) or cpu (traced thread CPU time)", name)
+}
+
+// what says in a report what the clock measures.
+func (c Clock) what() string {
+	if c == ClockCPU {
+		return "thread CPU time per call, tracepoints on"
+	}
+	return "elapsed time per call, no tracepoints"
+}
 
 // calibrationWrites is how many 4 KiB pwrite(2)s (and preads) one measured
 // line makes: 8 MiB, enough calls for a stable mean, well inside the
 // scenario bounds.
 const calibrationWrites = 2048
+
+// calibrationBigWrite is the size of write-64k's pwrites: sixteen pages a
+// call, so that the fit tells a copied byte from a call's fixed cost.
+const calibrationBigWrite = 64 << 10
 
 // calibrationOpens is how many open/close pairs, and BLKBSZSET calls, the
 // scenarios of those operations make.
@@ -40,9 +92,11 @@ var CalibrationBlockSizes = []int64{512, 1024, 2048, 4096}
 // for each of CalibrationBlockSizes a device written with 4 KiB pwrites —
 // once into an empty page cache (folios and buffers created), once more
 // while the pages are dirty, fsync (writeback, one bio per buffer), once
-// more into clean cached pages and fsync again — and one scenario each of
-// cached preads, of BLKBSZSET on an empty cache, and of open/close pairs of
-// a second descriptor (not the last close).
+// more into clean cached pages and fsync again — and closed, the last
+// close throwing its 8 MiB of clean pages and their buffers away
+// (kill_bdev); and one scenario each of cached preads, of BLKBSZSET on an
+// empty cache, and of open/close pairs of a second descriptor (not the
+// last close).
 func CalibrationScenarios() []*scenario.Scenario {
 	const dev = 64 << 20
 	write := func(fill uint8) scenario.Write {
@@ -62,6 +116,19 @@ func CalibrationScenarios() []*scenario.Scenario {
 			},
 		})
 	}
+	big := scenario.Write{FD: "a", Len: calibrationBigWrite, Repeat: calibrationWrites * 4096 / calibrationBigWrite}
+	newBig, dirtyBig := big, big
+	newBig.Fill, dirtyBig.Fill = 0xb1, 0xb2
+	out = append(out, &scenario.Scenario{
+		Name:   "write-64k",
+		Pins:   "host calibration: 8 MiB of 64 KiB pwrites at block size 4096: new, dirty, fsync",
+		Device: scenario.Device{Size: dev, Sector: 512},
+		Ops: []scenario.Op{
+			scenario.Open{FD: "a", Mode: scenario.ReadWriteMode},
+			newBig, dirtyBig, scenario.Fsync{FD: "a"},
+			scenario.Close{FD: "a"},
+		},
+	})
 	out = append(out, &scenario.Scenario{
 		Name:   "read-cached",
 		Pins:   "host calibration: 8 MiB written and synced, then read back from the page cache in 4 KiB preads",
@@ -87,22 +154,36 @@ func CalibrationScenarios() []*scenario.Scenario {
 	return append(out, bsz, opens)
 }
 
-// HostFit is the fit of a host calibration: the costs it frees (a firing of
-// the runner's tracepoints, the copied byte, a new folio, a file of the
-// device opened and released), fitted to the cells of the scenarios at
-// block sizes 512 and 2048 and of open/close; the 1024 and 4096 scenarios,
-// the cached reads and BLKBSZSET are predicted. The timer and the system
-// call are not fitted: Calibrate measures them. Fit.Why says why a cost may
-// leave its x86 server prior.
-func HostFit() timing.Fit {
-	f := timing.Fit{Params: []timing.Param{timing.ParamTracepoint, timing.Ev(bufcache.EvCopyByte), timing.Ev(bufcache.EvFolioAlloc),
-		timing.Ev(bufcache.EvFileOpen), timing.Ev(bufcache.EvFileRelease)}}
-	for _, bs := range []int{512, 2048} {
-		for _, op := range []string{"new", "dirty", "fsync 1", "clean", "fsync 2"} {
+// HostFit is the fit of a host calibration on clock c: the cells of the
+// scenarios at block sizes 512, 1024 and 2048, of write-64k and of
+// open/close are fitted; the 4096-byte scenario, the cached reads and
+// BLKBSZSET are predicted (one block size left out; with three fitted
+// block sizes a VM's noise in one cell does not decide a cost alone). The
+// costs it frees: a copied byte, a new folio, a device file's open and
+// release, a read or write call's fixed part (write-64k's sixteen pages a
+// call tell it from the copy); on ClockCPU a firing of the runner's
+// tracepoints; on ClockWall, whose cells hold the last close, a freed
+// folio and a freed buffer_head, and a new buffer_head. A cost the cells
+// would make negative is pinned at 0 (timing.Fit.NonNegative). The timer
+// and the system call are not fitted: Calibrate measures them. Fit.Why
+// says why a cost may leave its x86 server prior.
+func HostFit(c Clock) timing.Fit {
+	f := timing.Fit{Params: []timing.Param{timing.Ev(bufcache.EvCopyByte), timing.Ev(bufcache.EvFolioAlloc),
+		timing.Ev(bufcache.EvFileOpen), timing.Ev(bufcache.EvFileRelease), timing.Ev(bufcache.EvRWCall)},
+		NonNegative: true}
+	ops := []string{"new", "dirty", "fsync 1", "clean", "fsync 2"}
+	if c == ClockCPU {
+		f.Params = append([]timing.Param{timing.ParamTracepoint}, f.Params...)
+	} else {
+		f.Params = append(f.Params, timing.Ev(bufcache.EvBHAlloc), timing.Ev(bufcache.EvFolioFree), timing.Ev(bufcache.EvBHFree))
+		ops = []string{"new", "dirty", "clean", "close"}
+	}
+	for _, bs := range []int{512, 1024, 2048} {
+		for _, op := range ops {
 			f.Cells = append(f.Cells, fmt.Sprintf("write-bs%d/%s", bs, op))
 		}
 	}
-	f.Cells = append(f.Cells, "open-close/open", "open-close/close")
+	f.Cells = append(f.Cells, "write-64k/new", "write-64k/dirty", "open-close/open", "open-close/close")
 	f.Why = map[timing.Param]string{
 		timing.Ev(bufcache.EvCopyByte): "the prior is a copy of data L2 holds, and the calibration writes 8 MiB of " +
 			"pages new to the cache: the stores stream to DRAM",
@@ -112,6 +193,18 @@ func HostFit() timing.Fit {
 		timing.Ev(bufcache.EvFileOpen): "the prior, a bare-metal estimate, is the least certain of the calibration's: " +
 			"open(2) is the longest path it times (the path walk, the LSM hooks, the file and block-device operations), " +
 			"and a virtual machine's kernel built with speculation mitigations pays for each indirect call and return on it",
+	}
+	if c == ClockWall {
+		f.Why[timing.Ev(bufcache.EvFolioFree)] = "the prior is the per-CPU free list alone; the last close's " +
+			"folio also leaves the LRU under the lruvec lock with interrupts off and is uncharged from its " +
+			"memory cgroup (folios_put_refs: a fifth of a 4 KiB block's close on 6.18 under perf), and its " +
+			"struct page was last written by the loop worker's completion on the other CPU"
+		f.Why[timing.Ev(bufcache.EvBHFree)] = "the prior is kmem_cache_free's fast path; a buffer_head freed " +
+			"at the last close was allocated long before, so SLUB frees it to a slab that is not the CPU's " +
+			"(__slab_free's cmpxchg), and its memory cgroup is uncharged (__memcg_slab_free_hook); the " +
+			"discard before it writes a buffer the completion on the other CPU wrote last"
+		f.Why[timing.Ev(bufcache.EvBHAlloc)] = "the prior is the per-CPU freelist; a buffer_head is charged to " +
+			"the memory cgroup (__GFP_ACCOUNT), and the calibration's 8 MiB of new pages want new slabs"
 	}
 	return f
 }
@@ -129,7 +222,9 @@ type hostCell struct {
 func hostCells(s *scenario.Scenario) []hostCell {
 	switch {
 	case strings.HasPrefix(s.Name, "write-bs"):
-		return []hostCell{{"new", []int{2}}, {"dirty", []int{3}}, {"fsync 1", []int{4}}, {"clean", []int{5}}, {"fsync 2", []int{6}}}
+		return []hostCell{{"new", []int{2}}, {"dirty", []int{3}}, {"fsync 1", []int{4}}, {"clean", []int{5}}, {"fsync 2", []int{6}}, {"close", []int{7}}}
+	case s.Name == "write-64k":
+		return []hostCell{{"new", []int{1}}, {"dirty", []int{2}}, {"fsync", []int{3}}}
 	case s.Name == "read-cached":
 		return []hostCell{{"pread", []int{3}}}
 	}
@@ -163,6 +258,8 @@ func hostCells(s *scenario.Scenario) []hostCell {
 type HostCalibration struct {
 	// Kernel and Machine are the host's uname -r and -m.
 	Kernel, Machine string
+	// Clock is the time the calibration fitted.
+	Clock Clock
 	// Harness is the runner's own cost per timed call, measured before the
 	// scenarios: the profile's timer and syscalls costs.
 	Harness Harness
@@ -186,22 +283,31 @@ type ModelRunner func(ctx context.Context, s *scenario.Scenario, q *scenario.Que
 // profile's timer and syscalls, not fitted), runs CalibrationScenarios on
 // the host (opts.Runs times each, the median of each cell's mean kept) and
 // on the model through model, and fits fit's costs of base to the host's
-// thread CPU time per call. The fitted profile is base's with the measured
-// and the fitted costs, named "x86-host". Errors: the host runner's (no
-// root, no loop devices, no tracefs, a failed run), the model's, the fit's.
-func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts Options, model ModelRunner) (*HostCalibration, error) {
+// time per call on clock c (HostFit(c) is the fit for it). The fitted
+// profile is base's with the measured and the fitted costs, named
+// "x86-host". Errors: the host runner's (no root, no loop devices, no
+// tracefs, a failed run), the model's, the fit's; on ClockWall, a fitted
+// fsync cell (its elapsed time is the disk's).
+func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Clock, opts Options, model ModelRunner) (*HostCalibration, error) {
+	if c == ClockWall {
+		for _, cell := range fit.Cells {
+			if strings.Contains(cell, "/fsync") {
+				return nil, fmt.Errorf("host: calibrate: cell %s: an fsync's elapsed time holds the loop disk's, which the fit does not price", cell)
+			}
+		}
+	}
 	var obs []timing.Observation
-	out := &HostCalibration{}
+	out := &HostCalibration{Clock: c}
 	var err error
 	if out.Harness, err = MeasureHarness(); err != nil {
 		return nil, fmt.Errorf("host: calibrate: %w", err)
 	}
 	runs := max(opts.Runs, 1)
 	opts.Runs = 1
-	// The fit prices the runner's tracepoints per firing (ParamTracepoint,
+	// ClockCPU prices the runner's tracepoints per firing (ParamTracepoint,
 	// threadFirings): its cells are the counting pass's CPU time, in which
 	// they fire, so the timing pass would only take time.
-	opts.NoTiming = true
+	opts.NoTiming = c == ClockCPU
 	for _, s := range CalibrationScenarios() {
 		var modelled *scenario.Result
 		var perRun [][]timing.Observation
@@ -217,8 +323,11 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts O
 			}
 			out.Kernel, out.Machine = kernel.Kernel, kernel.Machine
 			var cells []timing.Observation
-			for _, c := range hostCells(s) {
-				o, err := hostObservation(s.Name, c, kernel, modelled)
+			for _, hc := range hostCells(s) {
+				if c == ClockWall && strings.HasPrefix(hc.column, "fsync") {
+					continue // its elapsed time is the loop disk's as much as the CPU's
+				}
+				o, err := hostObservation(s.Name, hc, c, kernel, modelled)
 				if err != nil {
 					return nil, err
 				}
@@ -229,7 +338,7 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, opts O
 		obs = append(obs, medianRuns(perRun)...)
 	}
 	p := *base
-	p.Name, p.Description = "x86-host", fmt.Sprintf("this machine's kernel (%s %s), as a host calibration fits %s", out.Kernel, out.Machine, base.Name)
+	p.Name, p.Description = "x86-host", fmt.Sprintf("this machine's kernel (%s %s), as a host calibration fits %s to its %s", out.Kernel, out.Machine, base.Name, c.what())
 	p.Set(timing.ParamTimer, out.Harness.TimerNS, fmt.Sprintf("measured on this host: the CPU time of an empty interval between two "+
 		"CLOCK_THREAD_CPUTIME_ID readings, as the runner brackets each call (median of %d rounds of %d)", harnessRounds, harnessCalls))
 	p.Set(timing.ParamSyscall, out.Harness.SyscallNS, fmt.Sprintf("measured on this host: a timed getppid(2) through the Go "+
@@ -269,24 +378,31 @@ func median(v []float64) float64 {
 	return (v[(n-1)/2] + v[n/2]) / 2
 }
 
-// hostObservation pools cell c of scenario name: the host's mean CPU time
-// per call over its operations as the published figure; as its quantities,
-// the model's events per call but the bios' completions, one timed
-// interval and one system call, and the runner's tracepoints that fire in
-// the calling thread (threadFirings of the model's counters, which mirror
-// the host's). Errors: an operation
-// that failed on either side, or one the host did not time.
-func hostObservation(name string, c hostCell, kernel, model *scenario.Result) (timing.Observation, error) {
+// hostObservation pools cell hc of scenario name on clock c: the host's
+// mean time per call over its operations as the published figure — on
+// ClockCPU the counting pass's thread CPU time, on ClockWall the timing
+// pass's elapsed time; as its quantities, the model's events per call but
+// the bios' completions, and one system call; on ClockCPU also one timed
+// interval and the runner's tracepoints that fire in the calling thread
+// (threadFirings of the model's counters, which mirror the host's), where
+// the timing pass reads no clock per call and fires none. Errors: an
+// operation that failed on either side, or one the host did not time.
+func hostObservation(name string, hc hostCell, c Clock, kernel, model *scenario.Result) (timing.Observation, error) {
 	var ns, firings float64
 	var calls int
 	var ev bufcache.Counters
-	for _, i := range c.ops {
+	for _, i := range hc.ops {
 		k, m := kernel.Ops[i], model.Ops[i]
-		if k.Errno != "" || m.Errno != "" || k.CPU == nil || k.CPU.N == 0 {
-			return timing.Observation{}, fmt.Errorf("host: calibrate: %s op %d (%s): host errno %q, model errno %q, no CPU time: cannot be a cell",
-				name, i+1, k.Op, k.Errno, m.Errno)
+		timed := k.CPU != nil && k.CPU.N > 0 && (c == ClockCPU || k.Wall != nil)
+		if k.Errno != "" || m.Errno != "" || !timed {
+			return timing.Observation{}, fmt.Errorf("host: calibrate: %s op %d (%s): host errno %q, model errno %q, no %s: cannot be a cell",
+				name, i+1, k.Op, k.Errno, m.Errno, c.what())
 		}
-		ns += k.CPU.MeanNs * float64(k.CPU.N)
+		if c == ClockCPU {
+			ns += k.CPU.MeanNs * float64(k.CPU.N)
+		} else {
+			ns += float64(k.Wall.MinNs)
+		}
 		calls += k.CPU.N
 		for _, e := range m.Events {
 			ev[parseEvent(e.Name)] += e.Max
@@ -297,10 +413,13 @@ func hostObservation(name string, c hostCell, kernel, model *scenario.Result) (t
 	// worker thread, whose CPU time the calling thread's clock leaves out;
 	// the model completes them on the submitting CPU.
 	ev[bufcache.EvBioComplete] = 0
-	q := timing.PerOp(ev, calls, 1)
+	q := timing.PerOp(ev, calls, 0)
 	q[timing.ParamSyscall] = 1
-	q[timing.ParamTracepoint] = firings / float64(calls)
-	return timing.Observation{Row: name, Column: c.column, Published: ns / float64(calls), Q: q}, nil
+	if c == ClockCPU {
+		q[timing.ParamTimer] = 1
+		q[timing.ParamTracepoint] = firings / float64(calls)
+	}
+	return timing.Observation{Row: name, Column: hc.column, Published: ns / float64(calls), Q: q}, nil
 }
 
 // parseEvent returns the event a model ledger names (RunModel writes only
@@ -318,7 +437,7 @@ func parseEvent(name string) bufcache.Event {
 // predicted half), and the leave-one-out errors.
 func (c *HostCalibration) Report() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "host calibration on %s %s (thread CPU time per call, tracepoints on)\n", c.Kernel, c.Machine)
+	fmt.Fprintf(&sb, "host calibration on %s %s (%s)\n", c.Kernel, c.Machine, c.Clock.what())
 	fmt.Fprintf(&sb, "  measured: a timed empty interval %.1f ns, a null system call %.1f ns beyond it\n", c.Harness.TimerNS, c.Harness.SyscallNS)
 	fmt.Fprintf(&sb, "  %-14s %-10s %12s %12s %8s  %s\n", "scenario", "cell", "host ns", "model ns", "error", "label")
 	for _, label := range []timing.Label{timing.LabelFitted, timing.LabelPredicted} {

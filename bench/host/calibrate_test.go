@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,28 +50,49 @@ func TestCalibrationScenarios(t *testing.T) {
 			}
 		}
 	}
-	fit := HostFit()
-	assert.NotContains(t, fit.Params, timing.ParamTimer, "measured, not fitted")
-	assert.NotContains(t, fit.Params, timing.ParamSyscall, "measured, not fitted")
-	for _, k := range fit.Cells {
-		assert.Contains(t, keys, k)
+	for _, c := range []Clock{ClockWall, ClockCPU} {
+		fit := HostFit(c)
+		assert.NotContains(t, fit.Params, timing.ParamTimer, "%s: measured, not fitted", c)
+		assert.NotContains(t, fit.Params, timing.ParamSyscall, "%s: measured, not fitted", c)
+		assert.Equal(t, c == ClockCPU, slices.Contains(fit.Params, timing.ParamTracepoint), "%s: a firing is priced where they fire", c)
+		for _, k := range fit.Cells {
+			assert.Contains(t, keys, k, c)
+			for _, heldOut := range []string{"write-bs4096/", "read-cached/", "blkbszset/"} {
+				assert.False(t, strings.HasPrefix(k, heldOut), "%s: %s is predicted, not fitted", c, k)
+			}
+			if c == ClockWall {
+				assert.NotContains(t, k, "/fsync", "the wall clock fits no fsync: its time is the disk's")
+			}
+		}
+		assert.Less(t, len(fit.Params), len(fit.Cells), c)
+		for q := range fit.Why {
+			assert.Contains(t, fit.Params, q, "%s: a reason for a cost the fit frees", c)
+		}
 	}
-	assert.InDelta(t, len(keys)/2, len(fit.Cells), 1, "half the cells fitted")
-	assert.Less(t, len(fit.Params), len(fit.Cells))
-	for q := range fit.Why {
-		assert.Contains(t, fit.Params, q, "a reason for a cost the fit frees")
+	_, err := Calibrate(context.Background(), timing.X86Server(), HostFit(ClockCPU), ClockWall, Options{}, engine.RunOnQueue)
+	assert.ErrorContains(t, err, "fsync", "an fsync cell on the wall clock is refused before anything runs")
+}
+
+// TestParseClock reads both clocks' names back and refuses another.
+func TestParseClock(t *testing.T) {
+	for _, c := range []Clock{ClockWall, ClockCPU} {
+		back, err := ParseClock(c.String())
+		require.NoError(t, err)
+		assert.Equal(t, c, back)
 	}
+	_, err := ParseClock("monotonic")
+	assert.ErrorContains(t, err, "want wall")
 }
 
 // TestHostObservation pools a cell from a host result and a model result:
-// the host's CPU time per call over the pooled operations; the model's
-// events per call but the bios' completions, one timed interval and one
-// system call, and the tracepoint firings in the calling thread; a failed
-// or untimed operation is refused.
+// the host's time per call over the pooled operations, CPU or elapsed by
+// the clock; the model's events per call but the bios' completions and one
+// system call, and on the CPU clock one timed interval and the tracepoint
+// firings in the calling thread; a failed or untimed operation is refused.
 func TestHostObservation(t *testing.T) {
 	kernel := &scenario.Result{Ops: []scenario.OpResult{
-		{Op: "blkbszset a 1K", CPU: &scenario.Measurement{N: 1, MeanNs: 1000}},
-		{Op: "blkbszset a 4K", CPU: &scenario.Measurement{N: 3, MeanNs: 2000}},
+		{Op: "blkbszset a 1K", CPU: &scenario.Measurement{N: 1, MeanNs: 1000}, Wall: &scenario.Span{MinNs: 1500, MaxNs: 1500}},
+		{Op: "blkbszset a 4K", CPU: &scenario.Measurement{N: 3, MeanNs: 2000}, Wall: &scenario.Span{MinNs: 9000, MaxNs: 9000}},
 	}}
 	model := &scenario.Result{Ops: []scenario.OpResult{
 		{Events: scenario.Counters{scenario.C("folio-locks", 2), scenario.C("bio-completions", 4)},
@@ -78,20 +100,34 @@ func TestHostObservation(t *testing.T) {
 		{Events: scenario.Counters{scenario.C("folio-locks", 6)},
 			Counters: scenario.Counters{scenario.C("bio.write", 5), scenario.C("rq.complete", 7)}},
 	}}
-	o, err := hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
-	require.NoError(t, err)
-	assert.InDelta(t, 1750, o.Published, 1e-9, "(1000 + 3×2000) / 4 calls")
-	assert.InDelta(t, 2, o.Q[timing.Ev(mustEvent(t, "folio-locks"))], 1e-9, "8 events over 4 calls")
-	assert.Zero(t, o.Q[timing.Ev(mustEvent(t, "bio-completions"))], "the loop worker's, not the calling thread's")
-	assert.InDelta(t, 2, o.Q[timing.ParamTracepoint], 1e-9, "8 firings in the thread over 4 calls")
-	assert.InDelta(t, 1, o.Q[timing.ParamSyscall], 0)
-	assert.InDelta(t, 1, o.Q[timing.ParamTimer], 0, "one timed interval a call")
+	cell := hostCell{"blkbszset", []int{0, 1}}
+	for _, tc := range []struct {
+		clock              Clock
+		ns, firings, timer float64
+	}{
+		{ClockCPU, 1750, 2, 1},  // (1000 + 3×2000) / 4 calls; 8 firings in the thread over 4 calls
+		{ClockWall, 2625, 0, 0}, // (1500 + 9000) / 4 calls; no tracepoint and no clock per call
+	} {
+		o, err := hostObservation("s", cell, tc.clock, kernel, model)
+		require.NoError(t, err, tc.clock)
+		assert.InDelta(t, tc.ns, o.Published, 1e-9, tc.clock)
+		assert.InDelta(t, 2, o.Q[timing.Ev(mustEvent(t, "folio-locks"))], 1e-9, "%s: 8 events over 4 calls", tc.clock)
+		assert.Zero(t, o.Q[timing.Ev(mustEvent(t, "bio-completions"))], "%s: the loop worker's, not the calling thread's", tc.clock)
+		assert.InDelta(t, tc.firings, o.Q[timing.ParamTracepoint], 1e-9, tc.clock)
+		assert.InDelta(t, 1, o.Q[timing.ParamSyscall], 0, tc.clock)
+		assert.InDelta(t, tc.timer, o.Q[timing.ParamTimer], 0, tc.clock)
+	}
 
+	kernel.Ops[1].Wall = nil
+	_, err := hostObservation("s", cell, ClockWall, kernel, model)
+	assert.ErrorContains(t, err, "cannot be a cell", "no elapsed time: a counting pass alone")
+	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
+	assert.NoError(t, err, "the CPU clock needs no timing pass")
 	kernel.Ops[1].Errno = "EINVAL"
-	_, err = hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
+	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
 	assert.ErrorContains(t, err, "cannot be a cell")
 	kernel.Ops[1].Errno, kernel.Ops[1].CPU = "", nil
-	_, err = hostObservation("s", hostCell{"blkbszset", []int{0, 1}}, kernel, model)
+	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
 	assert.Error(t, err)
 }
 
@@ -103,22 +139,31 @@ func TestCalibrateLive(t *testing.T) {
 	if os.Getenv("BHSIM_KERNEL") != "1" {
 		t.Skip("set BHSIM_KERNEL=1 to calibrate on the host kernel (needs root, loop devices and tracefs)")
 	}
-	c, err := Calibrate(context.Background(), timing.X86Server(), HostFit(), Options{NoSignalHandler: true}, engine.RunOnQueue)
-	require.NoError(t, err)
-	assert.Equal(t, "x86-host", c.Profile.Name)
-	var predicted int
-	for _, cell := range c.Calibration.Cells {
-		if cell.Label == timing.LabelPredicted {
-			predicted++
-			assert.Positive(t, cell.Simulated, cell.Row+"/"+cell.Column)
-		}
+	for _, clock := range []Clock{ClockWall, ClockCPU} {
+		t.Run(clock.String(), func(t *testing.T) {
+			c, err := Calibrate(context.Background(), timing.X86Server(), HostFit(clock), clock, Options{NoSignalHandler: true}, engine.RunOnQueue)
+			require.NoError(t, err)
+			assert.Equal(t, "x86-host", c.Profile.Name)
+			var predicted int
+			for _, cell := range c.Calibration.Cells {
+				if cell.Label == timing.LabelPredicted {
+					predicted++
+					assert.Positive(t, cell.Simulated, cell.Row+"/"+cell.Column)
+				}
+			}
+			assert.Positive(t, predicted)
+			assert.Contains(t, c.Report(), "predicted")
+			assert.Contains(t, c.Report(), clock.what())
+			assert.Equal(t, c.Harness.TimerNS, c.Profile.NS[timing.ParamTimer], "the timer is measured, not fitted")
+			assert.Equal(t, c.Harness.SyscallNS, c.Profile.NS[timing.ParamSyscall], "the system call is measured, not fitted")
+			assert.Contains(t, c.Profile.Source[timing.ParamSyscall], "measured on this host")
+			fitted := timing.Ev(bufcache.EvBHFree)
+			if clock == ClockCPU {
+				fitted = timing.ParamTracepoint
+			}
+			assert.Contains(t, c.Profile.Source[fitted], "fitted")
+		})
 	}
-	assert.Positive(t, predicted)
-	assert.Contains(t, c.Report(), "predicted")
-	assert.Equal(t, c.Harness.TimerNS, c.Profile.NS[timing.ParamTimer], "the timer is measured, not fitted")
-	assert.Equal(t, c.Harness.SyscallNS, c.Profile.NS[timing.ParamSyscall], "the system call is measured, not fitted")
-	assert.Contains(t, c.Profile.Source[timing.ParamSyscall], "measured on this host")
-	assert.Contains(t, c.Profile.Source[timing.ParamTracepoint], "fitted")
 }
 
 // TestThreadFirings counts one firing for each counter of a tracepoint the

@@ -129,13 +129,16 @@
 //
 // # Calibration
 //
-// Calibrate (bhsim calibrate --host) fits a profile to the thread CPU time
-// per call of CalibrationScenarios, as the counting pass measures it, with
-// the tracepoints firing (it runs with NoTiming). What the runner's own timing adds is
-// measured, not fitted (MeasureHarness: an empty timed interval and a null
-// system call); the tracepoints the runner enables are counted where they
-// fire in the calling thread (threadFirings, checked against the kernel by
-// TestThreadFiringsLive); a loop device's completions, which its worker
-// runs, are left out. HostFit names the costs and the cells fitted; the
-// other cells are held out and predicted.
+// Calibrate (bhsim calibrate --host) fits a profile to the time per call of
+// CalibrationScenarios. On ClockWall, the default, that is the timing
+// pass's elapsed time, no tracepoints firing, the time validate compares;
+// the fsyncs, whose elapsed time is the loop disk's, are left out. On
+// ClockCPU it is the counting pass's thread CPU time with the tracepoints
+// firing (it runs with NoTiming), and the tracepoints the runner enables
+// are counted where they fire in the calling thread (threadFirings,
+// checked against the kernel by TestThreadFiringsLive). What the runner's
+// own timing adds is measured, not fitted (MeasureHarness: an empty timed
+// interval and a null system call); a loop device's completions, which
+// its worker runs, are left out. HostFit names the costs and the cells
+// fitted; the other cells are held out and predicted.
 package host

@@ -54,15 +54,18 @@ func takeTime(counted, timed *scenario.Result) error {
 // elapsed time: tracepoints fire there.
 //
 // In the timing pass (whole) it times the operation's calls together: the
-// elapsed time from the first call's start to the last one's end, and the
-// thread CPU time over them, read once at each end. Between two calls the
+// elapsed time from the first call's start to the end of the loop that
+// makes them, and the thread CPU time over them, read once at each end. Between two calls the
 // kernel goes on with what the first left running — readahead, bios blk-
 // throttle holds, writeback — so the time between calls belongs to the
 // operation; and what the runner does there must be next to nothing, so
-// no CPU clock is read per call (a system call, about 0.6 µs for a pair on
-// a virtual machine, which summing only the calls' own times would have
-// left out: under rbps=8M, 1024 cold 4 KiB preads summed 483 ms where they
-// took 505 ms, as the model's clock has them).
+// no clock is read per call: not the CPU clock (a system call, about
+// 0.6 µs for a pair on a virtual machine, which summing only the calls'
+// own times would have left out: under rbps=8M, 1024 cold 4 KiB preads
+// summed 483 ms where they took 505 ms, as the model's clock has them),
+// and not the wall clock either (time.Now took 137 ns a call through the
+// vDSO on 2026-12-03's VM, and a reading after every call put 150–250 ns
+// of the runner's into each 4 KiB pwrite of a 1.3 µs rewrite).
 type clock struct {
 	cpu  scenario.Measurement
 	wall time.Duration
@@ -70,12 +73,12 @@ type clock struct {
 	whole bool
 	// single marks an operation of one call (not a pwrite or pread line),
 	// whose runner work after the call (BLKBSZGET after an open) must stay
-	// out of its CPU time: its clock stops as the call returns.
-	single     bool
-	n          int
-	cpu0       int64
-	start, end time.Time
-	stopped    bool
+	// out of its time: its clock stops as the call returns.
+	single  bool
+	n       int
+	cpu0    int64
+	start   time.Time
+	stopped bool
 }
 
 // timed runs one system call, times it on c and counts it.
@@ -86,7 +89,6 @@ func timed(or *scenario.OpResult, c *clock, call func() error) error {
 			c.cpu0, c.start = cpuNow(), time.Now()
 		}
 		err = call()
-		c.end = time.Now()
 		c.n++
 		if c.single {
 			c.stop()
@@ -103,16 +105,17 @@ func timed(or *scenario.OpResult, c *clock, call func() error) error {
 	return err
 }
 
-// stop ends a timing-pass operation's clock after its last call: its
-// elapsed time and its CPU time, pooled over its calls. Later calls of
-// stop do nothing, and neither does it in the counting pass.
+// stop ends a timing-pass operation's clock, called as the loop of its
+// calls ends (at once for a single call): its elapsed time and its CPU
+// time, pooled over its calls. Later calls of stop do nothing, and neither
+// does it in the counting pass.
 func (c *clock) stop() {
 	if !c.whole || c.n == 0 || c.stopped {
 		return
 	}
 	c.stopped = true
+	c.wall = time.Since(c.start)
 	c.cpu.AddPooled(cpuNow()-c.cpu0, c.n)
-	c.wall = c.end.Sub(c.start)
 }
 
 // cpuNow is the calling thread's CPU time in nanoseconds.
