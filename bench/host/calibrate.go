@@ -216,6 +216,11 @@ type hostCell struct {
 	ops    []int
 }
 
+// diskBound reports whether a cell of that column is an fsync's, whose
+// elapsed time is the loop disk's as much as the CPU's: the wall clock
+// neither measures nor fits it.
+func diskBound(column string) bool { return strings.HasPrefix(column, "fsync") }
+
 // hostCells returns the measured cells of scenario s (CalibrationScenarios'
 // layouts): each write and fsync of a write scenario, the reads, and every
 // BLKBSZSET, open or close of the second descriptor pooled.
@@ -291,7 +296,7 @@ type ModelRunner func(ctx context.Context, s *scenario.Scenario, q *scenario.Que
 func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Clock, opts Options, model ModelRunner) (*HostCalibration, error) {
 	if c == ClockWall {
 		for _, cell := range fit.Cells {
-			if strings.Contains(cell, "/fsync") {
+			if _, column, _ := strings.Cut(cell, "/"); diskBound(column) {
 				return nil, fmt.Errorf("host: calibrate: cell %s: an fsync's elapsed time holds the loop disk's, which the fit does not price", cell)
 			}
 		}
@@ -324,8 +329,8 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Cloc
 			out.Kernel, out.Machine = kernel.Kernel, kernel.Machine
 			var cells []timing.Observation
 			for _, hc := range hostCells(s) {
-				if c == ClockWall && strings.HasPrefix(hc.column, "fsync") {
-					continue // its elapsed time is the loop disk's as much as the CPU's
+				if c == ClockWall && diskBound(hc.column) {
+					continue
 				}
 				o, err := hostObservation(s.Name, hc, c, kernel, modelled)
 				if err != nil {
