@@ -24,14 +24,16 @@ import (
 //   - a dirty buffer is mapped, Async_* bits only appear on locked buffers, and
 //     a dirty buffer's folio is dirty;
 //   - a dirty folio is tagged dirty (a clean one may keep a stale tag until
-//     writeback starts, as in the kernel), and the writeback flag and tag agree.
+//     writeback starts, as in the kernel), and the writeback flag and tag agree;
+//   - the dirty and writeback pages accounted (DirtyPages, WritebackPages) are
+//     those of the folios with the flags.
 //
 // Call it at a quiescent point: concurrent operations can show it transient
 // states. It takes private_lock folio by folio.
 func (d *BlockDevice) Check() error {
 	var errs []error
 	m := &d.mapping
-	var pages int64
+	var pages, dirty, writeback int64
 	for start := uint64(0); ; {
 		index, f, ok := m.index.Next(start)
 		if !ok {
@@ -50,6 +52,12 @@ func (d *BlockDevice) Check() error {
 			bad("folio of order %d holds %d bytes", f.order, len(f.data))
 		}
 		pages += int64(f.NrPages())
+		if f.Has(FolioDirty) {
+			dirty += int64(f.NrPages())
+		}
+		if f.Has(FolioWriteback) {
+			writeback += int64(f.NrPages())
+		}
 		if f.Has(FolioDirty) && !m.index.Marked(index, pageindex.MarkDirty) {
 			bad("dirty but not tagged dirty: writeback would miss it")
 		}
@@ -73,6 +81,12 @@ func (d *BlockDevice) Check() error {
 	}
 	if n := m.pages(); n != pages {
 		errs = append(errs, fmt.Errorf("%s: nrpages %d, folios hold %d pages", d.Name(), n, pages))
+	}
+	if n := m.dirtyPages.Load(); n != dirty {
+		errs = append(errs, fmt.Errorf("%s: %d dirty pages accounted, dirty folios hold %d", d.Name(), n, dirty))
+	}
+	if n := m.writebackPages.Load(); n != writeback {
+		errs = append(errs, fmt.Errorf("%s: %d writeback pages accounted, folios under writeback hold %d", d.Name(), n, writeback))
 	}
 	return errors.Join(errs...)
 }

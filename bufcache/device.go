@@ -125,6 +125,7 @@ func (m *Machine) AddDisk(disk blk.Device, opts DeviceOptions) (*BlockDevice, er
 	d := &BlockDevice{m: m, disk: disk, size: size, logical: disk.LogicalBlockSize(), metaOnly: opts.MetadataOnly}
 	d.readOnly.Store(opts.ReadOnly)
 	d.mapping = Mapping{dev: d, index: pageindex.New[Folio](m.cfg.Index)}
+	d.mapping.bindMarkSteps()
 	if m.cfg.OneGoroutine {
 		d.mapping.index.Confine()
 		d.mapping.privateLock.Confine()

@@ -18,6 +18,24 @@ func (d *BlockDevice) PeekFolio(pos uint64) *Folio {
 // being driven. O(dirty folios) at most.
 func (d *BlockDevice) NrDirty() int { return d.mapping.index.CountMarked(pageindex.MarkDirty) }
 
+// DirtyPages returns the pages of the device's dirty folios: its share of
+// NR_FILE_DIRTY, which balance_dirty_pages counts as reclaimable. A folio
+// whose dirty bit writeback has cleared is no longer counted, though it
+// keeps its tag until its writeback starts. O(1), safe while CPUs are
+// driven.
+func (d *BlockDevice) DirtyPages() int64 { return d.mapping.dirtyPages.Load() }
+
+// WritebackPages returns the pages of the device's folios under writeback
+// (NR_WRITEBACK): set when a folio's writeback starts, cleared when its
+// last buffer's write completes. O(1), safe while CPUs are driven.
+func (d *BlockDevice) WritebackPages() int64 { return d.mapping.writebackPages.Load() }
+
+// DirtiedPages returns the pages that have become dirty on the device since
+// it was added (WB_DIRTIED): a count that never goes down, whose rate the
+// kernel sets beside the writeback rate to throttle writers. O(1), safe
+// while CPUs are driven.
+func (d *BlockDevice) DirtiedPages() int64 { return d.mapping.dirtiedPages.Load() }
+
 // LRUEntries returns a copy of CPU cpu's bh LRU slots, most recent first
 // (nil when the LRU is removed): a view for explanations; it allocates.
 // Precondition: 0 <= cpu < NumCPU(). O(LRU size).

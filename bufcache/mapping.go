@@ -59,6 +59,24 @@ type Mapping struct {
 	// (background) writeback starts, the index after the last folio the
 	// previous one wrote.
 	wbIndex atomic.Uint64
+	// dirtyPages and writebackPages are the pages of the folios in the
+	// index with PG_dirty and with PG_writeback: the device's share of
+	// NR_FILE_DIRTY (its wb's WB_RECLAIMABLE) and NR_WRITEBACK
+	// (WB_WRITEBACK), which balance_dirty_pages weighs. dirtiedPages counts
+	// every page that became dirty (WB_DIRTIED), never going down. Each
+	// changes in the index critical section that changes the flag
+	// (folio_account_dirtied, folio_clear_dirty_for_io,
+	// __folio_start_writeback, __folio_end_writeback); the mark steps below
+	// are bound to the mapping once (bindMarkSteps), so that they reach
+	// these counters without allocating.
+	dirtyPages, writebackPages, dirtiedPages                                atomic.Int64
+	markDirtyStep, cancelDirtyStep, startWritebackStep, finishWritebackStep func(*Folio, pageindex.Marks) pageindex.Marks
+}
+
+// bindMarkSteps binds the flag-and-tag steps that account pages to m.
+func (m *Mapping) bindMarkSteps() {
+	m.markDirtyStep, m.cancelDirtyStep = m.markDirty, m.cancelDirtyTag
+	m.startWritebackStep, m.finishWritebackStep = m.startWriteback, m.finishWriteback
 }
 
 // pages returns mapping->nrpages.
@@ -240,7 +258,7 @@ func (m *Mapping) setDirty(cpu *CPU, f *Folio) {
 		return
 	}
 	cpu.count(EvFolioDirty)
-	if !m.index.UpdateMarks(f.index, f, markDirty) {
+	if !m.index.UpdateMarks(f.index, f, m.markDirtyStep) {
 		f.flags.Set(FolioDirty)
 		return
 	}
@@ -250,9 +268,13 @@ func (m *Mapping) setDirty(cpu *CPU, f *Folio) {
 }
 
 // markDirty is setDirty's step under the index lock: PG_dirty and the dirty
-// tag.
-func markDirty(f *Folio, marks pageindex.Marks) pageindex.Marks {
-	f.flags.Set(FolioDirty)
+// tag, and a folio that was clean accounted dirty (folio_account_dirtied).
+func (m *Mapping) markDirty(f *Folio, marks pageindex.Marks) pageindex.Marks {
+	if !f.flags.TestAndSet(FolioDirty) {
+		n := int64(f.NrPages())
+		m.dirtyPages.Add(n)
+		m.dirtiedPages.Add(n)
+	}
 	return marks | pageindex.MarkDirty.Bit()
 }
 
@@ -265,18 +287,30 @@ func (m *Mapping) cancelDirty(f *Folio) {
 	if !f.Has(FolioDirty) {
 		return
 	}
-	if !m.index.UpdateMarks(f.index, f, cancelDirtyTag) {
+	if !m.index.UpdateMarks(f.index, f, m.cancelDirtyStep) {
 		f.flags.Clear(FolioDirty)
 	}
 }
 
 // cancelDirtyTag is cancelDirty's step under the index lock: the tag goes
 // with the bit, if the bit was still set.
-func cancelDirtyTag(f *Folio, marks pageindex.Marks) pageindex.Marks {
+func (m *Mapping) cancelDirtyTag(f *Folio, marks pageindex.Marks) pageindex.Marks {
 	if f.flags.TestAndClear(FolioDirty) {
 		marks &^= pageindex.MarkDirty.Bit()
+		m.dirtyPages.Add(-int64(f.NrPages()))
 	}
 	return marks
+}
+
+// clearDirtyForIO models folio_clear_dirty_for_io for a locked folio of
+// this mapping: it reports whether the folio was dirty, and a dirty one
+// leaves the dirty pages (its tag stays until writeback starts).
+func (m *Mapping) clearDirtyForIO(f *Folio) bool {
+	if !f.flags.TestAndClear(FolioDirty) {
+		return false
+	}
+	m.dirtyPages.Add(-int64(f.NrPages()))
+	return true
 }
 
 // remove models filemap_remove_folio for a locked folio: take it out of the
@@ -298,7 +332,15 @@ func (m *Mapping) unlink(cpu *CPU, f *Folio) bool {
 	if !m.index.Delete(f.index, f) {
 		return false
 	}
-	f.flags.Clear(FolioDirty)
+	// The folio leaves the mapping's accounting with its flags: its stale
+	// dirty bit is cleared, and a writeback that ends later ends for an
+	// orphan.
+	if f.flags.TestAndClear(FolioDirty) {
+		m.dirtyPages.Add(-int64(f.NrPages()))
+	}
+	if f.Has(FolioWriteback) {
+		m.writebackPages.Add(-int64(f.NrPages()))
+	}
 	f.mapping.Store(nil, m.dev.m.cfg.OneGoroutine)
 	cpu.count(EvIndexDelete)
 	pages := int64(1) << f.order

@@ -97,7 +97,7 @@ func (d *BlockDevice) writeDirty(cpu *CPU, wbc wbControl) int {
 				if f.Has(FolioWriteback) && wbc.mode == wbSyncAll {
 					waitOnWriteback(cpu, f)
 				}
-				if !f.Has(FolioWriteback) && f.flags.TestAndClear(FolioDirty) { // folio_clear_dirty_for_io
+				if !f.Has(FolioWriteback) && m.clearDirtyForIO(f) {
 					written += int(f.NrPages())
 					next = f.index + f.NrPages()
 					done = wbc.nrToWrite > 0 && written >= wbc.nrToWrite
@@ -201,16 +201,18 @@ func (d *BlockDevice) writeFolio(cpu *CPU, f *Folio, mode syncMode) {
 // after (it tags the folio again). The caller holds the folio lock, so the
 // folio is still in the page cache; the fallback only sets the flag.
 func (d *BlockDevice) setWriteback(f *Folio) {
-	if !d.mapping.index.UpdateMarks(f.index, f, startWriteback) {
+	if !d.mapping.index.UpdateMarks(f.index, f, d.mapping.startWritebackStep) {
 		f.flags.Set(FolioWriteback)
 	}
 }
 
-// startWriteback is setWriteback's step under the index lock.
-func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
+// startWriteback is setWriteback's step under the index lock; the folio's
+// pages are accounted under writeback.
+func (m *Mapping) startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
 	if f.flags.TestAndSet(FolioWriteback) {
 		return marks
 	}
+	m.writebackPages.Add(int64(f.NrPages()))
 	marks |= pageindex.MarkWriteback.Bit()
 	if !f.Has(FolioDirty) {
 		marks &^= pageindex.MarkDirty.Bit()
@@ -222,15 +224,17 @@ func startWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
 // and its tag are cleared in one index critical section, so they never
 // disagree. A folio that left the page cache only loses the flag.
 func (d *BlockDevice) endWriteback(f *Folio) {
-	if !d.mapping.index.UpdateMarks(f.index, f, finishWriteback) {
+	if !d.mapping.index.UpdateMarks(f.index, f, d.mapping.finishWritebackStep) {
 		f.flags.Clear(FolioWriteback)
 	}
 }
 
-// finishWriteback is endWriteback's step under the index lock.
-func finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
+// finishWriteback is endWriteback's step under the index lock; the folio's
+// pages leave the writeback pages.
+func (m *Mapping) finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Marks {
 	if f.flags.TestAndClear(FolioWriteback) {
 		marks &^= pageindex.MarkWriteback.Bit()
+		m.writebackPages.Add(-int64(f.NrPages()))
 	}
 	return marks
 }
