@@ -86,8 +86,13 @@ type Config struct {
 	// device may hold before a writer starts background writeback (a
 	// simplified balance_dirty_pages), which writes range-cyclic chunks of
 	// writeback_chunk_size pages until the device is back at or under it; 0
-	// means no limit: data stays dirty until SyncBlockdev.
+	// means no limit: data stays dirty until SyncBlockdev. A Balancer
+	// replaces it.
 	DirtyLimit int
+	// Balancer, if set, is balance_dirty_pages (see DirtyBalancer): the
+	// write paths call it after each folio they dirty, and DirtyLimit is
+	// not used.
+	Balancer DirtyBalancer
 	// SeparateFlusher makes background writeback run on CPU FlusherCPU (the
 	// kernel's flusher thread) instead of the writer's CPU. A writer's goroutine
 	// drives that CPU while it writes back, one writer at a time; no goroutine

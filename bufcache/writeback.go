@@ -349,18 +349,49 @@ func backgroundChunk(limit int) int {
 	return (2*limit/dirtyScope + minWritebackPages) / minWritebackPages * minWritebackPages
 }
 
-// balanceDirtyPages is a simplified balance_dirty_pages_ratelimited: when the
+// WriteBackground is one pass of background writeback over the device, as
+// the flusher makes it (wb_writeback's for_background work:
+// writeback_sb_inodes → do_writepages with WB_SYNC_NONE and range_cyclic,
+// nr_to_write pages): on cpu, the flusher's, from the mapping's
+// writeback_index on, at most pages pages (0: every dirty folio), skipping
+// folios already under writeback. It returns the pages it wrote. The
+// caller decides when the flusher runs and how much it writes (a clock
+// driving DirtyThrottle: OverBackground, ChunkPages). Its costs are
+// counted on cpu.
+func (d *BlockDevice) WriteBackground(cpu *CPU, pages int) int {
+	return d.writeDirty(cpu, wbControl{mode: wbSyncNone, wait: true, nrToWrite: pages, cyclic: true})
+}
+
+// DirtyBalancer is the machine's balance_dirty_pages
+// (Config.Balancer): the write paths call it where the kernel calls
+// balance_dirty_pages_ratelimited, after each folio a write(2) dirtied,
+// with the writing CPU and the device. An implementation keeps time — it
+// weighs the device's DirtyPages and WritebackPages at the writer's
+// moment, puts the writer to sleep and lets the flusher write back
+// (WriteBackground on the flusher's CPU, from the writer's goroutine) —
+// which the model itself does not: package bench/engine's clock does,
+// with DirtyThrottle's control law.
+type DirtyBalancer interface {
+	BalanceDirtyPages(cpu *CPU, d *BlockDevice)
+}
+
+// balanceDirtyPages is balance_dirty_pages_ratelimited: the machine's
+// Balancer, if it has one; otherwise a simplified stand-in: when the
 // device holds more dirty folios than Config.DirtyLimit (the background
 // threshold), the writer starts background writeback of the device (the
-// kernel wakes the flusher and throttles the writer; here the work is done on
-// Config.Flusher's CPU by the writer's goroutine, so that its events are the
-// flusher's). Background writeback is wb_writeback's for_background loop: a
-// range-cyclic pass of backgroundChunk pages at a time while the device is
-// over the threshold (wb_over_bg_thresh), so that it leaves about the
-// threshold dirty, not nothing. The model has no clock: a writer faster than
-// the flusher, which the kernel throttles at a setpoint above the threshold,
-// leaves only the threshold dirty here.
+// kernel wakes the flusher and throttles the writer; here the work is done
+// on Config.Flusher's CPU by the writer's goroutine, so that its events
+// are the flusher's). Background writeback is wb_writeback's
+// for_background loop: a range-cyclic pass of backgroundChunk pages at a
+// time while the device is over the threshold (wb_over_bg_thresh), so
+// that it leaves about the threshold dirty, not nothing. The stand-in has
+// no clock: a writer faster than the flusher, which the kernel throttles
+// at a setpoint above the threshold, leaves only the threshold dirty here.
 func (d *BlockDevice) balanceDirtyPages(cpu *CPU) {
+	if b := d.m.cfg.Balancer; b != nil {
+		b.BalanceDirtyPages(cpu, d)
+		return
+	}
 	limit := d.m.cfg.DirtyLimit
 	if limit <= 0 || d.NrDirty() <= limit {
 		return
@@ -371,9 +402,8 @@ func (d *BlockDevice) balanceDirtyPages(cpu *CPU) {
 		defer d.m.flusherMu.Unlock()
 		wb = d.m.cpus[d.m.cfg.FlusherCPU]
 	}
-	wbc := wbControl{mode: wbSyncNone, wait: true, nrToWrite: backgroundChunk(limit), cyclic: true}
 	for d.NrDirty() > limit {
-		if d.writeDirty(wb, wbc) == 0 {
+		if d.WriteBackground(wb, backgroundChunk(limit)) == 0 {
 			return // what is dirty is busy
 		}
 	}

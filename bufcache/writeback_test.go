@@ -200,3 +200,66 @@ func TestDirtyAndWritebackPages(t *testing.T) {
 		})
 	}
 }
+
+// balancerLog is a DirtyBalancer that records its calls: the dirty pages
+// the device held at each.
+type balancerLog struct {
+	cpu   *CPU
+	dirty []int64
+}
+
+// BalanceDirtyPages implements DirtyBalancer.
+func (b *balancerLog) BalanceDirtyPages(cpu *CPU, d *BlockDevice) {
+	b.cpu = cpu
+	b.dirty = append(b.dirty, d.DirtyPages())
+}
+
+// TestBalancerReplacesTheDirtyLimit: with a Balancer the write path calls
+// it once per page it dirtied (generic_perform_write's iterations), on the
+// writer's CPU and after the page is dirty, and the DirtyLimit's stand-in
+// writes nothing back.
+func TestBalancerReplacesTheDirtyLimit(t *testing.T) {
+	b := &balancerLog{}
+	m, d, _ := newDev(t, Config{CPUs: 2, DirtyLimit: 1, Balancer: b}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(1)
+	_, err := d.Write(cpu, 0, userIter(t, bytes.Repeat([]byte{3}, 4*4096)))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3, 4}, b.dirty)
+	assert.Same(t, cpu, b.cpu)
+	assert.Equal(t, int64(4), d.DirtyPages(), "the stand-in's limit of 1 folio wrote nothing back")
+}
+
+// TestWriteBackground: a background pass writes at most the pages asked
+// (0: no limit), on the CPU given, range-cyclic: from where the last pass
+// stopped to the device's end, without wrapping round within a pass (a
+// page redirtied behind it waits for the next pass, which starts again
+// from the beginning).
+func TestWriteBackground(t *testing.T) {
+	m, d, _ := newDev(t, Config{CPUs: 2, Check: true}, 1<<20, 512, DeviceOptions{})
+	writer, flusher := m.CPU(0), m.CPU(1)
+	write := func(off, n int) {
+		_, err := d.Write(writer, uint64(off), userIter(t, bytes.Repeat([]byte{4}, n)))
+		require.NoError(t, err)
+	}
+	write(0, 10*4096)
+	for _, tc := range []struct {
+		name             string
+		redirty          bool
+		ask, wrote, left int
+	}{
+		{"pages 0-2", false, 3, 3, 7},
+		{"page 0 again, behind the pass", true, 0, 7, 1},
+		{"the next pass from the start", false, 0, 1, 0},
+		{"nothing dirty", false, 5, 0, 0},
+	} {
+		if tc.redirty {
+			write(0, 4096)
+		}
+		before := flusher.Events()[EvBioSubmit]
+		assert.Equal(t, tc.wrote, d.WriteBackground(flusher, tc.ask), tc.name)
+		assert.Equal(t, int64(tc.left), d.DirtyPages(), tc.name)
+		assert.Equal(t, uint64(tc.wrote), flusher.Events()[EvBioSubmit]-before, "%s: a bio per 4 KiB buffer, on the flusher", tc.name)
+	}
+	assert.Zero(t, writer.Events()[EvBioSubmit])
+	require.NoError(t, m.Check())
+}
