@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sort"
+
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
@@ -26,7 +28,12 @@ import (
 //     the cache flush;
 //   - a call that waits for its I/O — a read, a sync, the last close —
 //     completes when its last request does; a buffered write's writeback
-//     is asynchronous and does not hold the call.
+//     is asynchronous and does not hold the call;
+//   - the clock keeps the write requests in flight with their pages, so
+//     that writeback is under way until its requests complete: what
+//     balance_dirty_pages weighs (NR_WRITEBACK) and measures (the pages
+//     written) at a moment (flusher, writeback.go: the flusher's
+//     background writeback and the writers' pauses on this clock).
 //
 // Time is in float64 nanoseconds from the run's start. The clock keeps no
 // per-request state beyond the bio parts not yet in a request, so a long
@@ -37,9 +44,12 @@ type blockStep struct {
 	kind  blk.TraceKind // TraceBioQueue, TraceSplit or TraceRqIssue
 	op    blk.Op
 	flags blk.BioFlags
-	// sector is a request's first sector (TraceRqIssue), bytes its size.
+	// sector is a bio's or request's first sector, bytes its size.
 	sector uint64
 	bytes  uint64
+	// reqs is how many requests a TraceRqIssue step stands for: 0 is one;
+	// a discard's requests, which reach no queue, are one step of many.
+	reqs uint64
 	// parts is a request's bio parts (TraceRqIssue), svc its service time,
 	// ready when its last part left the queue's throttle stage (queued
 	// clocks only).
@@ -60,7 +70,7 @@ type stepMeter struct {
 func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
-		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, bytes: e.Bytes})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes})
 	case blk.TraceRqIssue:
 		m.issued++
 		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
@@ -98,7 +108,28 @@ type clock struct {
 	// reads are read requests in flight that no call waited for (async
 	// readahead): a later read of their sectors waits for them.
 	reads []inflightRead
+	// writes are the write requests placed, in completion order (the
+	// disk serves in order), from writesHead; written is the pages of
+	// those dropped as complete (forget), placed the pages of all.
+	writes          []inflightWrite
+	writesHead      int
+	written, placed int64
+	// finished, if set, is told each request's completion time (step
+	// mode's requests in flight).
+	finished func(done float64)
 }
+
+// inflightWrite is a write request's completion time and the pages of
+// every write request placed up to it.
+type inflightWrite struct {
+	done float64
+	cum  int64
+}
+
+// pageBytes is the page size the clock counts a write request's pages in
+// (4 KiB, the host's and the threads' x86 page; a request of part of a
+// page counts as a page).
+const pageBytes = 4096
 
 // inflightRead is a read request's sectors [lo, hi) and completion time.
 type inflightRead struct {
@@ -168,6 +199,13 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			}
 			fin := c.serve(issue, s.svc)
 			p.ioDone = max(p.ioDone, fin)
+			if c.finished != nil {
+				c.finished(fin)
+			}
+			if s.op == blk.OpWrite && s.reqs == 0 { // writeback, not a discard
+				c.placed += int64((s.bytes + pageBytes - 1) / pageBytes)
+				c.writes = append(c.writes, inflightWrite{fin, c.placed})
+			}
 			switch {
 			case s.op == blk.OpRead && rd != span{} && !rd.overlaps(s.sector, s.sector+s.bytes>>blk.SectorShift):
 				c.reads = append(c.reads, inflightRead{s.sector, s.sector + s.bytes>>blk.SectorShift, fin})
@@ -202,6 +240,45 @@ func (c *clock) waitReads(p *placed, start float64, rd span) {
 		kept = append(kept, r)
 	}
 	c.reads = kept
+}
+
+// writesAt returns the pages of the write requests placed that are still
+// in flight at t and the pages of all that have completed by then: what
+// balance_dirty_pages counts as under writeback (beyond the folios the
+// model has not yet sent) and as written. O(log requests in flight).
+func (c *clock) writesAt(t float64) (inflight, written int64) {
+	w := c.writes[c.writesHead:]
+	i := sort.Search(len(w), func(i int) bool { return w[i].done > t })
+	written = c.written
+	if i > 0 {
+		written = w[i-1].cum
+	}
+	return c.placed - written, written
+}
+
+// forget drops the write requests completed by t from the ones in flight
+// (t must not decrease from call to call: no later query looks before it).
+// Amortised O(1) per request.
+func (c *clock) forget(t float64) {
+	for c.writesHead < len(c.writes) && c.writes[c.writesHead].done <= t {
+		c.written = c.writes[c.writesHead].cum
+		c.writesHead++
+	}
+	if c.writesHead == len(c.writes) {
+		c.writes, c.writesHead = c.writes[:0], 0
+	} else if c.writesHead > 1024 && c.writesHead*2 > len(c.writes) {
+		c.writes = c.writes[:copy(c.writes, c.writes[c.writesHead:])]
+		c.writesHead = 0
+	}
+}
+
+// lastWrite is when the last write request placed completes (0: none in
+// flight): what a sync waits for of the writeback under way. O(1).
+func (c *clock) lastWrite() float64 {
+	if c.writesHead == len(c.writes) {
+		return 0
+	}
+	return c.writes[len(c.writes)-1].done
 }
 
 // serve puts a request issued at issue, needing svc of the disk, on the

@@ -57,6 +57,10 @@ type Workload struct {
 	// the records run at the block size it sets. A failing call fails as
 	// in the scenario (BLKBSZSET of a refused size leaves the size).
 	Setup []scenario.Op
+	// Rules are the device's rules (a scenario's device line): its
+	// blk-throttle limits on the clock, its scheduler and wbt, and its
+	// bdi's dirty limits in balance_dirty_pages.
+	Rules scenario.Rules
 }
 
 // Access says how records reach the page cache.
@@ -211,9 +215,12 @@ var ErrRunOptions = errors.New("engine: invalid run options")
 // operation on its CPU, the profile pricing its events and the disk model
 // its requests. The result is deterministic: the same workload and options
 // give the same Result on every machine, whatever the goroutine
-// scheduling. See docs/traces.md for the timing model: CPU time from
-// events, one FCFS disk, async writeback on the flusher's CPU, reclaim in
-// kswapd, each CPU keeping up to QueueDepth operations in flight.
+// scheduling. See docs/traces.md for the timing model: one clock (the
+// one RunModel keeps), with CPU time from events, the device's
+// blk-throttle rules, a disk serving requests in order, background
+// writeback by the flusher on its CPU and the writers paced by
+// balance_dirty_pages (bufcache.DirtyThrottle), reclaim in kswapd, each
+// CPU keeping up to QueueDepth operations in flight.
 //
 // Errors: invalid options (ErrRunOptions), a reader's error (a
 // *TraceError naming the record's line), a record that IO.Valid refuses

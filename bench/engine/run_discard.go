@@ -14,7 +14,7 @@ import (
 // the cost is a prior, a stated assumption and not a measurement, since
 // the disk models (blk.Model) price reads, writes and flushes only: each
 // discard request takes RequestNS plus ByteNS per byte it discards of the
-// disk's time, in its FCFS queue like any request. MaxSectors 0 is a disk
+// disk's time, in its queue like any request. MaxSectors 0 is a disk
 // without discard, on which BLKDISCARD fails with EOPNOTSUPP.
 type DiscardModel struct {
 	// MaxSectors is max_discard_sectors: the largest discard request, in
@@ -51,7 +51,7 @@ const discardBioMax = (1<<32 - 1) >> 9
 // (truncate_bdev_range, whose EINVAL refuses a range not aligned to the
 // logical block size); then blkdev_issue_discard's bios, each split into
 // requests at the queue's limits (discardPieces), which the meter counts
-// and the disk's prior prices as one entry per operation. The model's
+// and the disk's prior prices as one step of the clock. The model's
 // block layer has no REQ_OP_DISCARD: no discard bio reaches the queue,
 // merges nothing and is not traced as one.
 func (e *engine) discard(c *cpuState, rec source.IO) error {
@@ -63,13 +63,14 @@ func (e *engine) discard(c *cpuState, rec source.IO) error {
 		return err
 	}
 	bios, reqs := discardPieces(rec.Offset>>9, rec.Length>>9, lim, e.logical(), func(sector, sectors uint64) {
-		if e.meter.keepBios {
-			e.meter.discards = append(e.meter.discards, [2]uint64{sector, sectors})
+		if e.step != nil {
+			e.step.discards = append(e.step.discards, [2]uint64{sector, sectors})
 		}
 	})
-	e.meter.bios += int(bios)
+	e.op.bios += bios
 	svc := float64(reqs)*lim.RequestNS + float64(rec.Length)*lim.ByteNS
-	e.meter.reqs = append(e.meter.reqs, meterReq{op: blk.OpWrite, bytes: rec.Length, svc: svc, n: reqs})
+	e.meter.steps = append(e.meter.steps, blockStep{kind: blk.TraceRqIssue, op: blk.OpWrite, sector: rec.Offset >> 9,
+		bytes: rec.Length, svc: svc, reqs: reqs})
 	return nil
 }
 

@@ -23,52 +23,6 @@ const lookahead = 4096
 // runProgressEvery is how often, in records, Run calls the progress callback.
 const runProgressEvery = 1 << 16
 
-// meterReq is one request issued during an operation: its direction and
-// the disk model's service time; or, for a discard, its n requests and
-// their service time together (a read or write has n 0: one request).
-type meterReq struct {
-	op    blk.Op
-	bytes uint64
-	svc   float64
-	n     uint64
-}
-
-// count is the requests r stands for.
-func (r meterReq) count() uint64 { return max(r.n, 1) }
-
-// meter is the queue's tracer during Run: it counts the bios and requests
-// of the operation under way and keeps each request's service time, and in
-// step mode the bios themselves. It allocates nothing once its slices have
-// grown to an operation's requests.
-type meter struct {
-	bios     int
-	reqs     []meterReq
-	keepBios bool
-	bioList  []blk.TraceEvent
-	// discards are a discard's bios (sector, sectors) in step mode: the
-	// queue has no discard bio to trace.
-	discards [][2]uint64
-}
-
-// Trace implements blk.Tracer.
-func (m *meter) Trace(e blk.TraceEvent) {
-	switch e.Kind {
-	case blk.TraceBioQueue:
-		m.bios++
-		if m.keepBios {
-			e.Err = nil
-			m.bioList = append(m.bioList, e)
-		}
-	case blk.TraceRqIssue:
-		m.reqs = append(m.reqs, meterReq{op: e.Op, bytes: e.Bytes, svc: e.ServiceNS})
-	}
-}
-
-// reset starts a new operation.
-func (m *meter) reset() {
-	m.bios, m.reqs, m.bioList, m.discards = 0, m.reqs[:0], m.bioList[:0], m.discards[:0]
-}
-
 // cpuState is one stream CPU's clock and records.
 type cpuState struct {
 	cpu      *bufcache.CPU
@@ -82,6 +36,12 @@ type cpuState struct {
 	start    bufcache.Counters // events before the run
 	tap      eventTap          // its events since its last operation
 	requests float64           // requests charged to it
+	// task is its dirty throttling state; unweighed the pages it dirtied
+	// that no balance_dirty_pages pass has counted yet (the iomap write
+	// path looks before it dirties each folio, so a call's last folio
+	// is counted by the next call's first look).
+	task      bufcache.DirtyTask
+	unweighed int64
 }
 
 // kindStats accumulates one kind of operation.
@@ -96,50 +56,61 @@ type kindStats struct {
 
 // engine is one run of a workload.
 type engine struct {
-	w       Workload
-	o       RunOptions
-	k       Kernel
-	mr      *modelRun
-	cpus    []cpuState
-	flusher *bufcache.CPU
-	flTap   eventTap // the flusher's events since the last operation
-	flStart bufcache.Counters
+	w    Workload
+	o    RunOptions
+	k    Kernel
+	mr   *modelRun
+	cpus []cpuState
+	// fl is the flusher, on the CPU after the streams', with the device's
+	// dirty throttling.
+	fl *flusher
 	// kswapd is kswapd's CPU context: a thread that shares the CPUs.
 	kswapd  *bufcache.CPU
 	ksStart bufcache.Counters
-	flFree  float64
-	flBusy  float64
-	flReqs  float64
-	// clk is the run's clock: the disk's queue of requests.
-	clk     clock
-	end     float64
-	meter   meter
-	kinds   [source.IODiscard + 1]kindStats
-	tl      timeline
-	buf     []byte
-	ubuf    *bufcache.UserBuf
+	flStart bufcache.Counters
+	// clk is the run's clock: the disk, its requests and the throttle;
+	// meter the queue's block steps of the call under way.
+	clk   clock
+	meter stepMeter
+	op    opCall
+	end   float64
+	kinds [source.IODiscard + 1]kindStats
+	tl    timeline
+	buf   []byte
+	ubuf  *bufcache.UserBuf
+	// ubufLen is ubuf's size.
 	ubufLen uint64
 	iov     bufcache.IovIter // the write calls' iterator, reset for each
 	done    uint64
 	bytes   uint64
 	step    *stepper
-	// wb is the writeback under way in simulated time: the flusher's
-	// requests not yet complete, in completion order (the disk is FCFS),
-	// and their pages; wbLimit is the dirty limit they are held to.
-	wb      []wbEntry
-	wbHead  int
-	wbPages uint64
-	wbLimit uint64
 	// clock0 is the first record's time stamp, the trace's start
 	// (replayAt), once clockSet.
 	clock0   uint64
 	clockSet bool
 }
 
-// wbEntry is one writeback request: when it completes and its pages.
-type wbEntry struct {
-	done  float64
-	pages uint64
+// opCall is the operation under way: its CPU, its start, and what has been
+// placed on the clock of it so far — its CPU time, sleeps and completion,
+// the bios and requests it made — in segments: the work before each of its
+// balance_dirty_pages passes is placed before the flusher's passes that
+// pass lets run, as the disk sees them in that order.
+type opCall struct {
+	c     *cpuState
+	start float64
+	// wait says the call waits for its writes (a sync, a discard); rd is
+	// the sectors a read call reads; write says it is a buffered write,
+	// which submits no writes of its own.
+	wait, write bool
+	rd          span
+	// dirtied is the device's pages dirtied when the call last looked
+	// (bufcache.BlockDevice.DirtiedPages).
+	dirtied int64
+	// cpuNS, slept and done: its CPU time, its sleeps in
+	// balance_dirty_pages, when its I/O so far completes.
+	cpuNS, slept, done float64
+	lruLook, lruHits   uint64
+	bios, requests     uint64
 }
 
 // newEngine builds the machine and opens the device once per stream CPU,
@@ -150,14 +121,26 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		lbs = 512
 	}
 	page := uint64(4096)
+	e := &engine{w: w, o: o, k: k}
 	spec := machineSpec{size: w.DeviceSize, logical: lbs, cpus: o.CPUs, flusher: true,
-		dirtyLimit: int(o.MemoryBytes / 10 / page), cacheLimit: int(o.MemoryBytes / 4 * 3 / page),
-		metadataOnly: !o.Data, disk: o.Disk.Model}
+		cacheLimit: int(o.MemoryBytes / 4 * 3 / page), balancer: e,
+		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT}
 	mr, err := newModelRun(spec, k, ModelOptions{Kernel: k, Check: o.Check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
 	}
-	e := &engine{w: w, o: o, k: k, mr: mr, flusher: mr.m.CPU(o.CPUs), kswapd: mr.m.CPU(o.CPUs + 1), wbLimit: uint64(spec.dirtyLimit)}
+	e.mr, e.kswapd = mr, mr.m.CPU(o.CPUs+1)
+	thr, err := bufcache.NewDirtyThrottle(bufcache.DirtyLimits{Dirtyable: int64(o.MemoryBytes / page),
+		MaxBytes: w.Rules.MaxBytes, StrictLimit: w.Rules.StrictLimit, HZ: blk.DefaultHZ, CPUs: o.CPUs})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
+	}
+	if tr := throttleRules(w.Rules); tr.Any() {
+		if e.clk.thr, err = blk.NewThrottle(tr, blk.DefaultHZ); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
+		}
+	}
+	e.fl = newFlusher(thr, mr.dev, mr.m.CPU(o.CPUs), &e.clk, &e.meter, o.Profile)
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
 	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them
@@ -166,6 +149,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 			return nil, err
 		}
 	}
+	e.meter.reset()
 	e.cpus = make([]cpuState, o.CPUs)
 	for i := range e.cpus {
 		c := &e.cpus[i]
@@ -176,12 +160,13 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		c.start = c.cpu.Events()
 		c.tap = newEventTap(c.cpu)
 		c.inflight = make([]float64, 0, o.QueueDepth)
+		c.task = thr.NewTask()
 	}
-	e.flStart, e.ksStart = e.flusher.Events(), e.kswapd.Events()
-	e.flTap = newEventTap(e.flusher)
+	e.flStart, e.ksStart = e.fl.cpu.Events(), e.kswapd.Events()
+	e.fl.tap.sync()
 	if o.Step != nil {
 		e.step = newStepper(e, *o.Step)
-		e.meter.keepBios = true
+		e.clk.finished = e.step.noteRequest
 	}
 	return e, nil
 }
@@ -254,6 +239,8 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 	if e.o.Progress != nil {
 		e.o.Progress(e.done, e.w.Records)
 	}
+	e.fl.finish() // the background writeback still under way when the records end
+	e.end = max(e.end, e.fl.free, e.clk.diskFree)
 	if e.o.Check {
 		return e.mr.m.Check()
 	}
@@ -321,38 +308,50 @@ func minOf(xs []float64) float64 {
 }
 
 // exec runs rec on stream CPU i from simulated time start and accounts
-// for its time.
+// for its time: the flusher's passes due by then go first, the record's
+// call is placed on the clock (in segments around its
+// balance_dirty_pages passes, BalanceDirtyPages), and it completes when
+// its CPU work, its sleeps and the I/O it waits for are done; a sync
+// also waits for the writeback under way.
 func (e *engine) exec(i int, rec source.IO, start float64) error {
 	c := &e.cpus[i]
 	if len(c.inflight) == cap(c.inflight) {
 		c.retireEarliest()
 	}
-	issued := start
-	if rec.Kind == source.IOWrite {
-		start = e.throttle(start)
-	}
+	e.fl.runUntil(start)
+	e.clk.forget(start) // no later record starts before start
 	if e.step != nil {
 		e.step.before(i, rec, start)
 	}
+	sync := rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush
+	e.op = opCall{c: c, start: start, wait: sync || rec.Kind == source.IODiscard, write: rec.Kind == source.IOWrite,
+		dirtied: e.mr.dev.DirtiedPages(), done: start}
+	if rec.Kind == source.IORead {
+		e.op.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
+	}
 	c.tap.sync()
-	e.flTap.sync()
 	e.meter.reset()
 	err := e.do(c, rec)
 	ks := &e.kinds[rec.Kind]
 	if err != nil {
 		ks.noteError(err)
 	}
-	cpuNS, lruLook, lruHits := e.charge(c, rec, start)
-	cpuDone := start + cpuNS
-	done := e.serve(rec, cpuDone)
-	c.free = cpuDone
-	c.busyNS += cpuNS
+	e.placeSegment()
+	o := &e.op
+	c.unweighed += e.mr.dev.DirtiedPages() - o.dirtied
+	done := o.done
+	if sync { // filemap_write_and_wait: the writeback under way too
+		done = max(done, e.clk.lastWrite())
+	}
+	c.free = start + o.cpuNS + o.slept
+	c.busyNS += o.cpuNS
+	c.requests += float64(o.requests)
 	c.inflight = append(c.inflight, done)
 	c.ops++
-	e.end = max(e.end, done, e.flFree, e.clk.diskFree)
-	e.account(ks, rec, lruLook, lruHits, done-issued, done)
+	e.end = max(e.end, done)
+	e.account(ks, rec, done-start, done)
 	if e.step != nil {
-		e.step.after(i, rec, issued, cpuNS, done, err)
+		e.step.after(i, rec, start, o.cpuNS, done, err)
 		if e.step.err != nil {
 			return e.step.err
 		}
@@ -361,6 +360,61 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		return e.mr.m.Check()
 	}
 	return nil
+}
+
+// placeSegment places the part of the call under way not yet on the
+// clock: its CPU's events since the last segment, priced with the
+// requests it issued, from where the call has got to (its start, CPU time
+// and sleeps so far), with the block steps it made.
+func (e *engine) placeSegment() {
+	o := &e.op
+	ns, look, hits := o.c.tap.take(e.o.Profile)
+	steps := e.meter.steps
+	if ns == 0 && len(steps) == 0 {
+		return
+	}
+	at := o.start + o.cpuNS + o.slept
+	issued := e.meter.issued
+	if o.write {
+		steps, issued = e.fl.takeWrites(steps, at)
+	}
+	ns += float64(issued) * e.o.Profile.NS[timing.ParamRequest]
+	p := e.clk.place(steps, at, ns, o.wait, o.rd)
+	o.cpuNS += ns
+	o.done = max(o.done, p.done)
+	o.lruLook += look
+	o.lruHits += hits
+	for _, st := range steps {
+		switch {
+		case st.kind == blk.TraceBioQueue:
+			o.bios++
+		case st.kind == blk.TraceRqIssue:
+			o.requests += max(st.reqs, 1)
+		}
+	}
+	if e.step != nil {
+		e.step.noteSteps(steps)
+	}
+	e.meter.reset()
+}
+
+// BalanceDirtyPages implements bufcache.DirtyBalancer for the machine's
+// write paths: the call under way has dirtied pages; the flusher weighs
+// them at the call's moment, and the call sleeps as balance_dirty_pages
+// says (flusher.balance), its work so far placed first.
+func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
+	o := &e.op
+	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
+	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
+	now := o.start + o.cpuNS + o.slept + o.c.tap.peek(e.o.Profile) + float64(e.meter.issued)*e.o.Profile.NS[timing.ParamRequest]
+	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
+}
+
+// settleCall brings the clock to t inside a call: the call's work so far,
+// then the flusher's passes due by t.
+func (e *engine) settleCall(t float64) {
+	e.placeSegment()
+	e.fl.runUntil(t)
 }
 
 // retireEarliest removes the earliest completion of the CPU's operations
@@ -385,109 +439,24 @@ func (ks *kindStats) noteError(err error) {
 	ks.errnos[bufcache.ErrnoOf(err).String()]++
 }
 
-// charge prices the operation rec just run on c, from time start: its
-// CPU's events ev and the requests issued synchronously go to the CPU,
-// whose time it returns with the bh LRU lookups and hits among them; the
-// flusher's events and a write's asynchronous write requests go to the
-// flusher, whose clock it advances. The events are those since exec synced
-// the two CPUs' taps.
-func (e *engine) charge(c *cpuState, rec source.IO, start float64) (cpuNS float64, lruLook, lruHits uint64) {
-	p := e.o.Profile
-	reqNS := p.NS[timing.ParamRequest]
-	var syncReqs, asyncReqs float64
-	for _, r := range e.meter.reqs {
-		if rec.Kind == source.IOWrite && r.op == blk.OpWrite {
-			asyncReqs++
-		} else {
-			syncReqs += float64(r.count())
-		}
-	}
-	cpuNS, lruLook, lruHits = c.tap.take(p)
-	cpuNS += syncReqs * reqNS
-	flNS, _, _ := e.flTap.take(p)
-	flNS += asyncReqs * reqNS
-	c.requests += syncReqs
-	e.flReqs += asyncReqs
-	if flNS > 0 || asyncReqs > 0 {
-		e.flFree = max(e.flFree, start) + flNS
-		e.flBusy += flNS
-	}
-	return cpuNS, lruLook, lruHits
-}
-
-// serve puts the requests of operation rec on the disk and returns when
-// rec completes. The disk serves requests first come, first served: the
-// op's own once its CPU work is done (cpuDone), the flusher's (a write's
-// asynchronous writes, queued as writeback under way) once the flusher's
-// is. A sync or flush also waits for the writeback under way.
-func (e *engine) serve(rec source.IO, cpuDone float64) float64 {
-	done := cpuDone
-	for _, r := range e.meter.reqs {
-		issue := cpuDone
-		async := rec.Kind == source.IOWrite && r.op == blk.OpWrite
-		if async {
-			issue = e.flFree
-		}
-		fin := e.clk.serve(issue, r.svc)
-		if e.step != nil {
-			e.step.noteRequest(fin)
-		}
-		if async {
-			pages := (r.bytes + 4095) / 4096
-			e.wb = append(e.wb, wbEntry{fin, pages})
-			e.wbPages += pages
-		} else {
-			done = max(done, fin)
-		}
-	}
-	if rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush {
-		done = max(done, e.clk.diskFree) // waits for writeback under way
-	}
-	return done
-}
-
 // account adds operation rec, of latency lat and done at done, to its
-// kind's statistics ks (with the bh LRU lookups and hits its CPU counted) and
-// the run's timeline and bytes moved (a read's or write's length).
-func (e *engine) account(ks *kindStats, rec source.IO, lruLook, lruHits uint64, lat, done float64) {
+// kind's statistics ks (with the bios, requests and bh LRU lookups and
+// hits of its call) and the run's timeline and bytes moved (a read's or
+// write's length).
+func (e *engine) account(ks *kindStats, rec source.IO, lat, done float64) {
+	o := &e.op
 	ks.hist.add(lat)
 	ks.bytes += rec.Length
-	ks.bios += uint64(e.meter.bios)
-	for _, r := range e.meter.reqs {
-		ks.requests += r.count()
-	}
-	ks.lruLook += lruLook
-	ks.lruHits += lruHits
+	ks.bios += o.bios
+	ks.requests += o.requests
+	ks.lruLook += o.lruLook
+	ks.lruHits += o.lruHits
 	moved := uint64(0)
 	if rec.Kind == source.IORead || rec.Kind == source.IOWrite {
 		moved = rec.Length
 	}
 	e.tl.add(done, moved)
 	e.bytes += moved
-}
-
-// throttle models balance_dirty_pages in simulated time: a write that
-// finds more dirty folios and pages under writeback than the dirty limit
-// waits until enough of the writeback completes (the model's page cache
-// cleans pages at once when it writes them back; the disk takes its
-// time), so that writers go at the pace of the disk. It returns when the write may start. O(requests
-// completed) amortised.
-func (e *engine) throttle(start float64) float64 {
-	dirty := uint64(e.mr.dev.NrDirty())
-	for e.wbHead < len(e.wb) {
-		w := e.wb[e.wbHead]
-		if w.done > start && dirty+e.wbPages <= e.wbLimit {
-			break
-		}
-		start = max(start, w.done)
-		e.wbPages -= w.pages
-		e.wbHead++
-	}
-	if e.wbHead > 1024 && e.wbHead*2 > len(e.wb) {
-		e.wb = append(e.wb[:0], e.wb[e.wbHead:]...)
-		e.wbHead = 0
-	}
-	return start
 }
 
 // maxCall bounds one pread or pwrite call: a longer record is split into
@@ -592,13 +561,44 @@ func (e *engine) loads() []timing.Load {
 		l.Q[timing.ParamRequest] = c.requests
 		cpus = append(cpus, l)
 	}
-	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.flusher.Events().Sub(e.flStart), 1, 0))
-	fl.Q[timing.ParamRequest] = e.flReqs
+	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.fl.cpu.Events().Sub(e.flStart), 1, 0))
+	fl.Q[timing.ParamRequest] = e.fl.reqs
 	cpus = append(cpus, fl)
 	servers := len(cpus)
 	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))
 	loads := append(cpus, timing.AllCPUs(servers, cpus...))
-	return append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy, Servers: 1})
+	loads = append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy, Servers: 1})
+	return append(loads, e.throttleLoads()...)
+}
+
+// throttleLoads are the device's blk-throttle rules as resources, one per
+// direction that has one: the time the rule needs for the direction's
+// bios and bytes, the larger of bytes / bps and bios / iops (a rule's
+// first slice lets a burst through at once, so a run can beat it by up to
+// a tenth of a second). None without rules.
+func (e *engine) throttleLoads() []timing.Load {
+	r := throttleRules(e.w.Rules)
+	st := e.mr.queue.Stats()
+	var loads []timing.Load
+	for _, d := range []struct {
+		name string
+		bps  uint64
+		iops uint32
+		s    blk.OpStats
+	}{{"blk-throttle (reads)", r.ReadBPS, r.ReadIOPS, st.Read}, {"blk-throttle (writes)", r.WriteBPS, r.WriteIOPS, st.Write}} {
+		if d.bps == 0 && d.iops == 0 {
+			continue
+		}
+		ns := 0.0
+		if d.bps > 0 {
+			ns = float64(d.s.Sectors<<blk.SectorShift) * 1e9 / float64(d.bps)
+		}
+		if d.iops > 0 {
+			ns = max(ns, float64(d.s.Bios)*1e9/float64(d.iops))
+		}
+		loads = append(loads, timing.Load{Name: d.name, FixedNS: ns, Servers: 1})
+	}
+	return loads
 }
 
 // finite is v, or 0 when v is not a finite number (a rate over no time).

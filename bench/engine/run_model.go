@@ -183,6 +183,9 @@ type machineSpec struct {
 	disk                   blk.Model
 	scheduler              string        // the device's sched rule, "" for the queue's
 	wbt                    time.Duration // the device's wbt rule (scenario.Rules.WBT)
+	// balancer is the machine's balance_dirty_pages (nil: dirtyLimit's
+	// stand-in, or none).
+	balancer bufcache.DirtyBalancer
 }
 
 // RunOnQueue is RunModel with only the queue limits set: the scenario run
@@ -205,7 +208,7 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	// calling goroutine (the engine interleaves them), so the machine is
 	// confined.
 	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
-		DirtyLimit: spec.dirtyLimit, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
+		DirtyLimit: spec.dirtyLimit, Balancer: spec.balancer, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
 	if spec.flusher { // and kswapd: the two kernel threads, after the streams' CPUs
 		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+2, true, spec.cpus
 		cfg.Kswapd, cfg.KswapdCPU = true, spec.cpus+1

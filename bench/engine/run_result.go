@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
@@ -42,6 +43,9 @@ type RunResult struct {
 	BlockSize        uint32 `json:"block_size"`
 	LogicalBlockSize uint32 `json:"logical_block_size"`
 	MemoryBytes      uint64 `json:"memory_bytes"`
+	// Rules are the device's rules in a device line's form ("wbps=8M
+	// max_bytes=1M strict_limit=1"), "" for none.
+	Rules string `json:"rules,omitempty"`
 	// Ops and Bytes are the records run and the bytes they read and wrote;
 	// DurationNS is the simulated time from 0 — the first record's time
 	// stamp: a trace's clock starts at its first event — to the last
@@ -144,7 +148,7 @@ func (e *engine) result(full bool) *RunResult {
 	r := &RunResult{Schema: RunSchema, Workload: e.w.Name, WorkloadKind: e.w.Kind, Kernel: e.k.Name,
 		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
 		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(), LogicalBlockSize: uint32(e.logical()),
-		MemoryBytes: e.o.MemoryBytes, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
+		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
 	if e.w.Seeded {
 		seed := e.w.Seed
 		r.Seed = &seed
@@ -207,11 +211,15 @@ func (r *RunResult) Header() string {
 	if r.Seed != nil {
 		seed = fmt.Sprint(*r.Seed)
 	}
+	rules := ""
+	if r.Rules != "" {
+		rules = ", device rules " + r.Rules
+	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
 		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device (logical blocks of %d bytes, block size %d), %s of memory\n"+
-		"timing: profile %s, %s costs (CPU events); disk %s (requests), one FCFS queue\n",
+		"timing: profile %s, %s costs (CPU events); disk %s (requests) served in order%s; writers paced by balance_dirty_pages\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
-		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk)
+		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk, rules)
 }
 
 // plural is "1 CPU" or "n CPUs".

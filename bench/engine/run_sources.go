@@ -26,17 +26,12 @@ func GenWorkload(g source.Generator) (Workload, error) {
 // its lines before the first I/O (Workload.Setup: the block size it sets
 // holds for the records). The other lines among the I/O (open, close,
 // dropcaches, readonly, backing) give no record and change nothing.
-// Errors: s does not validate; device rules (ErrRunOptions: a workload's
-// run applies no throttle, scheduler, wbt or dirty limit; RunModel does);
-// a blkbszset after the first I/O (a workload runs at one block size;
-// RunModel runs such a scenario).
+// The device's rules come with it (Workload.Rules). Errors: s does not
+// validate; a blkbszset after the first I/O (a workload runs at one block
+// size; RunModel runs such a scenario).
 func ScenarioWorkload(s *scenario.Scenario) (Workload, error) {
 	if err := s.Validate(); err != nil {
 		return Workload{}, err
-	}
-	if r := s.Device.Rules.String(); r != "" {
-		return Workload{}, fmt.Errorf("%w: scenario %s: its device rules (%s) apply to the scenario's own run (bhsim run FILE), not to a workload's (--dist, --step)",
-			ErrRunOptions, s.Name, r[1:])
 	}
 	first := -1
 	for i, op := range s.Ops {
@@ -56,7 +51,7 @@ func ScenarioWorkload(s *scenario.Scenario) (Workload, error) {
 		first = len(s.Ops)
 	}
 	return Workload{Name: s.Name, Kind: "scenario", DeviceSize: uint64(s.Device.Size), LogicalBlockSize: uint32(s.Device.SectorSize()),
-		CPUs: 1, Setup: s.Ops[:first], Open: func() (source.IOReader, error) { return source.NewScenarioReader(s) }}, nil
+		CPUs: 1, Setup: s.Ops[:first], Rules: s.Device.Rules, Open: func() (source.IOReader, error) { return source.NewScenarioReader(s) }}, nil
 }
 
 // TraceDevice is the device a trace replays on: its size (0: the trace's

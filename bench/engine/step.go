@@ -50,6 +50,10 @@ type stepper struct {
 	err     error
 	access  []pageAccess // each touched page before the op
 	reqDone []float64    // completion times of requests, for "in flight"
+	// bioList and discards are the operation's bios: its calls' block
+	// steps' bios (noteSteps) and a discard's.
+	bioList  []blockStep
+	discards [][2]uint64
 }
 
 // newStepper returns e's stepper, which prints the run's header first.
@@ -82,6 +86,7 @@ func (s *stepper) pages(rec source.IO) []uint64 {
 // before notes whether each page rec touches is cached and uptodate.
 func (s *stepper) before(_ int, rec source.IO, _ float64) {
 	s.access = s.access[:0]
+	s.bioList, s.discards = s.bioList[:0], s.discards[:0]
 	ps := uint64(s.e.mr.m.PageSize())
 	for _, p := range s.pages(rec) {
 		f := s.e.mr.dev.PeekFolio(p * ps)
@@ -130,6 +135,15 @@ func (s *stepper) after(i int, rec source.IO, start, cpuNS, done float64, err er
 // noteRequest records a request's completion time (for "in flight").
 func (s *stepper) noteRequest(t float64) { s.reqDone = append(s.reqDone, t) }
 
+// noteSteps records the bios among an operation's block steps.
+func (s *stepper) noteSteps(steps []blockStep) {
+	for _, st := range steps {
+		if st.kind == blk.TraceBioQueue {
+			s.bioList = append(s.bioList, st)
+		}
+	}
+}
+
 // prune drops the requests completed by t.
 func (s *stepper) prune(t float64) {
 	kept := s.reqDone[:0]
@@ -144,12 +158,12 @@ func (s *stepper) prune(t float64) {
 // bios lists the operation's bios as "write 8+8" (sector+sectors) with
 // their flags, "none" for none.
 func (s *stepper) bios() string {
-	list := s.e.meter.bioList
-	if len(list) == 0 && len(s.e.meter.discards) == 0 {
+	list := s.bioList
+	if len(list) == 0 && len(s.discards) == 0 {
 		return "none"
 	}
 	var parts []string
-	for _, d := range s.e.meter.discards {
+	for _, d := range s.discards {
 		parts = append(parts, fmt.Sprintf("discard %d+%d", d[0], d[1]))
 	}
 	for j, b := range list {
@@ -157,12 +171,12 @@ func (s *stepper) bios() string {
 			parts = append(parts, fmt.Sprintf("… %d more", len(list)-j))
 			break
 		}
-		name := map[blk.Op]string{blk.OpRead: "read", blk.OpWrite: "write", blk.OpFlush: "flush"}[b.Op]
-		if b.Bytes == 0 {
-			parts = append(parts, name+" (empty)"+bioFlags(b.Flags))
+		name := map[blk.Op]string{blk.OpRead: "read", blk.OpWrite: "write", blk.OpFlush: "flush"}[b.op]
+		if b.bytes == 0 {
+			parts = append(parts, name+" (empty)"+bioFlags(b.flags))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %d+%d%s", name, b.Sector, b.Bytes/512, bioFlags(b.Flags)))
+		parts = append(parts, fmt.Sprintf("%s %d+%d%s", name, b.sector, b.bytes/512, bioFlags(b.flags)))
 	}
 	return strings.Join(parts, ", ")
 }
