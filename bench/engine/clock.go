@@ -143,6 +143,42 @@ type span struct{ lo, hi uint64 }
 // overlaps reports whether [lo, hi) meets s.
 func (s span) overlaps(lo, hi uint64) bool { return lo < s.hi && s.lo < hi }
 
+// callTime is a call under way on the clock, placed in segments: the
+// work before each of its balance_dirty_pages looks goes on the clock
+// before the flusher's passes that look lets run, as the disk sees them.
+// wait says the call waits for its writes (a sync), rd is the sectors a
+// read call reads; cpuNS, slept and done are its CPU time, its sleeps and
+// when its I/O so far completes.
+type callTime struct {
+	start              float64
+	wait               bool
+	rd                 span
+	cpuNS, slept, done float64
+}
+
+// at is where the call has got to: its start, its CPU work and its sleeps.
+func (c *callTime) at() float64 { return c.start + c.cpuNS + c.slept }
+
+// segment places the call's next segment — steps submitted over ns of CPU
+// work from where the call has got to — and returns where it landed.
+// O(steps + reads in flight).
+func (k *clock) segment(c *callTime, steps []blockStep, ns float64) placed {
+	p := k.place(steps, c.at(), ns, c.wait, c.rd)
+	c.cpuNS += ns
+	c.done = max(c.done, p.done)
+	return p
+}
+
+// end is when the call completes: its CPU work and sleeps, the I/O it
+// waits for, and for a sync the writeback under way. O(1).
+func (k *clock) end(c *callTime) float64 {
+	done := max(c.done, c.at())
+	if c.wait {
+		done = max(done, k.lastWrite())
+	}
+	return done
+}
+
 // placed is where a call landed on the clock.
 type placed struct {
 	// cpuDone is when its CPU work ended; done when the call completed

@@ -96,21 +96,16 @@ type engine struct {
 // balance_dirty_pages passes is placed before the flusher's passes that
 // pass lets run, as the disk sees them in that order.
 type opCall struct {
-	c     *cpuState
-	start float64
-	// wait says the call waits for its writes (a sync, a discard); rd is
-	// the sectors a read call reads; write says it is a buffered write,
-	// which submits no writes of its own.
-	wait, write bool
-	rd          span
+	callTime
+	c *cpuState
+	// write says it is a buffered write, which submits no writes of its
+	// own.
+	write bool
 	// dirtied is the device's pages dirtied when the call last looked
 	// (bufcache.BlockDevice.DirtiedPages).
-	dirtied int64
-	// cpuNS, slept and done: its CPU time, its sleeps in
-	// balance_dirty_pages, when its I/O so far completes.
-	cpuNS, slept, done float64
-	lruLook, lruHits   uint64
-	bios, requests     uint64
+	dirtied          int64
+	lruLook, lruHits uint64
+	bios, requests   uint64
 }
 
 // newEngine builds the machine and opens the device once per stream CPU,
@@ -324,8 +319,8 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		e.step.before(i, rec, start)
 	}
 	sync := rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush
-	e.op = opCall{c: c, start: start, wait: sync || rec.Kind == source.IODiscard, write: rec.Kind == source.IOWrite,
-		dirtied: e.mr.dev.DirtiedPages(), done: start}
+	e.op = opCall{callTime: callTime{start: start, wait: sync || rec.Kind == source.IODiscard, done: start},
+		c: c, write: rec.Kind == source.IOWrite, dirtied: e.mr.dev.DirtiedPages()}
 	if rec.Kind == source.IORead {
 		e.op.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
 	}
@@ -339,11 +334,8 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	e.placeSegment()
 	o := &e.op
 	c.unweighed += e.mr.dev.DirtiedPages() - o.dirtied
-	done := o.done
-	if sync { // filemap_write_and_wait: the writeback under way too
-		done = max(done, e.clk.lastWrite())
-	}
-	c.free = start + o.cpuNS + o.slept
+	done := e.clk.end(&o.callTime) // a sync waits for the writeback under way too
+	c.free = o.at()
 	c.busyNS += o.cpuNS
 	c.requests += float64(o.requests)
 	c.inflight = append(c.inflight, done)
@@ -373,15 +365,12 @@ func (e *engine) placeSegment() {
 	if ns == 0 && len(steps) == 0 {
 		return
 	}
-	at := o.start + o.cpuNS + o.slept
 	issued := e.meter.issued
 	if o.write {
-		steps, issued = e.fl.takeWrites(steps, at)
+		steps, issued = e.fl.takeWrites(steps, o.at())
 	}
 	ns += float64(issued) * e.o.Profile.NS[timing.ParamRequest]
-	p := e.clk.place(steps, at, ns, o.wait, o.rd)
-	o.cpuNS += ns
-	o.done = max(o.done, p.done)
+	e.clk.segment(&o.callTime, steps, ns)
 	o.lruLook += look
 	o.lruHits += hits
 	for _, st := range steps {
@@ -406,7 +395,7 @@ func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
-	now := o.start + o.cpuNS + o.slept + o.c.tap.peek(e.o.Profile) + float64(e.meter.issued)*e.o.Profile.NS[timing.ParamRequest]
+	now := o.at() + o.c.tap.peek(e.o.Profile) + float64(e.meter.issued)*e.o.Profile.NS[timing.ParamRequest]
 	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
 }
 

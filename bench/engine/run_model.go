@@ -40,19 +40,6 @@ type ModelOptions struct {
 	Disk blk.Model
 }
 
-// ErrRulesNotModelled is RunModel's error for a scenario whose device has
-// Rules the model does not apply yet: the per-bdi dirty limits. Throttle
-// rules (rbps, wbps, riops, wiops) it applies, on the clock
-// (blk.Throttle); a scheduler puts every request through its insert
-// (blk.Limits.Elevator; bfq turns wbt off); wbt=off turns write-back
-// throttling off (blk.Limits.WriteThrottleDepth 0), and a wbt latency
-// keeps its default depth (the model has no completion latencies for wbt
-// to scale the depth by; a loop device's requests take tens of
-// microseconds against any target the rule takes from 1 µs up, and
-// wbt scales down only on reads that overshoot it). A result that ignored
-// the others would be wrong.
-var ErrRulesNotModelled = errors.New("the model does not apply the device rules max_bytes and strict_limit yet")
-
 // loopWBTLatency is a 6.18 loop queue's wbt_lat_usec as the host recorded
 // it: blk-wbt's default target for a non-rotational queue, 2 ms.
 const loopWBTLatency = 2 * time.Millisecond
@@ -71,6 +58,22 @@ const modelDevice = "loop0"
 // ledger (OpResult.Events), and every fsync's result. The result compares
 // with a kernel recording through Compare.
 //
+// The device's rules apply as the host runner applies them: throttle
+// rules (rbps, wbps, riops, wiops) on the clock (blk.Throttle, and the
+// queue's throttle stage for the requests its rounds form); a scheduler
+// puts every request through its insert (blk.Limits.Elevator; bfq turns
+// wbt off); wbt=off turns write-back throttling off
+// (blk.Limits.WriteThrottleDepth 0), and a wbt latency keeps its default
+// depth (the model has no completion latencies for wbt to scale the depth
+// by; a loop device's requests take tens of microseconds against any
+// target the rule takes from 1 µs up, and wbt scales down only on reads
+// that overshoot it); max_bytes and strict_limit give the machine a
+// flusher on a CPU of its own and the task balance_dirty_pages on the
+// clock (bufcache.DirtyThrottle, over 16 GiB of dirtyable memory, whose
+// own thresholds no scenario reaches). With throttle rules or dirty
+// limits the run is on the clock even without a Profile (the x86
+// server's prices), since when things happen decides the requests.
+//
 // A failing call is a result (its errno), not an error, as on the host; an
 // operation on a descriptor whose open failed gets EBADF. Errors: s does not
 // validate, the kernel's variants or the queue limits are invalid, ctx is
@@ -80,20 +83,21 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if rest := s.Device.Rules; rest.MaxBytes != 0 || rest.StrictLimit {
-		return nil, fmt.Errorf("%s: %w", s.Name, ErrRulesNotModelled)
-	}
 	k := opts.Kernel
 	if k.Name == "" {
 		k = linux618()
 	}
 	spec := scenarioSpec(s)
-	// A device with throttle rules runs on the clock even untimed: the
-	// rounds the throttle releases decide the requests, and so the
-	// counts. Without a profile, the x86 server's prices place the calls.
+	// A device with throttle rules or dirty limits runs on the clock even
+	// untimed: the rounds the throttle releases, and when the flusher
+	// writes back, decide the requests, and so the counts. Without a
+	// profile, the x86 server's prices place the calls.
 	clockProfile := opts.Profile
-	if clockProfile == nil && throttleRules(s.Device.Rules).Any() {
+	if clockProfile == nil && (throttleRules(s.Device.Rules).Any() || dirtyLimited(s.Device.Rules)) {
 		clockProfile = timing.X86Server()
+	}
+	if dirtyLimited(s.Device.Rules) { // the flusher, and balance_dirty_pages on the clock
+		spec.flusher, spec.selfBalanced = true, true
 	}
 	if clockProfile != nil {
 		spec.disk = opts.Disk
@@ -131,7 +135,7 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 			or.Wall = scenario.SpanOf(time.Duration(r.now - opStart))
 			wall += r.now - opStart
 		}
-		r.drainThrottle() // outside every time, as the host runner's idle wait
+		r.drain() // outside every time, as the host runner's idle wait
 		r.rec.stat(before, r.queue.BlockStat())
 		or.Counters = r.rec.take()
 		or.Events = eventCounters(r.cpu.Events().Sub(events))
@@ -184,8 +188,10 @@ type machineSpec struct {
 	scheduler              string        // the device's sched rule, "" for the queue's
 	wbt                    time.Duration // the device's wbt rule (scenario.Rules.WBT)
 	// balancer is the machine's balance_dirty_pages (nil: dirtyLimit's
-	// stand-in, or none).
-	balancer bufcache.DirtyBalancer
+	// stand-in, or none); selfBalanced makes it the modelRun itself
+	// (RunModel's dirty limits).
+	balancer     bufcache.DirtyBalancer
+	selfBalanced bool
 }
 
 // RunOnQueue is RunModel with only the queue limits set: the scenario run
@@ -204,11 +210,15 @@ func scenarioSpec(s *scenario.Scenario) machineSpec {
 
 // newModelRun builds the machine of kernel k and the loop device of spec.
 func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, error) {
+	r := &modelRun{}
 	// The scenario runner and the workload engine drive every CPU from the
 	// calling goroutine (the engine interleaves them), so the machine is
 	// confined.
 	cfg := bufcache.Config{WriteIter: iomap.Writer(k.Write), Check: opts.Check, CPUs: spec.cpus,
 		DirtyLimit: spec.dirtyLimit, Balancer: spec.balancer, PageCacheLimit: spec.cacheLimit, OneGoroutine: true}
+	if spec.selfBalanced {
+		cfg.Balancer = r
+	}
 	if spec.flusher { // and kswapd: the two kernel threads, after the streams' CPUs
 		cfg.CPUs, cfg.SeparateFlusher, cfg.FlusherCPU = spec.cpus+2, true, spec.cpus
 		cfg.Kswapd, cfg.KswapdCPU = true, spec.cpus+1
@@ -251,7 +261,7 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &modelRun{m: m, cpu: m.CPU(0), queue: queue, mem: mem, rec: &counting{}, files: map[string]*bufcache.File{}}
+	*r = modelRun{m: m, cpu: m.CPU(0), queue: queue, mem: mem, rec: &counting{}, files: map[string]*bufcache.File{}}
 	queue.SetTracer(blockTracer{r.rec})
 	readAhead := uint32(0)
 	if q != nil {
@@ -306,11 +316,11 @@ func (r *modelRun) exec(ctx context.Context, op scenario.Op, or *scenario.OpResu
 	switch op.(type) {
 	case scenario.Write, scenario.Read: // timed call by call
 	case scenario.BackingFull: // the runner's change to the backing store
-		r.beginCall(false)
-		defer r.endCall(true, span{})
+		r.beginCall(false, true, span{})
+		defer r.endCall()
 	default:
-		r.beginCall(true)
-		defer r.endCall(true, span{})
+		r.beginCall(true, true, span{})
+		defer r.endCall()
 	}
 	switch o := op.(type) {
 	case scenario.Open:
@@ -389,9 +399,9 @@ func (r *modelRun) pwrites(ctx context.Context, f *bufcache.File, o scenario.Wri
 			return err
 		}
 		or.Calls++
-		r.beginCall(true)
+		r.beginCall(true, false, span{})
 		n, err := f.Pwrite(r.cpu, uint64(o.Off+int64(i)*o.Step()), it)
-		r.endCall(false, span{})
+		r.endCall()
 		or.Bytes += int64(n)
 		if err != nil {
 			return err
@@ -411,10 +421,10 @@ func (r *modelRun) preads(ctx context.Context, f *bufcache.File, o scenario.Read
 			return err
 		}
 		or.Calls++
-		r.beginCall(true)
 		off := uint64(o.Off + int64(i)*o.Step())
+		r.beginCall(true, false, span{off >> blk.SectorShift, (off + uint64(len(buf)) + 511) >> blk.SectorShift})
 		n, err := f.Pread(r.cpu, off, buf)
-		r.endCall(true, span{off >> blk.SectorShift, (off + uint64(len(buf)) + 511) >> blk.SectorShift})
+		r.endCall()
 		or.Bytes += int64(n)
 		data = append(data, buf[:n]...)
 		if err != nil {

@@ -31,22 +31,40 @@ func LoopDiskModel(l *scenario.LoopDisk) blk.Model {
 }
 
 // modelClock is a timed RunModel's clock with what it needs to place each
-// call: the queue's steps under way, the profile, the task's events when
-// the call began.
+// call: the queue's steps under way, the profile, the task's events since
+// the call began, the call's placement so far, and, with the device's bdi
+// dirty limits, the flusher and the task's dirty throttling.
 type modelClock struct {
 	clock
 	meter stepMeter
 	p     *timing.Profile
-	mark  bufcache.Counters
+	tap   eventTap
 	// sys is the call under way's system-call entry and exit
-	// (timing.ParamSyscall), 0 for work that is no system call.
-	sys float64
+	// (timing.ParamSyscall), 0 for work that is no system call, and once
+	// its first segment is placed.
+	sys  float64
+	call callTime
+	// fl is the flusher, nil without dirty limits; task the writing
+	// task's throttling, dirtied the device's pages dirtied when the task
+	// last looked (the task is the device's only writer: what it dirtied
+	// after its last look in a call, as the iomap path looks before it
+	// dirties a folio, counts at its next look).
+	fl      *flusher
+	task    bufcache.DirtyTask
+	dirtied int64
 }
 
+// modelDirtyable is the dirtyable memory of RunModel's machine, 16 GiB in
+// pages: a host's of this project's size (the recordings' VM has 24 GiB),
+// whose dirty thresholds — gigabytes — a scenario's I/O never reaches, so
+// that only the bdi's own limits (max_bytes with strict_limit) act.
+const modelDirtyable = 16 << 30 / 4096
+
 // startClock times the run: it puts the step meter beside the counting
-// tracer and the device's throttle rules on the clock.
+// tracer, the device's throttle rules on the clock, and with dirty limits
+// the flusher and the task's dirty throttling.
 func (r *modelRun) startClock(p *timing.Profile, rules scenario.Rules) error {
-	t := &modelClock{p: p}
+	t := &modelClock{p: p, tap: newEventTap(r.cpu)}
 	if tr := throttleRules(rules); tr.Any() {
 		thr, err := blk.NewThrottle(tr, blk.DefaultHZ)
 		if err != nil {
@@ -55,10 +73,23 @@ func (r *modelRun) startClock(p *timing.Profile, rules scenario.Rules) error {
 		t.thr, t.queued = thr, true
 		r.queue.SetThrottle(thr, r.submitNow)
 	}
+	if dirtyLimited(rules) {
+		thr, err := bufcache.NewDirtyThrottle(bufcache.DirtyLimits{Dirtyable: modelDirtyable,
+			MaxBytes: rules.MaxBytes, StrictLimit: rules.StrictLimit, HZ: blk.DefaultHZ})
+		if err != nil {
+			return err
+		}
+		t.fl = newFlusher(thr, r.dev, r.m.CPU(1), &t.clock, &t.meter, p)
+		t.task = thr.NewTask()
+	}
 	r.queue.SetTracer(teeTracer{blockTracer{r.rec}, &t.meter})
 	r.timed = t
 	return nil
 }
+
+// dirtyLimited reports whether rules set the bdi's dirty limits, which
+// need the flusher and the clock.
+func dirtyLimited(r scenario.Rules) bool { return r.MaxBytes != 0 || r.StrictLimit }
 
 // throttleRules are a device's throttle rules. The scenario bounds them
 // below; an iops rule past UINT_MAX is that, as the kernel stores it.
@@ -71,53 +102,96 @@ func throttleRules(r scenario.Rules) blk.ThrottleRules {
 // beginCall marks the start of a timed run's next piece of the task's
 // work: one system call when syscall, or work the scenario does without
 // one (the host runner's wait for an idle device, a change to the backing
-// store). A system call pays its entry and exit (timing.ParamSyscall),
+// store); wait says it waits for its writes, rd is the sectors a read
+// reads. A system call pays its entry and exit (timing.ParamSyscall),
 // which the host's wall clock around the call holds.
-func (r *modelRun) beginCall(syscall bool) {
-	if t := r.timed; t != nil {
-		t.mark = r.cpu.Events()
-		t.meter.reset()
-		t.sys = 0
-		if syscall {
-			t.sys = t.p.NS[timing.ParamSyscall]
-		}
-	}
-}
-
-// cpuSoFar is the task's CPU time in the call under way: its system call's
-// entry and exit, its events priced, and a request's CPU cost for each
-// request it has issued.
-func (t *modelClock) cpuSoFar(now bufcache.Counters) float64 {
-	return t.sys + t.p.SimNS(now.Sub(t.mark), 0) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
-}
-
-// submitNow is the simulated time at which the call under way submits a
-// bio: when it began, and its CPU work so far (cpuSoFar).
-func (r *modelRun) submitNow() float64 {
-	return r.now + r.timed.cpuSoFar(r.cpu.Events())
-}
-
-// drainThrottle follows an operation of a timed run whose device has
-// throttle rules: the host runner waits until the device is idle and the
-// throttle holds nothing before the next operation, outside every time, so
-// the round the operation's last bios wait in goes out now, on the clock
-// (blk.Queue.ReleaseThrottled), and the run's time moves past its requests.
-func (r *modelRun) drainThrottle() {
-	if t := r.timed; t != nil && t.queued {
-		r.beginCall(false)
-		r.queue.ReleaseThrottled()
-		r.endCall(true, span{})
-	}
-}
-
-// endCall places the call begun last on the clock, from when the task's
-// CPU was free, for its CPU time (cpuSoFar); wait says whether it waits
-// for its writes, rd is the sectors a read call reads (zero for another
-// call).
-func (r *modelRun) endCall(wait bool, rd span) {
+func (r *modelRun) beginCall(syscall, wait bool, rd span) {
 	t := r.timed
 	if t == nil {
 		return
 	}
-	r.now = t.place(t.meter.steps, r.now, t.cpuSoFar(r.cpu.Events()), wait, rd).done
+	t.tap.sync()
+	t.meter.reset()
+	t.sys = 0
+	if syscall {
+		t.sys = t.p.NS[timing.ParamSyscall]
+	}
+	t.call = callTime{start: r.now, wait: wait, rd: rd, done: r.now}
+	if t.fl != nil {
+		t.fl.runUntil(r.now)
+	}
+	t.forget(r.now)
+}
+
+// cpuSoFar is the task's CPU time in the call's segment under way: its
+// system call's entry and exit (in its first segment), its events priced,
+// and a request's CPU cost for each request it has issued.
+func (t *modelClock) cpuSoFar() float64 {
+	return t.sys + t.tap.peek(t.p) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
+}
+
+// submitNow is the simulated time at which a bio is submitted: during a
+// flusher pass, the pass's start and its CPU work so far; otherwise where
+// the call under way has got to and its CPU work since (cpuSoFar).
+func (r *modelRun) submitNow() float64 {
+	t := r.timed
+	if t.fl != nil && t.fl.passing {
+		return t.fl.submitNow()
+	}
+	return t.call.at() + t.cpuSoFar()
+}
+
+// placeSegment places the call's work since its last segment on the clock.
+func (t *modelClock) placeSegment() {
+	ns := t.cpuSoFar()
+	t.tap.sync()
+	t.segment(&t.call, t.meter.steps, ns)
+	t.sys = 0
+	t.meter.reset()
+}
+
+// BalanceDirtyPages implements bufcache.DirtyBalancer for a run with dirty
+// limits: the task's pages dirtied since it last looked are weighed at
+// the call's moment and it sleeps as balance_dirty_pages says
+// (flusher.balance), its work so far placed first.
+func (r *modelRun) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
+	t := r.timed
+	n := d.DirtiedPages() - t.dirtied
+	t.dirtied = d.DirtiedPages()
+	now := t.call.at() + t.cpuSoFar()
+	t.call.slept += t.fl.balance(&t.task, n, now, func(at float64) {
+		t.placeSegment()
+		t.fl.runUntil(at)
+	})
+}
+
+// drain follows an operation of a timed run as the host runner's wait for
+// an idle device does, outside every time: the flusher ends its
+// background work, the round the last bios wait in goes out
+// (blk.Queue.ReleaseThrottled), and the run's time moves past their
+// requests.
+func (r *modelRun) drain() {
+	t := r.timed
+	if t == nil || !t.queued && t.fl == nil {
+		return
+	}
+	r.beginCall(false, true, span{})
+	if t.fl != nil {
+		t.fl.finish()
+	}
+	if t.queued {
+		r.queue.ReleaseThrottled()
+	}
+	r.endCall()
+}
+
+// endCall places the rest of the call begun last on the clock and moves
+// the task's time to its end (callTime.end).
+func (r *modelRun) endCall() {
+	t := r.timed
+	if t == nil {
+		return
+	}
+	t.placeSegment()
+	r.now = t.end(&t.call)
 }

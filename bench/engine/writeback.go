@@ -54,6 +54,12 @@ type flusher struct {
 	next, free float64
 	// busy is its CPU time, reqs the requests it issued.
 	busy, reqs float64
+	// passing says a pass is under way, from passAt, having issued
+	// passIssued requests of the meter's before it began: what submitNow
+	// tells a queue whose throttle stage asks when a bio is submitted.
+	passing    bool
+	passAt     float64
+	passIssued int
 	// spill holds the writes takeWrites takes out of a write's steps.
 	spill []blockStep
 }
@@ -106,7 +112,9 @@ func (f *flusher) pass(at float64) {
 	}
 	mark, issued := len(f.meter.steps), f.meter.issued
 	f.tap.sync()
+	f.passing, f.passAt, f.passIssued = true, at, issued
 	pages := f.dev.WriteBackground(f.cpu, int(f.thr.ChunkPages()))
+	f.passing = false
 	reqs := f.meter.issued - issued
 	ns, _, _ := f.tap.take(f.p)
 	ns += float64(reqs) * f.p.NS[timing.ParamRequest]
@@ -121,6 +129,12 @@ func (f *flusher) pass(at float64) {
 		return
 	}
 	f.next = f.free
+}
+
+// submitNow is when the pass under way submits a bio: its start and its
+// CPU work so far, its events priced and its requests.
+func (f *flusher) submitNow() float64 {
+	return f.passAt + f.tap.peek(f.p) + float64(f.meter.issued-f.passIssued)*f.p.NS[timing.ParamRequest]
 }
 
 // balance is balance_dirty_pages_ratelimited for task, which has dirtied
