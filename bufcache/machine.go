@@ -278,6 +278,14 @@ func NewMachine(cfg Config) (*Machine, error) {
 	for i := range m.cpus {
 		m.cpus[i] = &CPU{id: i, m: m}
 	}
+	// The flusher's and kswapd's plugs are kernel threads', whose plug
+	// events a count of the task's own leaves out.
+	if cfg.SeparateFlusher {
+		m.cpus[cfg.FlusherCPU].plug.SetKernelThread()
+	}
+	if cfg.Kswapd {
+		m.cpus[cfg.KswapdCPU].plug.SetKernelThread()
+	}
 	switch cfg.LRU {
 	case LRUOn:
 		c, err := lru.New[lruKey](cfg.CPUs, cfg.LRUSize, lru.Hooks[*BufferHead]{

@@ -52,8 +52,18 @@ type Plug struct {
 	// it holds its requests for the stage (no flush when it fills, no wbt
 	// sleep), and its plug events are TraceEvent.Worker's.
 	worker bool
-	rounds []*Queue // queues holding throttle rounds of this task's bios (Wait)
+	// kthread marks the plug of a kernel thread that writes back (the
+	// flusher, kswapd): its plug events are TraceEvent.Worker's too, as a
+	// tracer of the task's own plugs (the host runner's, which counts the
+	// scenario's thread's) leaves them out. SetKernelThread sets it.
+	kthread bool
+	rounds  []*Queue // queues holding throttle rounds of this task's bios (Wait)
 }
+
+// SetKernelThread marks p as a kernel thread's plug (the flusher's,
+// kswapd's): its block_plug and block_unplug events carry
+// TraceEvent.Worker, as kthrotld's do; nothing else changes. O(1).
+func (p *Plug) SetKernelThread() { p.kthread = true }
 
 // PlugCallback is the callback of struct blk_plug_cb (v5.10): work a
 // bio-based device defers to the moment the submitter's plug is flushed. md's
@@ -158,7 +168,7 @@ func (p *Plug) traceUnplug(q *Queue, rqs []*Request, inserted bool) {
 			n++
 		}
 	}
-	q.trace(TraceEvent{Kind: TraceUnplug, Count: n, Worker: p.worker})
+	q.trace(TraceEvent{Kind: TraceUnplug, Count: n, Worker: p.worker || p.kthread})
 	for _, o := range rqs {
 		if inserted && o.q == q {
 			q.traceRq(TraceRqInsert, o, nil)
@@ -308,7 +318,7 @@ func (p *Plug) add(rq *Request) {
 	q := rq.q
 	switch n := len(p.rqs); {
 	case n == 0:
-		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker})
+		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker || p.kthread})
 	case p.worker: // held for the throttle stage
 	case p.full(q, n) || p.rqs[n-1].bytes() >= PlugFlushSize:
 		if q.lim.Version >= Version618 {
@@ -316,7 +326,7 @@ func (p *Plug) add(rq *Request) {
 		} else {
 			p.Flush()
 		}
-		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker})
+		q.trace(TraceEvent{Kind: TracePlug, Worker: p.worker || p.kthread})
 	}
 	p.rqs = append(p.rqs, rq)
 }

@@ -210,3 +210,31 @@ func TestMergePathAllocatesNothing(t *testing.T) {
 		require.NoError(t, p.Finish())
 	}
 }
+
+// TestPlugKernelThreadEvents: a kernel thread's plug (the flusher's)
+// reports its block_plug and block_unplug as a worker's, a task's as its
+// own; the requests are the same.
+func TestPlugKernelThreadEvents(t *testing.T) {
+	for _, kthread := range []bool{false, true} {
+		q := newQueue(t, "sda", 1<<20, Null{}, DefaultLimits(512, 4096))
+		var plugs []TraceEvent
+		q.SetTracer(TraceFunc(func(e TraceEvent) {
+			if e.Kind == TracePlug || e.Kind == TraceUnplug {
+				plugs = append(plugs, e)
+			}
+		}))
+		c := newCompletions()
+		var p Plug
+		if kthread {
+			p.SetKernelThread()
+		}
+		p.Start()
+		SubmitBio(&p, q, c.pageBio(0, OpWrite, 0, 4096, 1, 0))
+		require.NoError(t, p.Finish())
+		require.Len(t, plugs, 2, "a plug and an unplug")
+		for _, e := range plugs {
+			assert.Equal(t, kthread, e.Worker, "%s of a kernel thread: %v", e.Kind, kthread)
+		}
+		assert.Equal(t, uint64(1), q.Stats().Write.Requests)
+	}
+}

@@ -97,7 +97,8 @@ type TraceEvent struct {
 	ReadyNS float64
 	// Worker marks the plug events (TracePlug, TraceUnplug) of a kernel
 	// worker's plug — kthrotld's, which submits what the throttle
-	// released — rather than the submitting task's.
+	// released, or a writeback thread's (Plug.SetKernelThread) — rather
+	// than the submitting task's.
 	Worker bool
 	// Err is the completion error of a TraceRqComplete.
 	Err error
