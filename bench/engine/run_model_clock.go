@@ -159,10 +159,24 @@ func (r *modelRun) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	n := d.DirtiedPages() - t.dirtied
 	t.dirtied = d.DirtiedPages()
 	now := t.call.at() + t.cpuSoFar()
-	t.call.slept += t.fl.balance(&t.task, n, now, func(at float64) {
-		t.placeSegment()
-		t.fl.runUntil(at)
-	})
+	t.call.slept += t.fl.balance(&t.task, n, now, func(at float64) { r.settle(at) })
+}
+
+// settle brings the clock to t inside a call: the call's work so far
+// placed, the flusher's passes due by t made, and, under throttle rules,
+// the rounds whose ticks have come by t dispatched, as kthrotld's timer
+// dispatches them while the task sleeps, their requests placed as the
+// worker's (no CPU of the task's, nothing it waits for).
+func (r *modelRun) settle(t float64) {
+	k := r.timed
+	k.placeSegment()
+	k.fl.runUntil(t)
+	if k.queued {
+		mark, issued := len(k.meter.steps), k.meter.issued
+		r.queue.ReleaseThrottledUntil(t)
+		k.place(k.meter.steps[mark:], t, 0, false, span{})
+		k.meter.steps, k.meter.issued = k.meter.steps[:mark], issued
+	}
 }
 
 // drain follows an operation of a timed run as the host runner's wait for

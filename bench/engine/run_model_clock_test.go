@@ -200,27 +200,30 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 
 // TestRunModelDirtyLimits: under a strict per-bdi limit the flusher writes
 // back while the pwrites go on and the writer is paced at the throttle
-// rule's rate (8 MiB at 8 MiB/s: from (8 − 1 − 0.8) / 8 s, less the limit's
-// worth left dirty and the first slice's burst, to a second; Linux 6.18
-// took 0.812–0.816 s), leaving the fsync about the limit's worth; without
-// strict_limit, max_bytes is under the machine's own thresholds and
-// everything waits for the fsync.
+// rule's rate — 8 MiB at 8 MiB/s from (8 − 1 − 0.8) / 8 s (less the limit's
+// worth left dirty and the first slice's burst) to a second (Linux 6.18
+// took 0.812–0.816 s); 2048 bios at 1000 a second under a 2 MiB limit
+// from (2048 − 512 − 100) / 1000 s to 2.05 s (1.41–1.51 s), the throttle's
+// rounds released while the writer sleeps — leaving the fsync about the
+// limit's worth; without strict_limit, max_bytes is under the machine's
+// own thresholds and everything waits for the fsync.
 func TestRunModelDirtyLimits(t *testing.T) {
-	const ops = "open a rdwr\npwrite a off=0 len=64K repeat=128\nfsync a\nclose a\n"
 	for _, tc := range []struct {
-		rules                  string
+		rules, ops             string
 		minWrite, maxWrite     time.Duration
 		writtenDuring, atFsync uint64 // pages
 	}{
-		{"wbps=8M max_bytes=1M strict_limit=1", 775 * time.Millisecond, time.Second, 1900, 256},
-		{"wbps=8M max_bytes=1M", 0, 10 * time.Millisecond, 0, 2048},
+		{"wbps=8M max_bytes=1M strict_limit=1", "pwrite a off=0 len=64K repeat=128\n", 775 * time.Millisecond, time.Second, 1900, 256},
+		{"wiops=1000 max_bytes=2M strict_limit=1", "blkbszset a 4K\npwrite a off=0 len=4K repeat=2048\n", 1436 * time.Millisecond, 2050 * time.Millisecond, 1536, 512},
+		{"wbps=8M max_bytes=1M", "pwrite a off=0 len=64K repeat=128\n", 0, 10 * time.Millisecond, 0, 2048},
 	} {
 		t.Run(tc.rules, func(t *testing.T) {
-			s, err := scenario.Parse("bdi.scn", "device size=64M sector=512 "+tc.rules+"\n"+ops)
+			s, err := scenario.Parse("bdi.scn", "device size=64M sector=512 "+tc.rules+"\nopen a rdwr\n"+tc.ops+"fsync a\nclose a\n")
 			require.NoError(t, err)
 			r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: timing.X86Server()})
 			require.NoError(t, err)
-			write := time.Duration(r.Ops[1].Wall.MaxNs)
+			w := len(r.Ops) - 3 // the pwrite op
+			write := time.Duration(r.Ops[w].Wall.MaxNs)
 			assert.True(t, write >= tc.minWrite && write <= tc.maxWrite, "the pwrites took %v", write)
 			bios := func(op int) uint64 {
 				for _, c := range r.Ops[op].Counters {
@@ -230,9 +233,9 @@ func TestRunModelDirtyLimits(t *testing.T) {
 				}
 				return 0
 			}
-			assert.GreaterOrEqual(t, bios(1), tc.writtenDuring, "written back during the pwrites")
-			assert.LessOrEqual(t, bios(2), tc.atFsync, "left for the fsync")
-			assert.Equal(t, uint64(2048), bios(1)+bios(2))
+			assert.GreaterOrEqual(t, bios(w), tc.writtenDuring, "written back during the pwrites")
+			assert.LessOrEqual(t, bios(w+1), tc.atFsync, "left for the fsync")
+			assert.Equal(t, uint64(2048), bios(w)+bios(w+1))
 		})
 	}
 }

@@ -193,6 +193,13 @@ func (q *Queue) releaseDue(now float64) {
 	r.held, r.heldAt = r.held[:k], r.heldAt[:copy(r.heldAt, r.heldAt[n:])]
 }
 
+// ReleaseThrottledUntil lets time pass until t (simulated nanoseconds):
+// the rounds whose ticks have come by then are dispatched, in tick order,
+// as the pending timer would have fired for them while the submitter
+// slept without going to sleep for I/O (a writer's pause in
+// balance_dirty_pages). O(held requests due) plus their dispatch.
+func (q *Queue) ReleaseThrottledUntil(t float64) { q.releaseDue(t) }
+
 // ReleaseThrottled lets time pass until the throttle stage holds nothing:
 // the open rounds close and every held request is dispatched, in tick
 // order. A caller whose clock moves on between operations calls it, as the

@@ -292,3 +292,34 @@ func TestThrottleStageTickOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseThrottledUntil: the rounds whose ticks have come by t go out,
+// in tick order, and the later ones stay held, as kthrotld's timer
+// dispatches them while the submitter sleeps without waiting for I/O.
+func TestReleaseThrottledUntil(t *testing.T) {
+	rules := ThrottleRules{WriteBPS: 400 << 10} // 40 KiB a slice: rounds of 10 pages
+	const n = 35
+	r := newStageRig(t, rules)
+	var p Plug
+	p.Start()
+	for i := range n {
+		r.write(&p, i, uint64(2*i)) // unmergeable: a request each
+	}
+	require.NoError(t, p.Finish())
+	_, want := roundsOracle(t, rules, n, 1)
+	_, got := r.issued()
+	first := len(got)
+	require.Less(t, first, n, "later rounds are held")
+	for k := first; k < n; {
+		tick := want[k]
+		r.q.ReleaseThrottledUntil(tick - 1)
+		_, got = r.issued()
+		require.Len(t, got, k, "nothing before the tick %v", tick)
+		r.q.ReleaseThrottledUntil(tick)
+		for k < n && want[k] == tick {
+			k++
+		}
+		_, got = r.issued()
+		assert.Equal(t, want[:k], got, "the rounds due by %v, in order", tick)
+	}
+}
