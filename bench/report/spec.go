@@ -159,6 +159,10 @@ type WorkloadSpec struct {
 	Data             bool
 	// MRC are bh LRU sizes ("4") of a miss-ratio curve, each a rerun.
 	MRC []string
+	// Rules are a trace's or a generator's device rules as a scenario's
+	// device line writes them ("wbps=8M max_bytes=4M strict_limit=1",
+	// scenario.ParseRules); a scenario's are its device line's.
+	Rules string
 }
 
 // IsInputError reports whether err, from engine.Run, is about what it was
@@ -199,9 +203,26 @@ func DefaultWorkloadSpec() WorkloadSpec {
 // the trace or scenario in File. Errors: Gen and File, or Seed and File,
 // both set; a *FieldError for Seed, Dev, LBS, Replay, TraceFormat or
 // CSVColumns; the generator's or the trace's own (source.ParseGenerator,
-// GenWorkload, TraceWorkload). O(the trace's records) for a trace, which
-// is read for its extent (not a stream: it is read once, by the run).
+// GenWorkload, TraceWorkload), and a *FieldError for Rules, or for Rules
+// given to a scenario (its rules are its device line's). O(the trace's
+// records) for a trace, which is read for its extent (not a stream: it is
+// read once, by the run).
 func (s WorkloadSpec) Workload() (engine.Workload, error) {
+	w, err := s.workload()
+	if err != nil || s.Rules == "" {
+		return w, err
+	}
+	if w.Kind == "scenario" {
+		return w, &FieldError{"WorkloadSpec.Rules", s.Rules, errors.New("a scenario's device rules are its device line's")}
+	}
+	if w.Rules, err = scenario.ParseRules(s.Rules); err != nil {
+		return w, &FieldError{"WorkloadSpec.Rules", s.Rules, err}
+	}
+	return w, nil
+}
+
+// workload is Workload without the rules.
+func (s WorkloadSpec) workload() (engine.Workload, error) {
 	if s.Gen != "" {
 		if s.File != "" {
 			return engine.Workload{}, errors.New("report: WorkloadSpec: both Gen and File are set")

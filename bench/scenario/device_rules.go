@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -113,6 +114,27 @@ func (r Rules) String() string {
 		add("strict_limit", "1")
 	}
 	return string(b)
+}
+
+// ParseRules reads device rules written as a device line writes them
+// ("wbps=8M max_bytes=4M strict_limit=1", docs/scenario-language.md) for a
+// device that is no scenario's: a trace's or a generator's. It checks
+// what can be checked without the I/O the rules will pace — the rates'
+// floors (MinBPS, MinIOPS), the scheduler, the wbt latency — and refuses
+// any other key. Errors name the rule. O(len(s)).
+func ParseRules(s string) (Rules, error) {
+	kv, err := keyValues(strings.Fields(s), ruleKeys...)
+	if err != nil {
+		return Rules{}, err
+	}
+	r, err := parseRules(kv)
+	if err != nil {
+		return Rules{}, err
+	}
+	if err := r.check(0, 512); err != nil { // no I/O: only the bounds that need none
+		return Rules{}, err
+	}
+	return r, nil
 }
 
 // parseRules reads the rule keys of a device line's key=value map.

@@ -94,3 +94,32 @@ func FuzzDeviceLine(f *testing.F) {
 		assert.Equal(t, s.Device, again.Device)
 	})
 }
+
+// TestParseRules: a trace's or a generator's device rules, as a device
+// line writes them, with the same refusals that need no I/O.
+func TestParseRules(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rules
+		err  string
+	}{
+		{"", Rules{}, ""},
+		{"wbps=8M max_bytes=4M strict_limit=1", Rules{WriteBPS: 8 << 20, MaxBytes: 4 << 20, StrictLimit: true}, ""},
+		{"  riops=200   sched=kyber wbt=off ", Rules{ReadIOPS: 200, Scheduler: "kyber", WBT: WBTOff}, ""},
+		{"size=1M", Rules{}, "unknown key"},
+		{"wbps=8M wbps=4M", Rules{}, "given twice"},
+		{"wbps=1K", Rules{}, "below the bound"},
+		{"wiops=1", Rules{}, "below the bound"},
+		{"sched=cfq", Rules{}, "want one of"},
+		{"strict_limit=2", Rules{}, "want 0 or 1"},
+		{"wbps", Rules{}, "want key=value"},
+	} {
+		r, err := ParseRules(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, r, tc.in)
+	}
+}

@@ -31,7 +31,7 @@ func asUsage(err error) error {
 // flagOf names the flag that sets each field of the library a
 // *report.FieldError names.
 var flagOf = map[string]string{"Costs.Set": "--cost", "Shard": "--shard", "WorkloadSpec.Seed": "-s", "WorkloadSpec.Dev": "--dev", "WorkloadSpec.TraceFormat": "--trace-format",
-	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc", "WorkloadSpec.CSVColumns": "--csv-columns", "WorkloadSpec.ReplayTimeScale": "--replay-time-scale"}
+	"WorkloadSpec.LBS": "--lbs", "WorkloadSpec.Replay": "--replay", "WorkloadSpec.Memory": "--memory", "WorkloadSpec.MRC": "--mrc", "WorkloadSpec.CSVColumns": "--csv-columns", "WorkloadSpec.ReplayTimeScale": "--replay-time-scale", "WorkloadSpec.Rules": "--rules"}
 
 // flagError returns err, if any, as a mistake in the command line, a
 // *report.FieldError's field said as the flag that sets it.

@@ -120,6 +120,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.BoolVar(&s.ReplayNoStall, "replay-no-stall", false, "issue a trace's records as fast as the model takes them, ignoring their times (fio's replay_no_stall)")
 	fs.StringVar(&s.ReplayTimeScale, "replay-time-scale", "", "a `FACTOR` on the time between a trace's records (2: half the rate), or fio's percentage of the rate (200%)")
 	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
+	fs.StringVar(&s.Rules, "rules", "", "a trace's or a generator's device `RULES`, as a scenario's device line writes them: wbps=8M riops=200 sched=kyber wbt=off max_bytes=4M strict_limit=1 (docs/scenario-language.md)")
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
 	fs.BoolVar(&w.dist, "dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters")
 	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
@@ -134,7 +135,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
 var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay", "trace-format",
-	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
+	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "rules", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
@@ -155,8 +156,8 @@ func (w *workloadFlags) misplaced(set map[string]bool, pos []string) error {
 	switch {
 	case set["dev"] && w.spec.Gen != "":
 		return usagef("--dev is a trace's device size: a generator's is its dev=")
-	case scenario && (set["dev"] || set["lbs"]):
-		return usagef("--dev and --lbs describe a trace's or a generator's device: a scenario's is its device line")
+	case scenario && (set["dev"] || set["lbs"] || set["rules"]):
+		return usagef("--dev, --lbs and --rules describe a trace's or a generator's device: a scenario's is its device line")
 	case firstSet(set, []string{"trace-dev", "trace-file", "replay", "trace-format", "csv-columns"}) != "" && (w.spec.Gen != "" || scenario || len(pos) == 0):
 		return usagef("--trace-dev, --trace-file, --replay, --trace-format and --csv-columns choose what of a trace FILE to replay and how to read it")
 	case scenario && !w.dist && !w.step && firstSet(set, workloadFlagNames) != "":

@@ -128,7 +128,10 @@ func TestRunWorkloadErrors(t *testing.T) {
 		{"long step", []string{"--step", "--gen", "seq:dev=1M,n=20000"}, 2, "more than 10000"},
 		{"cpus of a scenario", []string{"--cpus", "4", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--cpus applies to a scenario run as a workload: add --dist"},
 		{"profile of a scenario", []string{"--profile", "helios4", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--profile applies to a scenario run as a workload"},
-		{"lbs of a scenario", []string{"--dist", "--lbs", "1K", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--dev and --lbs describe a trace's or a generator's device"},
+		{"lbs of a scenario", []string{"--dist", "--lbs", "1K", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "--dev, --lbs and --rules describe a trace's or a generator's device"},
+		{"rules of a scenario", []string{"--dist", "--rules", "wbps=8M", "../../testdata/scenarios/dd-bs4k.scn"}, 2, "a scenario's is its device line"},
+		{"rules below a bound", []string{"--rules", "wbps=8", "--gen", "seq:dev=1M,n=1"}, 2, `--rules "wbps=8": wbps=8 is below the bound`},
+		{"rules of another key", []string{"--rules", "size=1M", "--gen", "seq:dev=1M,n=1"}, 2, `--rules "size=1M": unknown key`},
 		{"dev of a generator", []string{"--gen", "seq:dev=1M,n=1", "--dev", "2M"}, 2, "--dev is a trace's device size"},
 		{"lbs not a power of two", []string{"--lbs", "3K", bad}, 2, "not a power of two from 512 to 4K"},
 		{"lbs above a page", []string{"--lbs", "8K", bad}, 2, "not a power of two from 512 to 4K"},
@@ -203,4 +206,33 @@ func TestRunOverBudget(t *testing.T) {
 	assert.Equal(t, 2, status, errs)
 	assert.Empty(t, out)
 	assert.Regexp(t, `^bhsim run: this run would take about \d+h\d+m0s .*more than the 10m0s bhsim run runs for: ask for less \(a smaller n=, or a shorter trace\)\n$`, errs)
+}
+
+// TestRunRules: --rules gives a generator's device a known speed: 4 MiB of
+// writes and an fsync at wbps=8M take half a second, give or take a
+// slice of the rule (100 ms), where the bare SSD takes milliseconds; the
+// header and the JSON name the rules, and the rule is the bound.
+func TestRunRules(t *testing.T) {
+	gen := []string{"run", "--gen", "seq:dev=16M,n=64,size=64K,reads=0,fsync=64", "--format", "json"}
+	durations := map[string]float64{}
+	for _, rules := range []string{"", "wbps=8M"} {
+		args := gen
+		if rules != "" {
+			args = append(append([]string{}, gen...), "--rules", rules)
+		}
+		status, js, errs := bhsim(args...)
+		require.Equal(t, 0, status, errs)
+		var r engine.RunResult
+		require.NoError(t, json.Unmarshal([]byte(js), &r))
+		assert.Equal(t, rules, r.Rules)
+		durations[rules] = r.DurationNS / 1e6
+		if rules != "" {
+			assert.Equal(t, "blk-throttle (writes)", r.Bound.Resource)
+		}
+	}
+	assert.Less(t, durations[""], 50.0, "the SSD alone: %v ms", durations[""])
+	assert.InDelta(t, 500, durations["wbps=8M"], 100, "4 MiB at 8 MiB/s: %v ms", durations["wbps=8M"])
+	status, text, errs := bhsim("run", "--gen", "seq:dev=16M,n=8,size=64K,reads=0", "--rules", "wbps=8M strict_limit=1 max_bytes=1M")
+	require.Equal(t, 0, status, errs)
+	assert.Contains(t, text, "device rules wbps=8M max_bytes=1M strict_limit=1")
 }
