@@ -38,6 +38,19 @@
 //     ratio and miss-ratio curve; [StepOptions] print it operation by
 //     operation for teaching (docs/traces.md).
 //
+// # Time
+//
+// Both runners keep one discrete-event clock (clock.go): each call's CPU
+// work priced from its events, its bios through the device's blk-throttle
+// rules, its requests on a disk that serves them in order, and the calls
+// that wait for their I/O completing with it. On it run the kernel's own
+// timing mechanisms: blk-throttle (bufcache/blk.Throttle), and the flusher
+// thread with the writers' balance_dirty_pages (writeback.go: 6.18's
+// control law, bufcache.DirtyThrottle), which a workload always has and a
+// scenario has when its device sets bdi dirty limits. A dd of the threads'
+// experiments is not on it yet: bench/workload prices a dd's phases by
+// their busiest resource (docs/known-differences.md).
+//
 // The experiments of the threads (dd, writetest, the lookup module, sweeps)
 // live above it, in package bench/workload.
 package engine
