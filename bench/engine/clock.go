@@ -101,18 +101,16 @@ type clock struct {
 	queued bool
 	// diskFree is when the disk is next free, diskBusy its time serving.
 	diskFree, diskBusy float64
-	// parts are the submission times of the bio parts not yet in a request, in
-	// submission order, from head.
-	parts []float64
-	head  int
+	// parts are the submission times of the bio parts not yet in a
+	// request, in submission order.
+	parts fifo[float64]
 	// reads are read requests in flight that no call waited for (async
 	// readahead): a later read of their sectors waits for them.
 	reads []inflightRead
-	// writes are the write requests placed, in completion order (the
-	// disk serves in order), from writesHead; written is the pages of
-	// those dropped as complete (forget), placed the pages of all.
-	writes          []inflightWrite
-	writesHead      int
+	// writes are the write requests placed and not yet forgotten, in
+	// completion order (the disk serves in order); written is the pages
+	// of those forgotten as complete, placed the pages of all.
+	writes          fifo[inflightWrite]
 	written, placed int64
 	// finished, if set, is told each request's completion time (step
 	// mode's requests in flight).
@@ -218,12 +216,12 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				lastSubmit = at
 			default:
 				lastSubmit = c.throttle(at, s, false)
-				c.parts = append(c.parts, lastSubmit)
+				c.parts.push(lastSubmit)
 			}
 		case blk.TraceSplit: // a part of the bio just submitted
 			if !c.queued {
 				lastSubmit = c.throttle(lastSubmit, s, true)
-				c.parts = append(c.parts, lastSubmit)
+				c.parts.push(lastSubmit)
 			}
 		case blk.TraceRqIssue:
 			issue := s.ready
@@ -240,7 +238,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			}
 			if s.op == blk.OpWrite && s.reqs == 0 { // writeback, not a discard
 				c.placed += int64((s.bytes + pageBytes - 1) / pageBytes)
-				c.writes = append(c.writes, inflightWrite{fin, c.placed})
+				c.writes.push(inflightWrite{fin, c.placed})
 			}
 			switch {
 			case s.op == blk.OpRead && rd != span{} && !rd.overlaps(s.sector, s.sector+s.bytes>>blk.SectorShift):
@@ -283,7 +281,7 @@ func (c *clock) waitReads(p *placed, start float64, rd span) {
 // balance_dirty_pages counts as under writeback (beyond the folios the
 // model has not yet sent) and as written. O(log requests in flight).
 func (c *clock) writesAt(t float64) (inflight, written int64) {
-	w := c.writes[c.writesHead:]
+	w := c.writes.live()
 	i := sort.Search(len(w), func(i int) bool { return w[i].done > t })
 	written = c.written
 	if i > 0 {
@@ -296,25 +294,18 @@ func (c *clock) writesAt(t float64) (inflight, written int64) {
 // (t must not decrease from call to call: no later query looks before it).
 // Amortised O(1) per request.
 func (c *clock) forget(t float64) {
-	for c.writesHead < len(c.writes) && c.writes[c.writesHead].done <= t {
-		c.written = c.writes[c.writesHead].cum
-		c.writesHead++
-	}
-	if c.writesHead == len(c.writes) {
-		c.writes, c.writesHead = c.writes[:0], 0
-	} else if c.writesHead > 1024 && c.writesHead*2 > len(c.writes) {
-		c.writes = c.writes[:copy(c.writes, c.writes[c.writesHead:])]
-		c.writesHead = 0
+	for !c.writes.empty() && c.writes.front().done <= t {
+		c.written = c.writes.pop().cum
 	}
 }
 
 // lastWrite is when the last write request placed completes (0: none in
 // flight): what a sync waits for of the writeback under way. O(1).
 func (c *clock) lastWrite() float64 {
-	if c.writesHead == len(c.writes) {
+	if c.writes.empty() {
 		return 0
 	}
-	return c.writes[len(c.writes)-1].done
+	return c.writes.back().done
 }
 
 // serve puts a request issued at issue, needing svc of the disk, on the
@@ -331,15 +322,8 @@ func (c *clock) serve(issue, svc float64) float64 {
 // submitted before the clock's run). Amortised O(n).
 func (c *clock) takeParts(n int, from float64) float64 {
 	t := from
-	for ; n > 0 && c.head < len(c.parts); n-- {
-		t = max(t, c.parts[c.head])
-		c.head++
-	}
-	if c.head == len(c.parts) {
-		c.parts, c.head = c.parts[:0], 0
-	} else if c.head > 1024 && c.head*2 > len(c.parts) {
-		c.parts = c.parts[:copy(c.parts, c.parts[c.head:])]
-		c.head = 0
+	for ; n > 0 && !c.parts.empty(); n-- {
+		t = max(t, c.parts.pop())
 	}
 	return t
 }

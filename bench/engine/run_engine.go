@@ -27,10 +27,9 @@ const runProgressEvery = 1 << 16
 type cpuState struct {
 	cpu      *bufcache.CPU
 	file     *bufcache.File
-	free     float64     // when the CPU is next free
-	inflight []float64   // completion times of operations in flight
-	pending  []source.IO // records read, not yet run
-	head     int
+	free     float64         // when the CPU is next free
+	inflight []float64       // completion times of operations in flight
+	pending  fifo[source.IO] // records read, not yet run
 	ops      uint64
 	busyNS   float64
 	start    bufcache.Counters // events before the run
@@ -197,7 +196,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			}
 			rec.At = e.replayAt(rec.At)
 			c := &e.cpus[rec.CPU%len(e.cpus)]
-			c.pending = append(c.pending, rec)
+			c.pending.push(rec)
 			buffered++
 		}
 		i, start := e.next()
@@ -211,12 +210,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			continue
 		}
 		c := &e.cpus[i]
-		rec := c.pending[c.head]
-		c.head++
-		if c.head*2 >= len(c.pending) { // keep the queue's array at its live records
-			c.pending = c.pending[:copy(c.pending, c.pending[c.head:])]
-			c.head = 0
-		}
+		rec := c.pending.pop()
 		buffered--
 		if err := e.exec(i, rec, start); err != nil {
 			return err
@@ -266,7 +260,7 @@ func (e *engine) replayAt(at uint64) uint64 {
 // anyEmpty reports whether a CPU has no record waiting.
 func (e *engine) anyEmpty() bool {
 	for i := range e.cpus {
-		if e.cpus[i].head == len(e.cpus[i].pending) {
+		if e.cpus[i].pending.empty() {
 			return true
 		}
 	}
@@ -279,10 +273,10 @@ func (e *engine) next() (int, float64) {
 	best, bestT := -1, 0.0
 	for i := range e.cpus {
 		c := &e.cpus[i]
-		if c.head == len(c.pending) {
+		if c.pending.empty() {
 			continue
 		}
-		t := max(c.free, float64(c.pending[c.head].At))
+		t := max(c.free, float64(c.pending.front().At))
 		if len(c.inflight) == cap(c.inflight) {
 			t = max(t, minOf(c.inflight))
 		}
