@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/internal/race"
 )
 
@@ -40,4 +41,37 @@ func TestRunBoundedMemory(t *testing.T) {
 	short, long := runPeak(t, 100_000), runPeak(t, 800_000)
 	t.Logf("heap peak: %.1f MiB for 100 000 operations, %.1f MiB for 800 000", float64(short)/(1<<20), float64(long)/(1<<20))
 	assert.Less(t, long, short+4<<20, "the heap does not grow with the workload")
+}
+
+// runMallocs is the heap allocations of a run of w.
+func runMallocs(t *testing.T, w Workload) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Run(context.Background(), w, RunOptions{})
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs
+}
+
+// TestRunAllocatesNothingPerRecord: the clock, the flusher and the
+// writers' balance_dirty_pages allocate nothing per record once their
+// queues have grown: a run ten times longer, under a throttle rule and a
+// strict dirty limit (the flusher writing back and the writers sleeping
+// throughout), makes about as many allocations as the short one.
+func TestRunAllocatesNothingPerRecord(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector's shadow allocations are not the run's")
+	}
+	rules, err := scenario.ParseRules("wbps=64M max_bytes=2M strict_limit=1")
+	require.NoError(t, err)
+	allocs := func(n int) uint64 {
+		w := genWorkload(t, fmt.Sprintf("random:dev=64M,n=%d,size=4K,reads=0.3,cpus=2,seed=3", n))
+		w.Rules = rules
+		return runMallocs(t, w)
+	}
+	short, long := allocs(4000), allocs(40000)
+	t.Logf("allocations: %d for 4 000 records, %d for 40 000", short, long)
+	assert.Less(t, float64(long), 1.2*float64(short)+500, "about as many for ten times the records")
 }
