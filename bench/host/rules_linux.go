@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,11 @@ func (e *env) applyRules(r scenario.Rules) error {
 	}
 	queue := fmt.Sprintf("/sys/block/loop%d/queue", e.loop)
 	if r.Scheduler != "" {
-		if err := e.applyFound(filepath.Join(queue, "scheduler"), r.Scheduler, activeScheduler); err != nil {
+		file := filepath.Join(queue, "scheduler")
+		if offered, err := readSys(file); err == nil && !slices.Contains(strings.Fields(strings.NewReplacer("[", "", "]", "").Replace(offered)), r.Scheduler) {
+			return fmt.Errorf("host: sched=%s: %w: the loop queue offers %s", r.Scheduler, scenario.ErrRuleUnavailable, strings.TrimSpace(offered))
+		}
+		if err := e.applyFound(file, r.Scheduler, activeScheduler); err != nil {
 			return err
 		}
 	}
@@ -206,13 +211,20 @@ func (e *env) applyRules(r scenario.Rules) error {
 		if r.WBT != scenario.WBTOff {
 			usec = r.WBT.Microseconds()
 		}
-		if err := e.applyFound(filepath.Join(queue, "wbt_lat_usec"), strconv.FormatInt(usec, 10), nil); err != nil {
-			return fmt.Errorf("%w (a kernel without CONFIG_BLK_WBT has no wbt_lat_usec)", err)
+		file := filepath.Join(queue, "wbt_lat_usec")
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("host: wbt: %w: a kernel without CONFIG_BLK_WBT has no %s", scenario.ErrRuleUnavailable, file)
+		}
+		if err := e.applyFound(file, strconv.FormatInt(usec, 10), nil); err != nil {
+			return err
 		}
 	}
 	bdi := fmt.Sprintf("/sys/class/bdi/%d:%d", e.major, e.minor)
 	if r.MaxBytes != 0 {
 		ratio, err := readSys(filepath.Join(bdi, "max_ratio_fine"))
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("host: max_bytes: %w: the bdi has no max_ratio_fine (before Linux 6.2)", scenario.ErrRuleUnavailable)
+		}
 		if err != nil {
 			return fmt.Errorf("host: max_bytes: %w", err)
 		}

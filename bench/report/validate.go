@@ -33,6 +33,17 @@ type Validation struct {
 	Disks     []string     `json:"disks,omitempty"`
 	Summary   Summary      `json:"summary"`
 	Scenarios []Comparison `json:"scenarios"`
+	// Skipped are the scenarios the kernel's side could not run as
+	// written — a device rule its kernel cannot apply
+	// (scenario.ErrRuleUnavailable) — with why: not compared, and no
+	// difference.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is a scenario Validate did not compare, and why.
+type Skipped struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }
 
 // Summary counts equal rows over every scenario: deterministic rows are
@@ -307,6 +318,13 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 	disks := map[string]bool{}
 	for i, f := range files {
 		kr, err := kernel(ctx, f.Path, f.Scenario)
+		if errors.Is(err, scenario.ErrRuleUnavailable) {
+			out.Skipped = append(out.Skipped, Skipped{Scenario: f.Scenario.Name, Reason: err.Error()})
+			if opts.Progress != nil {
+				opts.Progress(i+1, len(files))
+			}
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
@@ -354,7 +372,7 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 			opts.Progress(i+1, len(files))
 		}
 	}
-	out.Summary = SummaryOf(len(files), total)
+	out.Summary = SummaryOf(len(files)-len(out.Skipped), total)
 	out.Summary.Known = knownRows
 	out.Summary.Timed, out.Summary.TimedWithin = timed.Total, timed.Within
 	return out, nil
@@ -423,6 +441,9 @@ func (v Validation) WriteText(w io.Writer, rows Rows) error {
 	}
 	if tew.err != nil {
 		return tew.err
+	}
+	for _, sk := range v.Skipped {
+		ew.printf("\nskipped %s: %s", sk.Scenario, sk.Reason)
 	}
 	s := v.Summary
 	ew.printf("\n%d of %d values equal over %d scenarios: deterministic %d of %d, ranged %d of %d within the kernel's range",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,6 +100,31 @@ func TestValidationWriteText(t *testing.T) {
 		}
 		assert.Contains(t, b.String(), "op-differs         1      2       ≠", "a row that differs is marked")
 	}
+}
+
+// TestValidateSkipsRulesTheKernelCannotApply: a live kernel without a
+// scheduler a scenario names (this project's CI kernels have built bfq
+// and not) leaves that scenario out, saying why, and compares the others.
+func TestValidateSkipsRulesTheKernelCannotApply(t *testing.T) {
+	files, err := ScenarioFiles(filepath.Join(corpus, "dd-bs4k.scn"), filepath.Join(corpus, "sparse-pages-bfq.scn"))
+	require.NoError(t, err)
+	noBFQ := func(ctx context.Context, path string, s *scenario.Scenario) (*scenario.Result, error) {
+		if s.Device.Rules.Scheduler == "bfq" {
+			return nil, fmt.Errorf("%s: host: sched=bfq: %w: the loop queue offers [none] mq-deadline kyber", s.Name, scenario.ErrRuleUnavailable)
+		}
+		return Recorded("")(ctx, path, s)
+	}
+	v, err := Validate(context.Background(), files, noBFQ, ValidateOptions{On: "host"})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios, 1)
+	assert.Equal(t, "dd-bs4k", v.Scenarios[0].Scenario)
+	assert.Equal(t, 1, v.Summary.Scenarios)
+	require.Len(t, v.Skipped, 1)
+	assert.Equal(t, "sparse-pages-bfq", v.Skipped[0].Scenario)
+	assert.Zero(t, v.Summary.Differ())
+	var b bytes.Buffer
+	require.NoError(t, v.WriteText(&b, RowsDiff))
+	assert.Contains(t, b.String(), "skipped sparse-pages-bfq: sparse-pages-bfq: host: sched=bfq: the kernel cannot apply the device rule: the loop queue offers [none] mq-deadline kyber\n")
 }
 
 // TestValidateKnownDifferences sets sparse-pages-bs4k beside a kernel side

@@ -116,6 +116,13 @@ func (r Rules) String() string {
 	return string(b)
 }
 
+// ErrRuleUnavailable is wrapped by a runner's error for a device rule its
+// kernel cannot apply: a scheduler its queue does not offer (a kernel
+// built without bfq), a queue without wbt, a bdi without the fine ratios
+// max_bytes needs. A caller comparing the runners skips such a scenario,
+// saying why, rather than failing or comparing a run without the rule.
+var ErrRuleUnavailable = errors.New("the kernel cannot apply the device rule")
+
 // ParseRules reads device rules written as a device line writes them
 // ("wbps=8M max_bytes=4M strict_limit=1", docs/scenario-language.md) for a
 // device that is no scenario's: a trace's or a generator's. It checks
