@@ -90,6 +90,7 @@ func reproduceBlocksize(p *timing.Profile, fit timing.Fit, opts Options) (*Repro
 			for _, l := range workload.Layouts() {
 				dd := workload.Helios4DD(l, engine.MustKernel(name), read)
 				dd.Count = count
+				dd.UntouchedBuffer = true // the thread uses the counts alone
 				dds = append(dds, dd)
 				keys = append(keys, blocksizeRun{name, l, read})
 			}

@@ -71,6 +71,7 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 	for _, l := range workload.Layouts() {
 		dd := workload.Helios4DD(l, engine.MustKernel(todayNoTHP), false)
 		dd.Count = count
+		dd.UntouchedBuffer = true // the thread uses the counts alone
 		dds = append(dds, dd)
 	}
 	results, err := workload.RunAll(dds, nil)
@@ -93,7 +94,9 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
 	var dds []workload.DD
 	for _, bs := range IomapBS() {
-		dds = append(dds, workload.IMX8BoardDD(engine.MustKernel(todayKernel), bs, opts.scale()))
+		dd := workload.IMX8BoardDD(engine.MustKernel(todayKernel), bs, opts.scale())
+		dd.UntouchedBuffer = true // the thread uses the counts alone
+		dds = append(dds, dd)
 	}
 	results, err := workload.RunAll(dds, nil)
 	if err != nil {

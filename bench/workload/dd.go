@@ -69,6 +69,15 @@ type DD struct {
 	// default, metadata-only, moves lengths only, so a run of gigabytes
 	// needs little memory. The events and requests are the same.
 	Data bool
+	// UntouchedBuffer makes a write's user buffer metadata-only
+	// (bufcache.NewUserBufSize): the pre-fault counts every user page it
+	// faults in (EvFaultInPage) without touching real memory, and the copy
+	// reads /dev/zero's zeros without it. Every event, request and figure
+	// is the same; only the Go time of the touches is saved. It is for
+	// callers that use the counts alone (the threads of bhsim reproduce);
+	// a benchmark whose Go time measures the pre-fault leaves it false, so
+	// that dd's buffer is real and really touched. Reads ignore it.
+	UntouchedBuffer bool
 }
 
 // DDRun is a dd run in progress: Start builds the machine and the devices,
@@ -247,6 +256,10 @@ func ddDiskName(i int) string {
 func (r *DDRun) allocBuffer() {
 	if r.dd.Read {
 		r.dst = make([]byte, r.dd.BS)
+		return
+	}
+	if r.dd.UntouchedBuffer {
+		r.user = bufcache.NewUserBufSize(r.dd.BS, 0, r.m.PageSize())
 		return
 	}
 	// dd's buffer, really touched by the pre-fault; it holds /dev/zero's
