@@ -144,8 +144,14 @@ func (b *Bio) Reset(op Op, sector uint64) {
 	case cap(b.vecs) > 0 && &b.vecs[:1][0] == &b.inline[0]:
 		// The usual case: only the vectors the last I/O used hold anything
 		// (a Vec holds a pointer, so clearing one costs write barriers
-		// while the collector runs).
-		clear(b.inline[:len(b.vecs)])
+		// while the collector runs), and only a bio that carried data has
+		// pointers to drop: a metadata-only bio's vectors hold lengths and
+		// frame numbers, which nothing reads past len(b.vecs) and the next
+		// add overwrites. (clear of a pointerful slice is a call to
+		// memclrHasPointers, dozens of instructions per bio.)
+		if b.data {
+			clear(b.inline[:len(b.vecs)])
+		}
 		b.vecs = b.inline[:0]
 	default: // new, or a copy whose vecs are another Bio's inline array
 		clear(b.inline[:])
