@@ -1,5 +1,7 @@
 package pageindex
 
+import "math/bits"
+
 // locate returns the item stored at index (nil if none), the marks its slot
 // carries and where they are kept: bit off of leaf's bitmaps, or the head's
 // loneMarks when leaf is nil. Only the first slot of a multi-index entry
@@ -19,11 +21,16 @@ func (x *XArray[T]) locate(index uint64) (item *T, marks Marks, leaf *xaNode[T],
 	if item = leaf.items[off].Load(); item == nil {
 		return nil, 0, nil, 0
 	}
-	for m := range NumMarks {
-		marks |= Marks(leaf.bits[m]>>off&1) << m
-	}
+	// One shift and mask per mark, written out: every mark update and every
+	// delete locates its slot, and the loop's counter and bounds check cost
+	// as much as the bits.
+	b := &leaf.bits
+	marks = Marks(b[MarkDirty]>>off&1) | Marks(b[MarkWriteback]>>off&1)<<MarkWriteback | Marks(b[MarkToWrite]>>off&1)<<MarkToWrite
 	return item, marks, leaf, off
 }
+
+// The unrolled read of locate covers every mark.
+var _ = [1]struct{}{}[NumMarks-3]
 
 // changeMarks gives the item that locate found at (leaf, off) — the lone
 // item when leaf is nil — the marks now instead of was: each mark set is
@@ -35,16 +42,16 @@ func (x *XArray[T]) changeMarks(leaf *xaNode[T], off uint64, was, now Marks) {
 	if now &= allMarks; now == was {
 		return
 	}
-	for m := range NumMarks {
-		switch bit := m.Bit(); {
-		case was&bit == now&bit:
-			continue
-		case now&bit != 0:
+	// Only the marks that change, lowest first (usually one: a folio made
+	// dirty, or starting or ending writeback).
+	for diff := uint8(was ^ now); diff != 0; diff &= diff - 1 {
+		m := Mark(bits.TrailingZeros8(diff))
+		if now&(1<<m) != 0 {
 			x.marked[m]++
 			if leaf != nil {
 				setBit(leaf, off, int(m))
 			}
-		default:
+		} else {
 			x.marked[m]--
 			if leaf != nil {
 				clearBit(leaf, off, int(m))
