@@ -154,7 +154,8 @@ type Index[T any] interface {
 	// released, so what fn does to the item's own state (a folio's flags)
 	// and the mark change form one step for every other method but Load:
 	// every method that reads marks takes that lock. fn must not call the
-	// index. Models the xa_lock section of __folio_mark_dirty,
+	// index, nor panic (the lock is not released on the way out, as the
+	// kernel's xa_lock section has no unwinding either). Models the xa_lock section of __folio_mark_dirty,
 	// __folio_start_writeback and __folio_end_writeback (v6.x; their page
 	// forms in v5.10): check the folio is still the mapping's, change its
 	// flag and set or clear its tags. O(height) for the xarray,

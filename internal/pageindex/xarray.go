@@ -115,9 +115,15 @@ func (x *XArray[T]) InsertOrder(index uint64, order uint8, item *T) bool {
 	if item == nil || order >= 64 || index&(uint64(1)<<order-1) != 0 {
 		return false
 	}
-	last := index + (uint64(1)<<order - 1)
 	x.mu.Lock()
-	defer x.mu.Unlock()
+	ok := x.insertOrder(index, order, item)
+	x.mu.Unlock() // not deferred: a deferred call costs as much as the unlock, on every page added
+	return ok
+}
+
+// insertOrder is InsertOrder's work under x.mu, its arguments checked.
+func (x *XArray[T]) insertOrder(index uint64, order uint8, item *T) bool {
+	last := index + (uint64(1)<<order - 1)
 	h := x.head.Load()
 	if order == 0 {
 		if cur, _ := x.Load(index); cur != nil {
@@ -223,7 +229,13 @@ func (x *XArray[T]) Delete(index uint64, item *T) bool {
 		return false
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
+	ok := x.delete(index, item)
+	x.mu.Unlock() // not deferred, as in InsertOrder
+	return ok
+}
+
+// delete is Delete's work under x.mu, item not nil.
+func (x *XArray[T]) delete(index uint64, item *T) bool {
 	cur, marks, leaf, off := x.locate(index)
 	if cur != item || !x.first(leaf, off, index, item) {
 		return false

@@ -108,12 +108,13 @@ func (x *XArray[T]) UpdateMarks(index uint64, item *T, fn func(item *T, marks Ma
 		return false
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	cur, was, leaf, off := x.locate(index)
 	if cur != item || !x.first(leaf, off, index, item) {
+		x.mu.Unlock()
 		return false
 	}
 	x.changeMarks(leaf, off, was, fn(item, was))
+	x.mu.Unlock() // not deferred, as in InsertOrder: fn must not panic
 	return true
 }
 
@@ -139,6 +140,7 @@ func (x *XArray[T]) CountMarked(m Mark) int {
 		return 0
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.marked[m]
+	n := x.marked[m]
+	x.mu.Unlock()
+	return n
 }
