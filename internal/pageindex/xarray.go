@@ -126,15 +126,9 @@ func (x *XArray[T]) insertOrder(index uint64, order uint8, item *T) bool {
 	last := index + (uint64(1)<<order - 1)
 	h := x.head.Load()
 	if order == 0 {
-		if cur, _ := x.Load(index); cur != nil {
-			return false
-		}
-		if h == nil && index == 0 {
-			x.head.Store(&xaHead[T]{lone: item}, x.mu.Confined())
-			x.count++
-			return true
-		}
-	} else if _, at, _, ok := x.find(index, present); ok && at <= last {
+		return x.insert0(h, index, item)
+	}
+	if _, at, _, ok := x.find(index, present); ok && at <= last {
 		return false
 	}
 	root, height := x.grow(h, heightFor(last))
@@ -160,6 +154,34 @@ func (x *XArray[T]) insertOrder(index uint64, order uint8, item *T) bool {
 	if order > 0 {
 		x.multi++
 	}
+	return true
+}
+
+// insert0 is insertOrder for an order-0 entry, h the current head: one
+// descent, which finds the slot and builds the path to it. An occupied
+// slot's path exists, and a tree holding index already has the height for
+// it, so a refused insert changes nothing, as if the slot had been looked
+// up first. Caller holds x.mu.
+func (x *XArray[T]) insert0(h *xaHead[T], index uint64, item *T) bool {
+	switch {
+	case h == nil && index == 0:
+		x.head.Store(&xaHead[T]{lone: item}, x.mu.Confined())
+		x.count++
+		return true
+	case h != nil && h.root == nil && index == 0: // the lone item's slot
+		return false
+	}
+	root, height := x.grow(h, heightFor(index))
+	leaf, off := x.pathTo(root, height, index), index&chunkMask
+	if leaf.items[off].Load() != nil {
+		return false
+	}
+	leaf.items[off].Store(item, x.mu.Confined())
+	setBit(leaf, off, present)
+	if h == nil || h.root != root {
+		x.head.Store(newTreeHead(root, height), x.mu.Confined())
+	}
+	x.count++
 	return true
 }
 
