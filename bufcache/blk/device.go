@@ -40,7 +40,7 @@ func CheckBio(d Device, b *Bio) error {
 	}
 	lbs := uint64(d.LogicalBlockSize())
 	start := b.Sector << SectorShift
-	if start%lbs != 0 || uint64(b.size)%lbs != 0 || b.size == 0 {
+	if misaligned(start, uint64(b.size), lbs) || b.size == 0 {
 		return fmt.Errorf("%w: %s sector %d, %d bytes, logical block %d on %s",
 			ErrMisaligned, b.Op, b.Sector, b.size, lbs, d.Name())
 	}
@@ -49,6 +49,27 @@ func CheckBio(d Device, b *Bio) error {
 			ErrBeyondEnd, b.Op, b.Sector, b.Sector+b.Sectors(), d.Name(), d.Sectors())
 	}
 	return nil
+}
+
+// misaligned reports whether start or size is not a multiple of lbs: a
+// mask for the power of two every device's logical block size is (a 64-bit
+// division costs tens of cycles, twice a bio), a division otherwise.
+func misaligned(start, size, lbs uint64) bool {
+	if lbs&(lbs-1) == 0 {
+		return (start|size)&(lbs-1) != 0
+	}
+	return start%lbs != 0 || size%lbs != 0
+}
+
+// bioFits reports whether b passes CheckBio on a device of logical blocks
+// of lbs bytes, a power of two, and the given sectors: a read or write of
+// whole logical blocks within the device. False means CheckBio decides
+// (an empty flush passes it) and words the error. It is the queue's check
+// without CheckBio's calls through the Device interface. O(1).
+func bioFits(b *Bio, lbs, sectors uint64) bool {
+	end := b.Sector + b.Sectors()
+	return (b.Op == OpRead || b.Op == OpWrite) && b.size != 0 &&
+		(b.Sector<<SectorShift|uint64(b.size))&(lbs-1) == 0 && end >= b.Sector && end <= sectors
 }
 
 // Confiner is implemented by the devices that can confine their locks and

@@ -263,9 +263,11 @@ func (q *Queue) flushSeq(b *Bio) flushSeq {
 // completes with the error at once, before the bios waiting in the plug, as
 // bio_check_eod's failure does.
 func (q *Queue) submit(p *Plug, b *Bio) {
-	if err := CheckBio(q, b); err != nil {
-		q.fail(b, err)
-		return
+	if !bioFits(b, uint64(q.lim.LogicalBlockSize), q.store.Sectors()) { // the limits' logical block size is the store's (NewQueue)
+		if err := CheckBio(q, b); err != nil {
+			q.fail(b, err)
+			return
+		}
 	}
 	var seq flushSeq
 	if b.Flags&flushFlags != 0 {
