@@ -27,6 +27,15 @@ type XArray[T any] struct {
 	multi     int           // of those, multi-index entries (order > 0)
 	nodes     int           // nodes allocated and linked into the tree
 	marked    [NumMarks]int // items carrying each mark
+	// hint is the leaf a writer's last descent reached, linked in the tree
+	// (nil when there is none), and hintBase the first index it covers: a
+	// writer's next operation on the same 64 indices — the page cache's
+	// add, dirty, writeback start and end, delete of consecutive pages —
+	// starts there instead of at the root, as the kernel's xa_state keeps
+	// its node between steps. Unlinking a leaf (prune, shrink) forgets it.
+	// Lock-free readers do not use it.
+	hint     *xaNode[T]
+	hintBase uint64
 }
 
 // xaHead is an immutable snapshot of the tree's shape (the kernel's xa_head
@@ -223,6 +232,9 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 // creating missing nodes on the way (xas_create). A new node is fully built
 // before it is stored in its parent's slot. Caller holds x.mu.
 func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T] {
+	if x.hint != nil && index&^chunkMask == x.hintBase {
+		return x.hint // linked in the tree: under root, which grow only stacks nodes above
+	}
 	n := root
 	for shift := chunkShift * uint(height-1); shift > 0; shift -= chunkShift {
 		off := (index >> shift) & chunkMask
@@ -234,6 +246,7 @@ func (x *XArray[T]) pathTo(root *xaNode[T], height int, index uint64) *xaNode[T]
 		}
 		n = child
 	}
+	x.hint, x.hintBase = n, index&^chunkMask
 	return n
 }
 
@@ -324,6 +337,9 @@ func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
 func (x *XArray[T]) prune(leaf *xaNode[T], offs uint64) {
 	n := leaf
 	n.bits[present] &^= offs
+	if n.bits[present] == 0 && n == x.hint {
+		x.hint = nil // about to be unlinked
+	}
 	for n.bits[present] == 0 {
 		x.nodes--
 		p := n.parent
@@ -397,6 +413,7 @@ func (x *XArray[T]) shrink() {
 	for root.bits[present] == 1 {
 		x.nodes--
 		if height == 1 {
+			x.hint = nil // the root was the only leaf
 			for m := range NumMarks {
 				x.loneMarks |= uint8(root.bits[m]&1) << m
 			}

@@ -41,6 +41,14 @@ func (x *XArray[T]) check() error {
 	if c.items != x.count || c.nodes != x.nodes || c.marked != x.marked {
 		return fmt.Errorf("counters: walked %+v, kept items %d nodes %d marked %v", c, x.count, x.nodes, x.marked)
 	}
+	if x.hint != nil { // the writers' leaf hint is the leaf a descent to its base reaches now
+		if h == nil || h.root == nil || x.hintBase&chunkMask != 0 || x.hintBase > h.maxIndex {
+			return fmt.Errorf("leaf hint at %#x on a tree without it", x.hintBase)
+		}
+		if leaf, _ := descend(h, x.hintBase); leaf != x.hint || leaf.items == nil {
+			return fmt.Errorf("leaf hint at %#x is not the tree's leaf there", x.hintBase)
+		}
+	}
 	return nil
 }
 

@@ -14,8 +14,12 @@ func (x *XArray[T]) locate(index uint64) (item *T, marks Marks, leaf *xaNode[T],
 	case h.root == nil: // the lone item; index is 0 here
 		return h.lone, Marks(x.loneMarks), nil, 0
 	}
-	if leaf, _ = descend(h, index); leaf == nil {
+	if x.hint != nil && index&^chunkMask == x.hintBase {
+		leaf = x.hint
+	} else if leaf, _ = descend(h, index); leaf == nil {
 		return nil, 0, nil, 0
+	} else {
+		x.hint, x.hintBase = leaf, index&^chunkMask
 	}
 	off = index & chunkMask
 	if item = leaf.items[off].Load(); item == nil {
