@@ -258,7 +258,7 @@ func (r *fuzzRig) checkPlug() {
 			require.Equal(t, sector, part.Bio.Sector+uint64(part.Off>>SectorShift), "parts are contiguous")
 			sector += uint64(part.Len) >> SectorShift
 			pr := r.lim.bioRuns(part.Bio, part.Off, part.Len)
-			runs.append(pr, r.lim.SegmentAccounting == SegmentsCoalesced, uint64(r.lim.MaxSegmentSize))
+			runs.append(&pr, r.lim.SegmentAccounting == SegmentsCoalesced, uint64(r.lim.MaxSegmentSize))
 		}
 		require.Equal(t, rq.Sector()+rq.Sectors(), sector)
 		require.Equal(t, runs.segs, uint64(rq.Segments()))

@@ -81,15 +81,17 @@ func (r *Request) merge(b *Bio, br *runs, front bool) mergeKind {
 		if r.runs.segsWith(br, coalesce, maxSeg) > uint64(l.MaxSegments) {
 			return mergeNone
 		}
-		r.runs.append(*br, coalesce, maxSeg)
+		r.runs.append(br, coalesce, maxSeg)
 		r.sectors += b.Sectors()
 		r.parts = append(r.parts, BioPart{Bio: b, Off: 0, Len: b.size})
 		r.merges++
-		r.ready = max(r.ready, b.leaveNS)
+		if b.leaveNS > r.ready { // max, without its NaN and signed-zero cases: times are finite and not negative
+			r.ready = b.leaveNS
+		}
 		return mergeBack
 	}
 	merged := *br
-	merged.append(r.runs, coalesce, maxSeg)
+	merged.append(&r.runs, coalesce, maxSeg)
 	if merged.segs > uint64(l.MaxSegments) {
 		return mergeNone
 	}

@@ -62,16 +62,16 @@ func (a *runs) joins(b *runs) bool {
 // append adds b after a. With coalesce, b's first run joins a's last run when
 // they are physically contiguous (inside a bio, or across bios under
 // SegmentsCoalesced); otherwise they stay separate segments. O(1).
-func (a *runs) append(b runs, coalesce bool, maxSeg uint64) {
+func (a *runs) append(b *runs, coalesce bool, maxSeg uint64) {
 	switch {
 	case b.bytes == 0:
 		return
 	case a.bytes == 0:
-		*a = b
+		*a = *b
 		return
-	case coalesce && a.joins(&b):
+	case coalesce && a.joins(b):
 		merged := a.tailLen + b.headLen
-		a.segs = a.segsWith(&b, coalesce, maxSeg)
+		a.segs = a.segsWith(b, coalesce, maxSeg)
 		if a.single {
 			a.headLen = merged
 		}
@@ -110,7 +110,8 @@ func (a *runs) segsWith(b *runs, coalesce bool, maxSeg uint64) uint64 {
 func (l *Limits) bioRuns(b *Bio, off, n uint32) runs {
 	var r runs
 	for it := b.spans(off, n); it.next(); {
-		r.append(l.extent(it.v, it.d, it.n), true, uint64(l.MaxSegmentSize))
+		e := l.extent(it.v, it.d, it.n)
+		r.append(&e, true, uint64(l.MaxSegmentSize))
 	}
 	return r
 }
@@ -151,7 +152,7 @@ func (l *Limits) cut(b *Bio, off uint32) (uint32, runs) {
 			n := uint32((r.bytes + fit) &^ (uint64(l.LogicalBlockSize) - 1))
 			return n, l.bioRuns(b, off, n)
 		}
-		r.append(e, true, uint64(l.MaxSegmentSize))
+		r.append(&e, true, uint64(l.MaxSegmentSize))
 	}
 	return rest, r
 }

@@ -62,7 +62,8 @@ func TestRunsAppendAcrossBios(t *testing.T) {
 			var b Bio
 			b.Reset(OpWrite, uint64(i))
 			b.AddPage(nil, 512, 7, uint32(512*i))
-			r.append(l.bioRuns(&b, 0, 512), coalesce, DefMaxSegmentSize)
+			br := l.bioRuns(&b, 0, 512)
+			r.append(&br, coalesce, DefMaxSegmentSize)
 		}
 		want := uint64(8)
 		if coalesce {
