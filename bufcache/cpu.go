@@ -92,15 +92,14 @@ func (c *CPU) allocBH() *BufferHead {
 // filling up allocates once per slabObjects of them.
 const slabObjects = 64
 
-// bhSlabObjects is how many buffer heads one slab array holds: eight, 512
-// bytes, the largest array Go allocates without a malloc header. A larger
-// array starts 8 bytes past a 64-byte boundary (the header's word), which
-// puts every 64-byte buffer head across two cache lines; without the header
-// the array starts on its size class's boundary and each buffer head fills
-// exactly one line, as the kernel's SLAB_HWCACHE_ALIGN-free bh cache packs
-// them. (An allocation per eight buffer heads instead of 64 costs far less
-// than the second line's miss on every cold buffer head.)
-const bhSlabObjects = 8
+// bhSlabObjects is how many buffer heads one slab array holds: 1024, 64
+// KiB, a large object, which Go allocates page-aligned and without a malloc
+// header, so that each 64-byte buffer head fills exactly one cache line. An
+// array of 64 (4 096 bytes) gets an 8-byte header and starts 8 bytes past a
+// 64-byte boundary, which put every buffer head across two lines; arrays of
+// eight (512 bytes, the largest without a header) are aligned too, but cost
+// an allocation per page of 512-byte buffers.
+const bhSlabObjects = 1024
 
 // allocBio returns a bio for submit_bh from the CPU's free list, or a new one.
 // The list needs no lock: a bio completes on the goroutine that submitted it
