@@ -5,11 +5,23 @@ import "math/bits"
 // Next returns the first item at an index >= start (xa_find, v4.20+, as in
 // find_get_entries). Empty subtrees are skipped through the per-node
 // occupancy bitmaps, so the cost is O(height) node steps per call whatever the
-// gap to the next item. Takes the writer mutex. No allocation.
+// gap to the next item. Takes the writer mutex. No allocation. A walk over
+// the page cache (truncate's, deleting each folio it finds) asks for the
+// slot after the one it last reached: when the writers' leaf hint covers
+// start and holds an item at or after it, that is the answer, without a
+// descent.
 func (x *XArray[T]) Next(start uint64) (uint64, *T, bool) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
+	if l := x.hint; l != nil && start&^chunkMask == x.hintBase {
+		if word := l.bits[present] >> (start & chunkMask); word != 0 {
+			index := start + uint64(bits.TrailingZeros64(word))
+			item := l.items[index&chunkMask].Load()
+			x.mu.Unlock()
+			return index, item, true
+		}
+	}
 	_, index, item, ok := x.find(start, present)
+	x.mu.Unlock()
 	return index, item, ok
 }
 
