@@ -297,7 +297,8 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 		b.leaveNS = 0
 	}
 	q.traceBio(TraceBioQueue, b, 0, b.size)
-	n, r := q.lim.cut(b, 0)
+	var r runs
+	n := q.lim.cutInto(&r, b, 0)
 	if n == b.size {
 		if p != nil && seq == 0 {
 			switch p.merge(q, b, &r) {
@@ -326,7 +327,7 @@ func (q *Queue) submit(p *Plug, b *Bio) {
 			return
 		}
 		off += n
-		n, r = q.lim.cut(b, off)
+		n = q.lim.cutInto(&r, b, off)
 		if q.thr != nil { // the remainder, resubmitted, is checked again
 			p = q.throttleBio(task, p, b, off)
 		}

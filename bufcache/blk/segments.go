@@ -35,13 +35,16 @@ func segsOf(n, maxSeg uint64) uint64 {
 	return (n + maxSeg - 1) / maxSeg
 }
 
-// extent returns the runs of bytes [d, d+n) of v, n > 0: one run whose ends are
-// known unless v is on NoPFN or the position overflows the frame numbers.
-func (l *Limits) extent(v *Vec, d, n uint32) runs {
-	r := runs{bytes: uint64(n), segs: segsOf(uint64(n), uint64(l.MaxSegmentSize)),
+// extentInto sets *r to the runs of bytes [d, d+n) of v, n > 0: one run
+// whose ends are known unless v is on NoPFN or the position overflows the
+// frame numbers. The 88-byte record is built where the caller keeps it
+// rather than returned and copied (every bio a queue takes has its extent
+// computed).
+func (l *Limits) extentInto(r *runs, v *Vec, d, n uint32) {
+	*r = runs{bytes: uint64(n), segs: segsOf(uint64(n), uint64(l.MaxSegmentSize)),
 		headLen: uint64(n), tailLen: uint64(n), single: true}
 	if v.PFN == NoPFN {
-		return r
+		return
 	}
 	shift := l.pageShift()
 	mask := uint64(l.PageSize) - 1
@@ -51,7 +54,6 @@ func (l *Limits) extent(v *Vec, d, n uint32) runs {
 	tp, c2 := bits.Add64(v.PFN, end>>shift, 0)
 	r.head, r.headOK = physPos{hp, start & mask}, c1 == 0 && hp != NoPFN
 	r.tail, r.tailOK = physPos{tp, end & mask}, r.headOK && c2 == 0 && tp != NoPFN
-	return r
 }
 
 // joins reports whether b's first run continues a's last run in memory.
@@ -108,9 +110,9 @@ func (a *runs) segsWith(b *runs, coalesce bool, maxSeg uint64) uint64 {
 // bioRuns returns the runs of bytes [off, off+n) of b, coalescing contiguous
 // vectors as bio_add_page and blk_bio_segment_split do. O(vectors).
 func (l *Limits) bioRuns(b *Bio, off, n uint32) runs {
-	var r runs
+	var r, e runs
 	for it := b.spans(off, n); it.next(); {
-		e := l.extent(it.v, it.d, it.n)
+		l.extentInto(&e, it.v, it.d, it.n)
 		r.append(&e, true, uint64(l.MaxSegmentSize))
 	}
 	return r
@@ -136,23 +138,33 @@ func (l *Limits) room(r *runs, e *runs) uint64 {
 // means the memory is too fragmented to carry even one logical block within
 // the limits. off must be a multiple of the logical block size. O(vectors).
 func (l *Limits) cut(b *Bio, off uint32) (uint32, runs) {
+	var r runs
+	n := l.cutInto(&r, b, off)
+	return n, r
+}
+
+// cutInto is cut with the part's runs set in *r, in place (the queue's
+// path: one bio a call).
+func (l *Limits) cutInto(r *runs, b *Bio, off uint32) uint32 {
 	rest := b.size - off
 	maxBytes := l.maxIOSectors(b.Sector+uint64(off>>SectorShift)) << SectorShift
 	if len(b.vecs) == 1 && rest > 0 { // submit_bh's bio and its clones: the loop below, once, without its iterator
-		e := l.extent(&b.vecs[0], off, rest)
-		if uint64(rest) <= min(maxBytes, l.room(&runs{}, &e)) {
-			return rest, e
+		l.extentInto(r, &b.vecs[0], off, rest)
+		if uint64(rest) <= min(maxBytes, l.room(&runs{}, r)) {
+			return rest
 		}
 	}
-	var r runs
+	*r = runs{}
+	var e runs
 	for it := b.spans(off, rest); it.next(); {
-		e := l.extent(it.v, it.d, it.n)
-		fit := min(uint64(it.n), maxBytes-r.bytes, l.room(&r, &e))
+		l.extentInto(&e, it.v, it.d, it.n)
+		fit := min(uint64(it.n), maxBytes-r.bytes, l.room(r, &e))
 		if fit < uint64(it.n) {
 			n := uint32((r.bytes + fit) &^ (uint64(l.LogicalBlockSize) - 1))
-			return n, l.bioRuns(b, off, n)
+			*r = l.bioRuns(b, off, n)
+			return n
 		}
 		r.append(&e, true, uint64(l.MaxSegmentSize))
 	}
-	return rest, r
+	return rest
 }
