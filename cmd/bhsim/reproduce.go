@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/bhsim/bhsim/bench/report"
@@ -11,18 +12,20 @@ import (
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
-// reproduceMemoryLimit is the soft heap limit reproduce runs its threads
-// under unless GOMEMLIMIT says otherwise, instead of the command's
-// memoryLimit. Its heap is bounded by design: at most GOMAXPROCS dd runs
-// are in progress at a time (workload.RunAll), each a machine whose page
-// cache is recycled as it goes, and the most a collection found live was
-// 234 MB. At gcPercent the heap still grew to about 1 GB between two
+// reproduceMemoryLimit returns the soft heap limit reproduce runs its
+// threads under, with procs the GOMAXPROCS it runs at, unless GOMEMLIMIT
+// says otherwise (instead of the command's memoryLimit). Its heap is bounded
+// by design: at most procs dd runs are in progress at a time
+// (workload.RunAll), each a machine whose page cache is recycled as it
+// goes, beside the small threads; the most a collection found live at 2
+// was 234 MB. At gcPercent the heap still grew to about 1 GB between two
 // collections, and every page of it the process touched first was a page
-// fault, about 6-8 µs each on the development VM (a guest's first touch):
-// 250 000-320 000 faults, 2-2.5 s of system time, for memory that held
-// garbage. Under 768 MiB it runs the same number of collections (10) and
-// takes about 190 000 faults. It changes no figure.
-const reproduceMemoryLimit = 768 << 20
+// fault, 6-20 µs each on the development VM (a guest's first touch):
+// 210 000-320 000 faults, about 2 s of system time, for memory that held
+// garbage. 256 MiB and 128 MiB per run in progress (512 MiB at 2) leave
+// twice the live heap: about 16 collections instead of 10, and 130 000-
+// 150 000 faults. It changes no figure.
+func reproduceMemoryLimit(procs int) int64 { return 256<<20 + int64(procs)*128<<20 }
 
 // reproduce implements `bhsim reproduce`.
 func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,7 +58,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(reproduceMemoryLimit))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(reproduceMemoryLimit(runtime.GOMAXPROCS(0))))
 	}
 	prog := report.ProgressOn(stderr, "bhsim reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
 	results, err := report.RunThreads(ctx, ths, profiles, prog)
