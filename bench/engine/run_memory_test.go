@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/internal/race"
 )
 
@@ -74,4 +76,47 @@ func TestRunAllocatesNothingPerRecord(t *testing.T) {
 	short, long := allocs(4000), allocs(40000)
 	t.Logf("allocations: %d for 4 000 records, %d for 40 000", short, long)
 	assert.Less(t, float64(long), 1.2*float64(short)+500, "about as many for ten times the records")
+}
+
+// sliceReader gives recs, then io.EOF.
+type sliceReader struct{ recs []source.IO }
+
+// Next implements source.IOReader.
+func (r *sliceReader) Next() (source.IO, error) {
+	if len(r.recs) == 0 {
+		return source.IO{}, io.EOF
+	}
+	rec := r.recs[0]
+	r.recs = r.recs[1:]
+	return rec, nil
+}
+
+// TestHeldRecordsAcrossChunks: a trace held in memory over several chunks
+// replays every record in order, exactly, from each reader's own start,
+// and one record that does not fit a held record lets go of them all.
+func TestHeldRecordsAcrossChunks(t *testing.T) {
+	for _, n := range []int{0, 1, heldChunk, heldChunk + 1, 2*heldChunk + heldChunk/2} {
+		recs := make([]source.IO, n)
+		for i := range recs {
+			recs[i] = source.IO{Kind: source.IOKind(i % 3), Offset: uint64(i) * 4096, Length: 4096, CPU: i % 5, At: uint64(3 * i), Line: i + 1}
+		}
+		sum, held, err := summarizeHolding(&sliceReader{append([]source.IO(nil), recs...)})
+		require.NoError(t, err)
+		require.NotNil(t, held)
+		assert.Equal(t, uint64(n), sum.Records)
+		assert.Equal(t, n, held.len())
+		for range 2 { // two readers, each from the start
+			r := &heldReader{held: held}
+			for i := range recs {
+				got, err := r.Next()
+				require.NoError(t, err)
+				require.Equal(t, recs[i], got, "record %d of %d", i, n)
+			}
+			_, err = r.Next()
+			assert.Equal(t, io.EOF, err)
+		}
+	}
+	_, held, err := summarizeHolding(&sliceReader{[]source.IO{{Length: 1, Line: 1}, {Length: 1, Line: 2, CPU: 1 << 20}}})
+	require.NoError(t, err)
+	assert.Nil(t, held, "a CPU past a held record's 16 bits")
 }

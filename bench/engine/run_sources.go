@@ -115,7 +115,7 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		return Workload{}, err
 	}
 	if held != nil {
-		w.Open = func() (source.IOReader, error) { return &heldReader{recs: held}, nil }
+		w.Open = func() (source.IOReader, error) { return &heldReader{held: held}, nil }
 	}
 	if sum.Records == 0 {
 		msg := "no records: an empty workload has nothing to simulate"
@@ -185,13 +185,39 @@ type heldRecord struct {
 	flags              source.IOFlags
 }
 
+// heldChunk is how many records a chunk of held records has: 2 MiB of
+// them, so that holding a trace never copies what it holds (a slice that
+// grew by doubling would copy and touch twice the memory).
+const heldChunk = 1 << 16
+
+// heldRecords are the records kept, in chunks of heldChunk.
+type heldRecords struct {
+	chunks [][]heldRecord
+}
+
+// add appends r. Amortised O(1); a new chunk every heldChunk records.
+func (h *heldRecords) add(r heldRecord) {
+	if n := len(h.chunks); n == 0 || len(h.chunks[n-1]) == heldChunk {
+		h.chunks = append(h.chunks, make([]heldRecord, 0, heldChunk))
+	}
+	last := &h.chunks[len(h.chunks)-1]
+	*last = append(*last, r)
+}
+
+// len is the number of records kept.
+func (h *heldRecords) len() int {
+	if len(h.chunks) == 0 {
+		return 0
+	}
+	return (len(h.chunks)-1)*heldChunk + len(h.chunks[len(h.chunks)-1])
+}
+
 // summarizeHolding reads t to its end and sums its records, and returns
 // them too when they are at most maxHeldRecords and each fits a
 // heldRecord (nil otherwise). O(records); memory O(maxHeldRecords).
-func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, error) {
+func summarizeHolding(t source.IOReader) (source.TraceSummary, *heldRecords, error) {
 	var s source.TraceSummary
-	var held []heldRecord
-	keep := true
+	held := &heldRecords{}
 	for {
 		rec, err := t.Next()
 		if err == io.EOF {
@@ -201,8 +227,8 @@ func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, err
 			return s, nil, err
 		}
 		s.Add(rec)
-		if keep = keep && len(held) < maxHeldRecords && rec.Line >= 0 && uint64(rec.Line) <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16; keep {
-			held = append(held, heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
+		if held != nil && held.len() < maxHeldRecords && rec.Line >= 0 && uint64(rec.Line) <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16 {
+			held.add(heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
 		} else {
 			held = nil
 		}
@@ -212,16 +238,20 @@ func summarizeHolding(t source.IOReader) (source.TraceSummary, []heldRecord, err
 // heldReader replays held records; each reader has its own position, so
 // that the miss-ratio curve's runs read them at once.
 type heldReader struct {
-	recs []heldRecord
-	next int
+	held        *heldRecords
+	chunk, next int
 }
 
 // Next implements source.IOReader.
 func (h *heldReader) Next() (source.IO, error) {
-	if h.next == len(h.recs) {
+	cs := h.held.chunks
+	if h.chunk < len(cs) && h.next == len(cs[h.chunk]) {
+		h.chunk, h.next = h.chunk+1, 0
+	}
+	if h.chunk == len(cs) || h.next == len(cs[h.chunk]) {
 		return source.IO{}, io.EOF
 	}
-	r := &h.recs[h.next]
+	r := &cs[h.chunk][h.next]
 	h.next++
 	return source.IO{Kind: r.kind, Offset: r.offset, Length: r.length, CPU: int(r.cpu), At: r.at, Line: int(r.line), Flags: r.flags}, nil
 }
