@@ -52,16 +52,24 @@ import (
 // kernel's integer arithmetic.
 //
 // Simplifications, each stated: the device has every recent writeback
-// completion of the machine (its share of the thresholds is whole, capped
-// by max_bytes), and the machine dirties no other device, so the global
-// counts are the device's; the dirtyable memory is fixed, so the domain's
-// dirty_limit stays the threshold; no memory cgroup; the writer is not a
-// real-time task; the device's bdi is new at time 0 (bdi_init: the rate
-// estimates at INIT_BW, stamped then), as the host runner's loop device
-// is, made for the run with LOOP_CTL_ADD (a bdi idle for longer than the
-// estimate's 3-second period would instead start from an estimate near 0,
-// and pause its writers for MAX_PAUSE, 200 ms, until it grew); a sleep of
-// p jiffies ends on the (p+1)-th tick, as the timer wheel fires a timer
+// completion of the machine, so its share of the thresholds is whole,
+// capped by max_bytes (6.13 and later floor a share at a hundredth, or
+// under strict_limit an eighth, of the threshold's headroom: a whole share
+// is above the floor; but a new bdi's share starts at 0 and grows with its
+// completions, so on the kernel strict_limit without max_bytes first holds
+// a writer to that floor, where the model holds it to the whole); the
+// machine dirties no other device, so the global counts are the device's;
+// the dirtyable memory is fixed, so the domain's dirty_limit stays the
+// threshold; no memory cgroup; the writer is not a real-time task; the
+// device's bdi is new at time 0 (bdi_init: the rate estimates at INIT_BW,
+// stamped then), as the host runner's loop device is, made for the run
+// with LOOP_CTL_ADD (a bdi idle for longer than the estimate's 3-second
+// period would instead start from an estimate near 0, and pause its
+// writers for MAX_PAUSE, 200 ms, until it grew); the write bandwidth is
+// estimated at the writers' looks and as the caller reports writeback
+// progress (WritebackProgress), where the kernel also estimates it as
+// writepages submits and 200 ms after an inode's writeback ends; a sleep
+// of p jiffies ends on the (p+1)-th tick, as the timer wheel fires a timer
 // one jiffy after its expiry (as blk.Throttle's does).
 //
 // A DirtyThrottle is driven by one goroutine; it allocates nothing after
@@ -185,6 +193,9 @@ func NewDirtyThrottle(l DirtyLimits) (*DirtyThrottle, error) {
 	maxRatio := int64(100 * bdiRatioScale)
 	if l.MaxBytes != 0 {
 		pages := l.MaxBytes >> pageShift
+		// bdi_check_pages_limit's EINVAL, then __bdi_set_max_ratio's (a
+		// ratio above 100 %, which the first implies with the default
+		// ratios, since the threshold is below the dirtyable memory).
 		if pages > l.Dirtyable {
 			return bad("max_bytes %d is more than the %d dirtyable pages", l.MaxBytes, l.Dirtyable)
 		}
@@ -222,11 +233,13 @@ type DirtyState struct {
 }
 
 // Dirtied accounts n pages task has just dirtied
-// (balance_dirty_pages_ratelimited after folio_account_dirtied) and reports
-// whether balance_dirty_pages must run now: once the task has dirtied its
-// nr_dirtied_pause pages (8 pages while the device is over its limit), or
-// its CPU ratelimit_pages since it last ran. O(1).
-func (t *DirtyThrottle) Dirtied(task *DirtyTask, n int64) bool {
+// (balance_dirty_pages_ratelimited after folio_account_dirtied) and
+// reports whether balance_dirty_pages must run now, and the pages it
+// weighs (its pages_dirtied: all the task has dirtied since it last
+// paused): it runs once the task has dirtied its nr_dirtied_pause pages (8
+// pages while the device is over its limit), or its CPU ratelimit_pages
+// since it last ran. O(1).
+func (t *DirtyThrottle) Dirtied(task *DirtyTask, n int64) (pages int64, run bool) {
 	task.nrDirtied += n
 	task.cpuDirtied += n
 	ratelimit := task.nrDirtiedPause
@@ -239,20 +252,20 @@ func (t *DirtyThrottle) Dirtied(task *DirtyTask, n int64) bool {
 	case task.cpuDirtied >= t.ratelimitPages:
 		task.cpuDirtied, ratelimit = 0, 0
 	}
-	return task.nrDirtied >= ratelimit
+	return task.nrDirtied, task.nrDirtied >= ratelimit
 }
 
 // Balance is one pass of balance_dirty_pages for task at simulated time
-// nowNS with the device's counts s, for the pages the task has dirtied
-// since its last pass. It returns how long the task sleeps (0: it goes on), whether the
+// nowNS with the device's counts s, for pagesDirtied, the pages Dirtied
+// returned: a task that looks again after a sleep at the limit weighs the
+// same pages again, as the kernel's loop keeps its pages_dirtied. It returns how long the task sleeps (0: it goes on), whether the
 // flusher must start background writeback (wb_start_background_writeback:
 // the caller ignores it when the flusher is already at work), and whether
 // the task looks again after its sleep (it was at the limit: the caller
 // lets the sleep pass, with the writeback it brings, and calls Balance
 // again). O(1).
-func (t *DirtyThrottle) Balance(task *DirtyTask, nowNS float64, s DirtyState) (pauseNS float64, wake, again bool) {
+func (t *DirtyThrottle) Balance(task *DirtyTask, pagesDirtied int64, nowNS float64, s DirtyState) (pauseNS float64, wake, again bool) {
 	now := t.jiffies(nowNS)
-	pagesDirtied := task.nrDirtied
 	gDirty := s.Dirty + s.Writeback
 	wbDirty := gDirty // one device: its counts are the machine's
 	dirty, thresh, bg := gDirty, t.thresh, t.bgThresh
@@ -409,10 +422,7 @@ func (t *DirtyThrottle) positionRatio(gDirty, wbDirty int64) int64 {
 	setpoint := (freerun + limit) / 2
 	pos := posRatioPolynom(setpoint, gDirty, limit)
 	if t.strict {
-		switch {
-		case wbDirty < 8:
-			return min(pos*2, 2<<ratelimitShift)
-		case wbDirty >= t.wbThresh:
+		if wbDirty >= t.wbThresh {
 			return 0
 		}
 		wbSetpoint := (t.wbThresh + t.wbBgThresh) / 2
@@ -423,7 +433,7 @@ func (t *DirtyThrottle) positionRatio(gDirty, wbDirty int64) int64 {
 	}
 	// The device's control line: linear, 1 at its setpoint, falling to 0
 	// over 8 seconds of its write bandwidth; never below 1/4.
-	wbThresh := max(min(t.wbThresh, t.thresh), (limit-gDirty)/8)
+	wbThresh := min(t.wbThresh, t.thresh)
 	x := wbThresh << 16 / (t.thresh | 1)
 	wbSetpoint := setpoint * x >> 16
 	span := (t.thresh - wbThresh + 8*t.avgWriteBW) * x >> 16
@@ -468,12 +478,7 @@ func (t *DirtyThrottle) updateRatelimit(dirtied, elapsed, gDirty, wbDirty, posRa
 	task := rate*posRatio>>ratelimitShift + 1
 	balanced := min(task*t.avgWriteBW/(dirtyRate|1), t.avgWriteBW)
 	if t.strict {
-		dirty = wbDirty
-		if wbDirty < 8 {
-			setpoint = wbDirty + 1
-		} else {
-			setpoint = (t.wbThresh + t.wbBgThresh) / 2
-		}
+		dirty, setpoint = wbDirty, (t.wbThresh+t.wbBgThresh)/2
 	}
 	var step int64
 	if dirty < setpoint {

@@ -76,8 +76,9 @@ func TestDirtyThrottleBalance(t *testing.T) {
 			d, err := NewDirtyThrottle(DirtyLimits{Dirtyable: 4096000, MaxBytes: 4 << 20, StrictLimit: true})
 			require.NoError(t, err)
 			task := d.NewTask()
-			require.True(t, d.Dirtied(&task, tc.dirtied) || tc.dirtied < 32)
-			pause, wake, again := d.Balance(&task, 0, tc.s)
+			pages, run := d.Dirtied(&task, tc.dirtied)
+			require.True(t, run || tc.dirtied < 32)
+			pause, wake, again := d.Balance(&task, pages, 0, tc.s)
 			assert.InDelta(t, tc.pause, pause, 1)
 			assert.Equal(t, tc.wake, wake)
 			assert.Equal(t, tc.run, again)
@@ -128,11 +129,12 @@ func dirtySim(t *testing.T, l DirtyLimits, rate, callNS, seconds float64) (dirti
 		s.Dirty += 16
 		s.Dirtied += 16
 		peak = max(peak, s.Dirty+s.Writeback)
-		if !d.Dirtied(&task, 16) {
+		pages, run := d.Dirtied(&task, 16)
+		if !run {
 			continue
 		}
 		for {
-			pause, wake, again := d.Balance(&task, now, s)
+			pause, wake, again := d.Balance(&task, pages, now, s)
 			if wake && !flusher {
 				flusher = true
 				d.WritebackStarts(now, s)
@@ -207,20 +209,51 @@ func FuzzDirtyThrottle(f *testing.F) {
 			}
 			now += float64(b) * 1e5
 			d.WritebackProgress(now, s)
-			if !d.Dirtied(&task, n) {
+			pages, run := d.Dirtied(&task, n)
+			if !run {
 				continue
 			}
-			pause, _, again := d.Balance(&task, now, s)
-			require.GreaterOrEqual(t, pause, 0.0)
-			require.LessOrEqual(t, pause, float64(d.maxPause+2)*tick)
-			if again {
-				require.Positive(t, pause)
+			for look := 0; look < 4; look++ { // a task at the limit looks again with the same pages
+				pause, _, again := d.Balance(&task, pages, now, s)
+				require.GreaterOrEqual(t, pause, 0.0)
+				require.LessOrEqual(t, pause, float64(d.maxPause+2)*tick)
+				if again {
+					require.Positive(t, pause)
+				}
+				now += pause
+				if !again {
+					break
+				}
 			}
-			now += pause
 		}
 		bw, rate := d.Estimates()
 		assert.Positive(t, bw)
 		assert.Positive(t, rate)
 		assert.Positive(t, d.ChunkPages())
 	})
+}
+
+// TestDirtyThrottleLooksAgain: a task that slept at the limit looks again
+// with the pages it had dirtied (the kernel's loop keeps its
+// pages_dirtied): still over the limit it sleeps again; back under the
+// freerun ceiling it goes on.
+func TestDirtyThrottleLooksAgain(t *testing.T) {
+	const tick = 4e6
+	d, err := NewDirtyThrottle(DirtyLimits{Dirtyable: 4096000, MaxBytes: 4 << 20, StrictLimit: true})
+	require.NoError(t, err)
+	task := d.NewTask()
+	pages, run := d.Dirtied(&task, 208)
+	require.True(t, run)
+	over := DirtyState{Dirty: 400, Writeback: 816, Dirtied: 1216}
+	pause, _, again := d.Balance(&task, pages, 0, over)
+	require.True(t, again)
+	require.Positive(t, pause)
+	over.Writeback -= 16 // a little written back: still past the 1023-page share
+	pause2, _, again2 := d.Balance(&task, pages, pause, over)
+	assert.True(t, again2, "still over the limit")
+	assert.GreaterOrEqual(t, pause2, tick, "sleeps again")
+	under := DirtyState{Dirty: 100, Writeback: 200, Dirtied: 1216, Written: 916}
+	pause3, _, again3 := d.Balance(&task, pages, pause+pause2, under)
+	assert.False(t, again3)
+	assert.Zero(t, pause3, "under the freerun ceiling it goes on")
 }

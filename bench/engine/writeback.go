@@ -145,7 +145,8 @@ func (f *flusher) submitNow() float64 {
 // before each look: place the task's work so far and make the flusher's
 // passes due by t (flusher.runUntil). It returns the time the task slept.
 func (f *flusher) balance(task *bufcache.DirtyTask, dirtied int64, now float64, settle func(t float64)) (slept float64) {
-	if !f.thr.Dirtied(task, dirtied) {
+	pages, run := f.thr.Dirtied(task, dirtied)
+	if !run {
 		return 0
 	}
 	var last bufcache.DirtyState
@@ -159,7 +160,7 @@ func (f *flusher) balance(task *bufcache.DirtyTask, dirtied int64, now float64, 
 			return slept
 		}
 		last = s
-		pause, wake, again := f.thr.Balance(task, now, s)
+		pause, wake, again := f.thr.Balance(task, pages, now, s)
 		if wake && !f.active {
 			f.wake(now)
 			settle(now)
