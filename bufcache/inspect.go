@@ -36,6 +36,14 @@ func (d *BlockDevice) WritebackPages() int64 { return d.mapping.writebackPages.L
 // while CPUs are driven.
 func (d *BlockDevice) DirtiedPages() int64 { return d.mapping.dirtiedPages.Load() }
 
+// WrittenPages returns the pages whose writeback has ended on the device
+// since it was added (WB_WRITTEN, counted per folio as
+// __folio_end_writeback counts it): a count that never goes down. In the
+// model a folio's writeback ends when its last buffer's request is
+// dispatched; a clock places that completion in time. O(1), safe while
+// CPUs are driven.
+func (d *BlockDevice) WrittenPages() int64 { return d.mapping.writtenPages.Load() }
+
 // LRUEntries returns a copy of CPU cpu's bh LRU slots, most recent first
 // (nil when the LRU is removed): a view for explanations; it allocates.
 // Precondition: 0 <= cpu < NumCPU(). O(LRU size).

@@ -63,13 +63,14 @@ type Mapping struct {
 	// index with PG_dirty and with PG_writeback: the device's share of
 	// NR_FILE_DIRTY (its wb's WB_RECLAIMABLE) and NR_WRITEBACK
 	// (WB_WRITEBACK), which balance_dirty_pages weighs. dirtiedPages counts
-	// every page that became dirty (WB_DIRTIED), never going down. Each
+	// every page that became dirty (WB_DIRTIED), writtenPages every page
+	// whose writeback ended (WB_WRITTEN), neither going down. Each
 	// changes in the index critical section that changes the flag
 	// (folio_account_dirtied, folio_clear_dirty_for_io,
 	// __folio_start_writeback, __folio_end_writeback); the mark steps below
 	// are bound to the mapping once (bindMarkSteps), so that they reach
 	// these counters without allocating.
-	dirtyPages, writebackPages, dirtiedPages                                atomic.Int64
+	dirtyPages, writebackPages, dirtiedPages, writtenPages                  atomic.Int64
 	markDirtyStep, cancelDirtyStep, startWritebackStep, finishWritebackStep func(*Folio, pageindex.Marks) pageindex.Marks
 }
 

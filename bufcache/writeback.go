@@ -235,6 +235,7 @@ func (m *Mapping) finishWriteback(f *Folio, marks pageindex.Marks) pageindex.Mar
 	if f.flags.TestAndClear(FolioWriteback) {
 		marks &^= pageindex.MarkWriteback.Bit()
 		m.writebackPages.Add(-int64(f.NrPages()))
+		m.writtenPages.Add(int64(f.NrPages()))
 	}
 	return marks
 }

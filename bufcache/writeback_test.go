@@ -147,14 +147,15 @@ func (l *folioLRU) len() int {
 }
 
 // TestDirtyAndWritebackPages follows the pages balance_dirty_pages weighs
-// (NR_FILE_DIRTY, NR_WRITEBACK, WB_DIRTIED) through writes, redirtying,
-// writeback and truncation, on small and large folios: each count is the
-// pages of the folios holding the flag, and WB_DIRTIED only grows.
+// (NR_FILE_DIRTY, NR_WRITEBACK, WB_DIRTIED, WB_WRITTEN) through writes,
+// redirtying, writeback and truncation, on small and large folios: each
+// count is the pages of the folios holding the flag, and the pages dirtied
+// and written only grow.
 func TestDirtyAndWritebackPages(t *testing.T) {
 	type step struct {
-		name                    string
-		do                      func(t *testing.T, cpu *CPU, d *BlockDevice)
-		dirty, wb, dirtiedTotal int64
+		name                                  string
+		do                                    func(t *testing.T, cpu *CPU, d *BlockDevice)
+		dirty, wb, dirtiedTotal, writtenTotal int64
 	}
 	write := func(off, n uint64) func(t *testing.T, cpu *CPU, d *BlockDevice) {
 		return func(t *testing.T, cpu *CPU, d *BlockDevice) {
@@ -172,19 +173,19 @@ func TestDirtyAndWritebackPages(t *testing.T) {
 		steps []step
 	}{
 		{"order-0 folios", Config{Check: true}, []step{
-			{"write 3 pages", write(0, 3*4096), 3, 0, 3},
-			{"rewrite 1 dirty page: no new dirtying", write(4096, 4096), 3, 0, 3},
-			{"part of a fourth page", write(5*4096+100, 10), 4, 0, 4},
-			{"sync", sync, 0, 0, 4},
-			{"redirty 2", write(0, 2*4096), 2, 0, 6},
-			{"set_blocksize syncs and truncates", blocksize(1024), 0, 0, 6},
+			{"write 3 pages", write(0, 3*4096), 3, 0, 3, 0},
+			{"rewrite 1 dirty page: no new dirtying", write(4096, 4096), 3, 0, 3, 0},
+			{"part of a fourth page", write(5*4096+100, 10), 4, 0, 4, 0},
+			{"sync", sync, 0, 0, 4, 4},
+			{"redirty 2", write(0, 2*4096), 2, 0, 6, 4},
+			{"set_blocksize syncs and truncates", blocksize(1024), 0, 0, 6, 6},
 		}},
 		{"large folios", Linux618(Config{Check: true}), []step{
-			{"one 16 KiB block: an order-2 folio", blocksize(16384), 0, 0, 0},
-			{"write 1 KiB of it", write(0, 1024), 4, 0, 4},
-			{"sync", sync, 0, 0, 4},
-			{"two blocks", write(16384, 32768), 8, 0, 12},
-			{"blocksize back to 4 KiB", blocksize(4096), 0, 0, 12},
+			{"one 16 KiB block: an order-2 folio", blocksize(16384), 0, 0, 0, 0},
+			{"write 1 KiB of it", write(0, 1024), 4, 0, 4, 0},
+			{"sync", sync, 0, 0, 4, 4},
+			{"two blocks", write(16384, 32768), 8, 0, 12, 4},
+			{"blocksize back to 4 KiB", blocksize(4096), 0, 0, 12, 12},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,6 +196,7 @@ func TestDirtyAndWritebackPages(t *testing.T) {
 				assert.Equal(t, s.dirty, d.DirtyPages(), "%s: dirty pages", s.name)
 				assert.Equal(t, s.wb, d.WritebackPages(), "%s: writeback pages", s.name)
 				assert.Equal(t, s.dirtiedTotal, d.DirtiedPages(), "%s: pages dirtied", s.name)
+				assert.Equal(t, s.writtenTotal, d.WrittenPages(), "%s: pages written", s.name)
 				require.NoError(t, m.Check(), s.name)
 			}
 		})

@@ -112,6 +112,15 @@ type clock struct {
 	// of those forgotten as complete, placed the pages of all.
 	writes          fifo[inflightWrite]
 	written, placed int64
+	// ended, if set, is the device's pages whose writeback has ended in
+	// the model (bufcache.BlockDevice.WrittenPages); endedSeen its value
+	// at the last place. The pages a place's write requests carry are
+	// those that ended since, spread over the requests by their sizes, so
+	// that the clock counts a folio once, as WB_WRITTEN does, however
+	// many requests its buffers went out in; without it a request carries
+	// its bytes in pages.
+	ended     func() int64
+	endedSeen int64
 	// finished, if set, is told each request's completion time (step
 	// mode's requests in flight).
 	finished func(done float64)
@@ -195,11 +204,21 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 	p := placed{cpuDone: start + cpuNS, done: start + cpuNS, ioDone: start + cpuNS}
 	c.waitReads(&p, start, rd)
 	bios := 0
+	var raw int64 // the write requests' pages by their bytes
 	for _, s := range steps {
-		if s.kind == blk.TraceBioQueue {
+		switch {
+		case s.kind == blk.TraceBioQueue:
 			bios++
+		case s.kind == blk.TraceRqIssue && s.op == blk.OpWrite && s.reqs == 0:
+			raw += requestPages(s.bytes)
 		}
 	}
+	pages := raw // the pages the writes carry: see ended
+	if c.ended != nil && raw > 0 {
+		now := c.ended()
+		pages, c.endedSeen = now-c.endedSeen, now
+	}
+	var rawSoFar, carried int64
 	lastSubmit, k := start, 0
 	for _, s := range steps {
 		switch s.kind {
@@ -237,7 +256,12 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				c.finished(fin)
 			}
 			if s.op == blk.OpWrite && s.reqs == 0 { // writeback, not a discard
-				c.placed += int64((s.bytes + pageBytes - 1) / pageBytes)
+				if raw > 0 {
+					rawSoFar += requestPages(s.bytes)
+					share := pages * rawSoFar / raw
+					c.placed += share - carried
+					carried = share
+				}
 				c.writes.push(inflightWrite{fin, c.placed})
 			}
 			switch {
@@ -250,6 +274,10 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 	}
 	return p
 }
+
+// requestPages is a write request's pages by its bytes (a part of a page
+// counts as a page).
+func requestPages(bytes uint64) int64 { return int64((bytes + pageBytes - 1) / pageBytes) }
 
 // throttle is when a bio (or, split, a further part of one) submitted at
 // at leaves the throttle: at itself without rules. O(1) amortised.

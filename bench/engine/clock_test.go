@@ -75,3 +75,38 @@ func TestClockReadahead(t *testing.T) {
 	assert.Equal(t, 1115.0, third.done, "the readahead has completed")
 	assert.Empty(t, c.reads)
 }
+
+// TestClockCountsFoliosOnce: the write requests a place puts on the clock
+// carry the pages whose writeback ended in the model since the last
+// place, spread over them by their sizes, so a 4 KiB folio whose eight
+// 512-byte buffers went out in two requests counts once in the pages
+// written, as WB_WRITTEN counts it; without the device's count each
+// request carries its bytes in pages.
+func TestClockCountsFoliosOnce(t *testing.T) {
+	w := func(bytes uint64, svc float64) blockStep {
+		return blockStep{kind: blk.TraceRqIssue, op: blk.OpWrite, bytes: bytes, parts: 1, svc: svc}
+	}
+	steps := []blockStep{bio(blk.OpWrite, 2048), w(2048, 10), bio(blk.OpWrite, 2048), w(2048, 10)}
+	for _, tc := range []struct {
+		name          string
+		ended         int64 // pages whose writeback ended with the call
+		inflight, all int64 // in flight at 0, written by the end
+	}{
+		{"one folio, two requests", 1, 1, 1},
+		{"no device count: a page a request", -1, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clock{}
+			if tc.ended >= 0 {
+				c.ended = func() int64 { return tc.ended }
+			}
+			c.place(steps, 0, 4, false, span{})
+			inflight, written := c.writesAt(0)
+			assert.Equal(t, tc.inflight, inflight)
+			assert.Zero(t, written)
+			inflight, written = c.writesAt(1e9)
+			assert.Zero(t, inflight)
+			assert.Equal(t, tc.all, written)
+		})
+	}
+}

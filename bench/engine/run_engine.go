@@ -135,6 +135,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		}
 	}
 	e.fl = newFlusher(thr, mr.dev, mr.m.CPU(o.CPUs), &e.clk, &e.meter, o.Profile)
+	e.clk.ended = mr.dev.WrittenPages
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
 	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them

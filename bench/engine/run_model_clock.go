@@ -65,6 +65,7 @@ const modelDirtyable = 16 << 30 / 4096
 // the flusher and the task's dirty throttling.
 func (r *modelRun) startClock(p *timing.Profile, rules scenario.Rules) error {
 	t := &modelClock{p: p, tap: newEventTap(r.cpu)}
+	t.ended = r.dev.WrittenPages
 	if tr := throttleRules(rules); tr.Any() {
 		thr, err := blk.NewThrottle(tr, blk.DefaultHZ)
 		if err != nil {
