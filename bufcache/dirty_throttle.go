@@ -57,8 +57,11 @@ import (
 // under strict_limit an eighth, of the threshold's headroom: a whole share
 // is above the floor; but a new bdi's share starts at 0 and grows with its
 // completions, so on the kernel strict_limit without max_bytes first holds
-// a writer to that floor, where the model holds it to the whole); the
-// machine dirties no other device, so the global counts are the device's;
+// a writer to that floor, where the model holds it to the whole);
+// max_bytes is a ratio of the threshold the model runs with, where the
+// kernel keeps the ratio of the threshold it had when max_bytes was
+// written (4 MiB read back as 4,192,596 bytes on the recording machine);
+// the machine dirties no other device, so the global counts are the device's;
 // the dirtyable memory is fixed, so the domain's dirty_limit stays the
 // threshold; no memory cgroup; the writer is not a real-time task; the
 // device's bdi is new at time 0 (bdi_init: the rate estimates at INIT_BW,
@@ -203,16 +206,25 @@ func NewDirtyThrottle(l DirtyLimits) (*DirtyThrottle, error) {
 			return bad("max_bytes %d is more than the dirty threshold of %d pages", l.MaxBytes, t.thresh)
 		}
 	}
-	// __wb_calc_thresh with the whole share, capped by max_ratio; and
-	// wb_dirty_limits' background share.
-	t.wbThresh = min(t.thresh, t.thresh*maxRatio/(100*bdiRatioScale))
-	t.wbBgThresh = t.wbThresh * t.bgThresh / t.thresh
+	t.setShares(maxRatio)
 	t.ratelimitPages = max(t.thresh/(int64(l.CPUs)*32), 16)
 	t.statErr = int64(l.CPUs) * 8 * int64(bits.Len(uint(l.CPUs))) // WB_STAT_BATCH per CPU
 	t.dirtyRatelimit, t.balancedRatelimit = t.initBW, t.initBW
 	t.writeBW, t.avgWriteBW = t.initBW, t.initBW
 	t.bwStamp = jiffyBase // bdi_init at time 0
 	return t, nil
+}
+
+// setShares sets the device's shares of the domain's thresholds for its
+// max_ratio in parts of 100×bdiRatioScale: __wb_calc_thresh with the whole
+// share, capped by max_ratio, and wb_dirty_limits' background share. The
+// kernel keeps max_bytes as that ratio of the dirty threshold at the moment
+// it is written (bdi_ratio_from_pages); the model takes the threshold it
+// runs with, so its share is the kernel's only while the machine's
+// dirtyable memory stays what it was then.
+func (t *DirtyThrottle) setShares(maxRatio int64) {
+	t.wbThresh = min(t.thresh, t.thresh*maxRatio/(100*bdiRatioScale))
+	t.wbBgThresh = t.wbThresh * t.bgThresh / t.thresh
 }
 
 // Thresholds returns the dirty threshold and background threshold of the
