@@ -19,7 +19,7 @@ func (c *CPU) allocPageBuffers(f *Folio, size uint32, state BHState) *BufferHead
 	circular := c.m.cfg.Alloc == AllocCircular
 	var head, tail *BufferHead
 	for off := int64(c.m.cfg.PageSize)<<f.order - int64(size); off >= 0; off -= int64(size) {
-		bh := c.allocBH()
+		bh := c.allocBH(f, off)
 		bh.thisPage = head
 		c.count(EvRingLink)
 		bh.setBlockNr(NoBlock)

@@ -196,7 +196,7 @@ func (bh *BufferHead) Data() []byte {
 	if bh.folio.data == nil {
 		return nil
 	}
-	return bh.folio.data[bh.offset : bh.offset+bh.size : bh.offset+bh.size]
+	return bh.folio.bytes()[bh.offset : bh.offset+bh.size : bh.offset+bh.size]
 }
 
 // SetUptodate models set_buffer_uptodate: the caller filled the whole

@@ -17,6 +17,8 @@ import (
 //   - the ring holds folio_size/b_size buffers of one size, in ascending
 //     offset order from the head at offset 0, each pointing back at the
 //     folio;
+//   - the folio's own buffer head (its frame's spare) is in use only as the
+//     head of its ring, so no two rings share a buffer;
 //   - the k-th buffer of the folio at index p, once mapped, has block number
 //     p·PAGE_SIZE/b_size + k and starts before the device's end;
 //   - counts are never negative and at least the number of CPUs whose LRU holds
@@ -48,8 +50,8 @@ func (d *BlockDevice) Check() error {
 		if min := m.minFolioOrder(); f.order < min || f.order > max(m.maxOrder, min) || f.index&(f.NrPages()-1) != 0 {
 			bad("folio of order %d at index %d (mapping orders %d to %d)", f.order, f.index, min, m.maxOrder)
 		}
-		if f.data != nil && uint64(len(f.data)) != d.FolioSize(f) {
-			bad("folio of order %d holds %d bytes", f.order, len(f.data))
+		if f.data != nil && uint64(len(f.bytes())) != d.FolioSize(f) {
+			bad("folio of order %d holds %d bytes", f.order, len(f.bytes()))
 		}
 		pages += int64(f.NrPages())
 		if f.Has(FolioDirty) {
@@ -71,6 +73,9 @@ func (d *BlockDevice) Check() error {
 		}
 		if head != nil {
 			d.checkRing(f, head, bad)
+		}
+		if f.spare.folio != nil && head != &f.spare {
+			bad("the folio's own buffer head is in use, but not as its ring's head")
 		}
 		m.privateLock.Unlock()
 		last := f.index + (f.NrPages() - 1)

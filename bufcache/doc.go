@@ -182,14 +182,19 @@
 //
 //	bytes per                          model   kernel
 //	buffer head                           64      104   (a 56-byte struct in a 64-byte size class)
-//	page, consecutive indices             90       73   (an 80-byte Folio, its order in the padding; index ~9)
-//	page, spread over 2^32 indices      2010     1801   (three index nodes of its own per page)
+//	page, consecutive indices             74       73   (a 64-byte Folio; index ~9)
+//	page, spread over 2^32 indices      1994     1801   (three index nodes of its own per page)
+//
+// A folio and the buffer head of its ring's first buffer share one
+// 128-byte frame (Folio's spare), carved 512 at a time from page-aligned
+// slabs, so that a lookup of a random page misses on one aligned pair of
+// cache lines for both: a page without buffers still holds the spare.
 //
 // Large folios cost less per page: with 64 KiB blocks on a 1 TiB
 // metadata-only device, 1 GiB written by 4 KiB pwrites caches order-4 folios
-// of one buffer each, 19 bytes per cached page against 154 (page and buffer
+// of one buffer each, 18 bytes per cached page against 138 (page and buffer
 // head) with 4 KiB blocks; 1 MiB pwrites at 4 KiB blocks give order-8 folios
-// of 256 buffers, 75 bytes per page (TestFootprint64K).
+// of 256 buffers, 74 bytes per page (TestFootprint64K).
 //
 // A cached page costs about what it costs the kernel, mostly index nodes
 // when pages are scattered, and a buffer head less (the model has no

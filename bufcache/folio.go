@@ -53,19 +53,23 @@ func (f FolioFlag) String() string { return folioFlagNames.String(f) }
 // attached buffer ring holds one (attach_page_private), and every lookup that
 // returns the folio takes one that the caller drops.
 type Folio struct {
-	index uint64
-	// order is folio_order: the folio spans 1 << order pages; fixed for the
-	// frame's life but by a split, which changes it with the count frozen.
-	// (Beside index, with the fields a lookup reads, in the object's first
-	// cache line.)
-	order   uint8
+	index   uint64
 	mapping conc.Pointer[Mapping] // nil once removed from the page cache
-	flags   conc.Bits[FolioFlag]
-	ref     conc.Int32
 	private *BufferHead
-	data    []byte
+	data    *[]byte       // nil on a metadata-only device
 	pfn     uint64        // simulated page frame number of the first page: physical contiguity for bio segments
 	gen     atomic.Uint64 // incremented each time the frame is reused (reclaim list entries)
+	flags   conc.Bits[FolioFlag]
+	ref     conc.Int32
+	// order is folio_order: the folio spans 1 << order pages; fixed for the
+	// frame's life but by a split, which changes it with the count frozen.
+	order uint8
+	// spare is the frame's own buffer head, the one a ring of a single
+	// buffer (an order-0 folio at page-sized blocks) takes
+	// (allocPageBuffers): the folio's fields fill one 64-byte line, spare
+	// the next, so a slab's frames of 128 bytes put a folio and its buffer
+	// in one aligned pair of lines, which the CPU fetches together.
+	spare BufferHead
 }
 
 // Index returns the folio's page index in its mapping: that of its first
@@ -95,7 +99,15 @@ func (f *Folio) RefCount() int { return int(f.ref.Load()) }
 
 // Data returns the folio's bytes (PAGE_SIZE << Order), or nil on a
 // metadata-only device.
-func (f *Folio) Data() []byte { return f.data }
+func (f *Folio) Data() []byte { return f.bytes() }
+
+// bytes returns the folio's data, nil on a metadata-only device. O(1).
+func (f *Folio) bytes() []byte {
+	if f.data == nil {
+		return nil
+	}
+	return *f.data
+}
 
 // Buffers returns the head of the attached buffer ring (folio_buffers), or nil.
 // The caller must hold the folio lock or a reference on a buffer of the ring.

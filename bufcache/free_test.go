@@ -2,6 +2,7 @@ package bufcache
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,50 @@ func TestTruncateWithHeldBuffer(t *testing.T) {
 	assert.Same(t, bh, bh.Folio().Buffers(), "the orphaned folio keeps its ring")
 	assert.Equal(t, 1, bh.Count(), "only the caller; the LRU was invalidated")
 	Brelse(cpu, bh)
+}
+
+// TestFolioSpareBufferHead: the head of a folio's ring is the folio's own
+// buffer head (its frame's spare), the other buffers come from the CPU's
+// cache; freeing a ring returns the spare to its folio only, so that a
+// ring of 512-byte buffers built after it never takes another folio's
+// spare, and the folio's next ring has its spare again.
+func TestFolioSpareBufferHead(t *testing.T) {
+	require.Equal(t, uintptr(128), unsafe.Sizeof(Folio{}), "a folio and its spare fill one aligned pair of cache lines")
+	require.Equal(t, uintptr(64), unsafe.Sizeof(BufferHead{}))
+	m, d, _ := newDev(t, Config{Check: true, InitBlocksize: 0}, 1<<20, 512, DeviceOptions{})
+	cpu := m.CPU(0)
+	ring := func(block uint64, size uint32) []*BufferHead {
+		bh, err := d.Getblk(cpu, block, size)
+		require.NoError(t, err)
+		Brelse(cpu, bh)
+		m.InvalidateBhLRUs(cpu)
+		var out []*BufferHead
+		for b := range bh.Folio().Buffers().ring(nil) {
+			out = append(out, b)
+		}
+		return out
+	}
+	free := func(page uint64) { require.NoError(t, d.TryToFreeBuffers(cpu, page)) }
+
+	require.NoError(t, d.SetBlocksize(cpu, 4096))
+	zero := ring(0, 4096)
+	f0 := zero[0].Folio()
+	require.Len(t, zero, 1)
+	assert.Same(t, &f0.spare, zero[0], "a ring of one buffer is the folio's spare")
+	free(0)
+	assert.Nil(t, f0.spare.folio, "a freed spare is free")
+
+	require.NoError(t, d.SetBlocksize(cpu, 512))
+	one := ring(8, 512) // page 1: eight buffers, seven from the CPU's cache
+	require.Len(t, one, 8)
+	f1 := one[0].Folio()
+	assert.Same(t, &f1.spare, one[0], "the head is the folio's own")
+	for i, b := range one[1:] {
+		assert.NotSame(t, &f0.spare, b, "buffer %d of page 1 is page 0's spare", i+1)
+		assert.NotSame(t, &f1.spare, b, "buffer %d of page 1 is its head", i+1)
+	}
+	free(1)
+	again := ring(8, 512)
+	assert.Same(t, &f1.spare, again[0], "the next ring of page 1 has its spare again")
+	require.NoError(t, d.Check())
 }

@@ -62,10 +62,10 @@ func newBuffer(cpu *CPU, f *Folio, bh *BufferHead, start, from, to uint32) {
 	}
 	end := start + bh.size
 	if start < from {
-		clear(f.data[start:from])
+		clear((*f.data)[start:from])
 	}
 	if end > to {
-		clear(f.data[max(to, start):end])
+		clear((*f.data)[max(to, start):end])
 	}
 }
 
@@ -80,7 +80,7 @@ func zeroNewBuffers(cpu *CPU, f *Folio, from, to uint32) {
 		if bh.Has(BHNew) && end > from && start < to {
 			if !f.Has(FolioUptodate) {
 				if f.data != nil {
-					clear(f.data[max(from, start):min(to, end)])
+					clear((*f.data)[max(from, start):min(to, end)])
 				}
 				bh.setBit(cpu, BHUptodate)
 			}
@@ -190,7 +190,7 @@ func (it *IovIter) CopyToFolio(cpu *CPU, f *Folio, offset, n uint64) uint64 {
 	n = min(n, fsize-offset)
 	var dst []byte
 	if f.data != nil {
-		dst = f.data[offset : offset+n]
+		dst = (*f.data)[offset : offset+n]
 	}
 	return it.copyFrom(cpu, dst, n)
 }

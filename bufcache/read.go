@@ -48,7 +48,7 @@ func (d *BlockDevice) copyOut(cpu *CPU, f *Folio, pos uint64, dst []byte) uint64
 	off := pos - f.index<<d.m.pageShift
 	chunk := min(uint64(d.m.cfg.PageSize)<<f.order-off, uint64(len(dst)))
 	if f.data != nil {
-		copy(dst[:chunk], f.data[off:off+chunk])
+		copy(dst[:chunk], (*f.data)[off:off+chunk])
 	}
 	cpu.countN(EvCopyByte, int(chunk))
 	return chunk
@@ -195,8 +195,8 @@ func (d *BlockDevice) submitReadahead(cpu *CPU, run []*Folio, dropRef bool, flag
 		n := min(ps<<f.order, d.size-f.index*ps)
 		var data []byte
 		if f.data != nil {
-			data = f.data[:n]
-			clear(f.data[n:])
+			data = (*f.data)[:n]
+			clear((*f.data)[n:])
 		}
 		if !rb.bio.AddPage(data, uint32(n), f.pfn, 0) { // at most bioMaxPages folios of at most 2 MiB
 			panic("bufcache: a readahead bio past 4 GiB")

@@ -48,7 +48,7 @@ func (d *BlockDevice) TruncateRange(cpu *CPU, start, end uint64) error {
 			m.remove(cpu, f)
 		} else {
 			if f.data != nil {
-				clear(f.data[from:to]) // folio_zero_range
+				clear((*f.data)[from:to]) // folio_zero_range
 			}
 			d.invalidateRange(cpu, f, from, to)
 			if f.order > m.minFolioOrder() && d.splitFolio(cpu, f) {
@@ -94,7 +94,8 @@ func (d *BlockDevice) splitFolio(cpu *CPU, f *Folio) bool {
 		p := &Folio{index: f.index + uint64(k)<<newOrder, pfn: f.pfn + uint64(k)<<newOrder, order: newOrder}
 		d.m.confineFolio(p)
 		if f.data != nil {
-			p.data = f.data[k*int(step) : (k+1)*int(step) : (k+1)*int(step)]
+			piece := (*f.data)[k*int(step) : (k+1)*int(step) : (k+1)*int(step)]
+			p.data = &piece
 		}
 		p.flags.Store(flags)
 		p.ref.Store(1) // the page cache's
@@ -106,7 +107,8 @@ func (d *BlockDevice) splitFolio(cpu *CPU, f *Folio) bool {
 	}
 	f.order = newOrder
 	if f.data != nil {
-		f.data = f.data[:step:step]
+		whole := (*f.data)[:step:step]
+		f.data = &whole
 	}
 	if d.m.cfg.PageCacheLimit > 0 {
 		for _, p := range pieces[1:] {

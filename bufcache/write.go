@@ -72,7 +72,7 @@ func (d *BlockDevice) performWrite(cpu *CPU, pos uint64, it *IovIter) (uint64, e
 		bytes = min(bytes, uint64(d.m.cfg.PageSize)<<f.order-offset)
 		var dst []byte
 		if f.data != nil {
-			dst = f.data[offset : offset+bytes]
+			dst = (*f.data)[offset : offset+bytes]
 		}
 		copied := it.copyFrom(cpu, dst, bytes)
 		status := d.writeEnd(cpu, f, pos, bytes, copied)

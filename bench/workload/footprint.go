@@ -51,7 +51,10 @@ type Footprint struct {
 	// kernel's page cache spends KernelXANodeBytes on each.
 	IndexNodes int
 	// FolioStruct and BufferHeadStruct are unsafe.Sizeof of the Go structs
-	// (the heap rounds each allocation up to its size class).
+	// (the heap rounds each allocation up to its size class), the folio's
+	// without the buffer head its frame holds for the ring's first buffer
+	// (bufcache.Folio's spare, counted in PageBytes' one-buffer ring as the
+	// buffer head it is; a cached page without buffers costs it as well).
 	FolioStruct, BufferHeadStruct uintptr
 }
 
@@ -79,7 +82,7 @@ func FootprintOf(pages int, sparse bool) (Footprint, error) {
 	}
 	fp := Footprint{
 		Pages:            pages,
-		FolioStruct:      reflect.TypeFor[bufcache.Folio]().Size(),
+		FolioStruct:      reflect.TypeFor[bufcache.Folio]().Size() - reflect.TypeFor[bufcache.BufferHead]().Size(),
 		BufferHeadStruct: reflect.TypeFor[bufcache.BufferHead]().Size(),
 	}
 	one, height, err := heapPerPage(pages, sparse, 4096)
