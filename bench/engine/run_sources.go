@@ -62,6 +62,16 @@ type TraceDevice struct {
 	// Select chooses the device, file or action of a trace that holds
 	// several (OpenTraceSelect).
 	Select source.TraceSelect
+	// OnePass reads a trace file as a stream is read, in Run's one pass
+	// (Workload.Streamed), without a first pass for its CPUs, its records
+	// and its extent: the run starts at once and parses as it simulates,
+	// so that it takes about the longer of the two rather than their sum
+	// and holds no record. It needs Size; the run's CPUs are then
+	// RunOptions.CPUs (else 1), its progress has no total, a bad record is
+	// reported when the run reaches it, and a miss-ratio curve, which
+	// reruns the workload, refuses it. The results are a two-pass run's
+	// with the same CPUs.
+	OnePass bool
 }
 
 // TraceWorkload is the trace file at path (any format OpenTrace reads) as
@@ -72,7 +82,8 @@ type TraceDevice struct {
 // its extent; a trace of at most maxHeldRecords records is kept in memory
 // then (32 bytes a record), so that Run does not read it again. A trace that
 // cannot be opened again (standard input, "-", a pipe or a FIFO) is not
-// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size.
+// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size;
+// dev.OnePass reads a file the same way.
 // Each pass parses the trace in a goroutine of its own (source.Prefetch),
 // on another CPU than the one that sums or simulates its records. Errors: OpenTraceSelect's, a
 // bad record (naming its line), a trace with no record (or none of
@@ -103,7 +114,7 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 		return sw, err
 	}
 	lbs := uint64(max(dev.LogicalBlockSize, 512))
-	if !t.Reopenable {
+	if !t.Reopenable || dev.OnePass {
 		return streamedWorkload(&t, w, lbs)
 	}
 	format := t.Format
@@ -146,14 +157,19 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 }
 
 // streamedWorkload is trace t, which cannot be opened again (standard
-// input, a pipe, a FIFO), as workload w read in the one pass Run makes:
+// input, a pipe, a FIFO) or is to be read once (TraceDevice.OnePass), as
+// workload w read in the one pass Run makes:
 // its device size must be given (it cannot come from a first pass), and
 // its CPUs are the run's (Workload.Streamed). The workload takes t over
 // (*tp is set to nil) and gives it to the first Open.
 func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, error) {
 	t := *tp
 	if w.DeviceSize == 0 {
-		return Workload{}, &source.TraceError{File: t.Name, Msg: "is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)"}
+		msg := "is read in one pass (standard input, a pipe or a FIFO), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)"
+		if t.Reopenable {
+			msg = "is to be read in one pass (TraceDevice.OnePass), so its device size cannot come from a first pass over it: give the device's size (TraceDevice.Size)"
+		}
+		return Workload{}, &source.TraceError{File: t.Name, Msg: msg}
 	}
 	if w.DeviceSize%lbs != 0 {
 		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)

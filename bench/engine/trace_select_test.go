@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,4 +87,39 @@ func TestTraceWorkloadHolds(t *testing.T) {
 			assert.Equal(t, want, got, name)
 		}
 	}
+}
+
+// TestTraceWorkloadOnePass: a trace file read in one pass
+// (TraceDevice.OnePass) runs to the result the two passes give on the same
+// CPUs, for every format, compressed or not; it needs the device's size,
+// and a miss-ratio curve refuses it.
+func TestTraceWorkloadOnePass(t *testing.T) {
+	for _, name := range []string{"sample.blkparse", "sample.csv", "financial.spc", "sample.csv.zst", "sample-v3.iolog", "msr-hm_0.csv"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(tracesDir, name)
+			dev := TraceDevice{Size: 64 << 30}
+			two, err := TraceWorkload(path, dev)
+			require.NoError(t, err)
+			require.False(t, two.Streamed)
+			dev.OnePass = true
+			one, err := TraceWorkload(path, dev)
+			require.NoError(t, err)
+			assert.True(t, one.Streamed)
+			assert.Zero(t, one.Records, "no first pass counts them")
+			o := RunOptions{CPUs: two.CPUs}
+			want, err := Run(context.Background(), two, o)
+			require.NoError(t, err)
+			got, err := Run(context.Background(), one, o)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
+	path := filepath.Join(tracesDir, "sample.csv")
+	_, err := TraceWorkload(path, TraceDevice{OnePass: true})
+	assert.ErrorContains(t, err, "is to be read in one pass (TraceDevice.OnePass), so its device size cannot come from a first pass over it")
+	one, err := TraceWorkload(path, TraceDevice{Size: 1 << 20, OnePass: true})
+	require.NoError(t, err)
+	_, err = Run(context.Background(), one, RunOptions{MRCSizes: []int{4}})
+	assert.ErrorIs(t, err, ErrRunOptions)
+	assert.ErrorContains(t, err, "a miss-ratio curve reruns the workload once per LRU size")
 }

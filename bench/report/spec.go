@@ -264,6 +264,9 @@ func (s WorkloadSpec) workload() (engine.Workload, error) {
 	if dev.Select, err = s.traceSelect(); err != nil {
 		return engine.Workload{}, err
 	}
+	// With the device's size and the CPUs given, and nothing chosen from
+	// the trace, no first pass is needed: the trace is parsed as it runs.
+	dev.OnePass = dev.Size > 0 && s.CPUs > 0 && len(s.MRC) == 0 && s.TraceDevice == "" && s.TraceFile == "" && s.Replay == ""
 	return engine.TraceWorkload(s.File, dev)
 }
 

@@ -121,6 +121,42 @@ func TestWorkloadSpec(t *testing.T) {
 	}
 }
 
+// TestWorkloadSpecOnePass: a trace file is read in one pass, as it runs,
+// exactly when nothing needs a first pass: the device's size and the CPUs
+// are given, and no miss-ratio curve reruns it, nor does a choice of
+// device, file or action need the first pass's message for an empty
+// choice.
+func TestWorkloadSpecOnePass(t *testing.T) {
+	csv := filepath.Join(traces, "sample.csv")
+	tests := []struct {
+		name string
+		edit func(s *WorkloadSpec)
+		one  bool
+	}{
+		{"device and CPUs", func(s *WorkloadSpec) { s.Dev, s.CPUs = "64K", 2 }, true},
+		{"no device size", func(s *WorkloadSpec) { s.CPUs = 2 }, false},
+		{"no CPUs", func(s *WorkloadSpec) { s.Dev = "64K" }, false},
+		{"a miss-ratio curve", func(s *WorkloadSpec) { s.Dev, s.CPUs, s.MRC = "64K", 2, []string{"4"} }, false},
+		{"a device chosen", func(s *WorkloadSpec) {
+			s.File, s.Dev, s.CPUs, s.TraceDevice = filepath.Join(traces, "sample.blkparse"), "64M", 2, "8,16"
+		}, false},
+		{"an action chosen", func(s *WorkloadSpec) {
+			s.File, s.Dev, s.CPUs, s.Replay = filepath.Join(traces, "sample.blkparse"), "64M", 2, "D"
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := DefaultWorkloadSpec()
+			s.File = csv
+			tt.edit(&s)
+			w, err := s.Workload()
+			require.NoError(t, err)
+			assert.Equal(t, tt.one, w.Streamed)
+			assert.Equal(t, !tt.one, w.Records > 0, "a first pass counts the records")
+		})
+	}
+}
+
 // TestWorkloadSpecOptions checks the defaults' options and the fields'
 // errors.
 func TestWorkloadSpecOptions(t *testing.T) {
