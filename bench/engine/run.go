@@ -44,10 +44,10 @@ type Workload struct {
 	// it once per run (the miss-ratio curve runs the workload again per LRU
 	// size) and closes the reader if it is an io.Closer.
 	Open func() (source.IOReader, error)
-	// Streamed says Open gives its reader once: the records come from a
-	// stream read in one pass (standard input, a pipe, a FIFO, or a file
-	// read as one: TraceDevice.OnePass), whose CPUs and records are not
-	// known before its end. Run then refuses a
+	// Streamed says the records are read in one pass: they come from a
+	// stream read in one pass (standard input, a pipe, a FIFO), or from a
+	// file read as one (TraceDevice.OnePass), whose CPUs and records are
+	// not known before its end. Run then refuses a
 	// miss-ratio curve (it reruns the workload), and, unless RunOptions.CPUs
 	// says how many CPUs to run on, runs on one and refuses a record of
 	// another CPU.
@@ -363,7 +363,7 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 		return bad("replay time scale %v (want a factor of at least 0; 0 is 1)", s)
 	}
 	if w.Streamed && len(o.MRCSizes) > 0 {
-		return bad("a miss-ratio curve reruns the workload once per LRU size, and %s is read in one pass (standard input, a pipe, or a file read as one, TraceDevice.OnePass): save a stream to a file first", w.Name)
+		return bad("a miss-ratio curve reruns the workload once per LRU size, and %s is read in one pass (standard input, a pipe, or a file read as one): save a stream to a file, and read a file in two passes", w.Name)
 	}
 	return o, nil
 }

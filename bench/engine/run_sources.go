@@ -67,10 +67,11 @@ type TraceDevice struct {
 	// and its extent: the run starts at once and parses as it simulates,
 	// so that it takes about the longer of the two rather than their sum
 	// and holds no record. It needs Size; the run's CPUs are then
-	// RunOptions.CPUs (else 1), its progress has no total, a bad record is
-	// reported when the run reaches it, and a miss-ratio curve, which
-	// reruns the workload, refuses it. The results are a two-pass run's
-	// with the same CPUs.
+	// RunOptions.CPUs (else 1), its progress has no total (Records is 0),
+	// a bad record is reported when the run reaches it, a choice (Select)
+	// that matches nothing gets Run's plain "no records" error, and a
+	// miss-ratio curve, which reruns the workload, refuses it. The results
+	// are a two-pass run's with the same CPUs. Each Open reopens the file.
 	OnePass bool
 }
 
@@ -158,10 +159,11 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 
 // streamedWorkload is trace t, which cannot be opened again (standard
 // input, a pipe, a FIFO) or is to be read once (TraceDevice.OnePass), as
-// workload w read in the one pass Run makes:
-// its device size must be given (it cannot come from a first pass), and
-// its CPUs are the run's (Workload.Streamed). The workload takes t over
-// (*tp is set to nil) and gives it to the first Open.
+// workload w read in the one pass Run makes: its device size must be given
+// (it cannot come from a first pass), and its CPUs are the run's
+// (Workload.Streamed). A stream is taken over (*tp is set to nil) and
+// given to the first Open; a file is left to the caller to close, and
+// w.Open reopens it.
 func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, error) {
 	t := *tp
 	if w.DeviceSize == 0 {
@@ -174,8 +176,11 @@ func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, erro
 	if w.DeviceSize%lbs != 0 {
 		return Workload{}, fmt.Errorf("%w: a device of %d bytes is not a multiple of its %d-byte logical blocks", ErrRunOptions, w.DeviceSize, lbs)
 	}
-	*tp = nil
 	w.CPUs, w.Streamed = 0, true
+	if t.Reopenable {
+		return w, nil
+	}
+	*tp = nil
 	w.Open = func() (source.IOReader, error) {
 		if t == nil {
 			return nil, fmt.Errorf("%w: %s is read in one pass, and it was read already", ErrRunOptions, w.Name)

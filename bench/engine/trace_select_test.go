@@ -92,7 +92,7 @@ func TestTraceWorkloadHolds(t *testing.T) {
 // TestTraceWorkloadOnePass: a trace file read in one pass
 // (TraceDevice.OnePass) runs to the result the two passes give on the same
 // CPUs, for every format, compressed or not; it needs the device's size,
-// and a miss-ratio curve refuses it.
+// each Open reads the file afresh, and a miss-ratio curve refuses it.
 func TestTraceWorkloadOnePass(t *testing.T) {
 	for _, name := range []string{"sample.blkparse", "sample.csv", "financial.spc", "sample.csv.zst", "sample-v3.iolog", "msr-hm_0.csv"} {
 		t.Run(name, func(t *testing.T) {
@@ -119,6 +119,13 @@ func TestTraceWorkloadOnePass(t *testing.T) {
 	assert.ErrorContains(t, err, "is to be read in one pass (TraceDevice.OnePass), so its device size cannot come from a first pass over it")
 	one, err := TraceWorkload(path, TraceDevice{Size: 1 << 20, OnePass: true})
 	require.NoError(t, err)
+	for range 2 { // each Open reopens the file
+		r, err := one.Open()
+		require.NoError(t, err)
+		recs, err := source.ReadAll(r)
+		require.NoError(t, err)
+		assert.NotEmpty(t, recs)
+	}
 	_, err = Run(context.Background(), one, RunOptions{MRCSizes: []int{4}})
 	assert.ErrorIs(t, err, ErrRunOptions)
 	assert.ErrorContains(t, err, "a miss-ratio curve reruns the workload once per LRU size")

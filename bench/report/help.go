@@ -79,8 +79,8 @@ simulated time, each resource's busy time, the bh LRU's hit ratio and
 miss-ratio curve (--mrc), bios and requests per operation; every header
 names the seed and the timing profile. --step prints each operation's cost
 and the page cache's state; --quiz hides the answers, --show reveals them;
---step -s SEED alone makes a fresh small problem. A TRACE given --dev and
---cpus (without --mrc or a choice of device, file or action) is read once,
-parsed as it runs, with no first pass. Several TRACEs run one
+--step -s SEED alone makes a fresh small problem. --one-pass reads a TRACE
+once, parsed as it runs, instead of first for its CPUs, records and
+extent (it needs --dev). Several TRACEs run one
 after another (--format json: bhsim-run-list/1); --shard K/N runs those i
 with i mod N = K, for bhsim merge (docs/at-scale.md).`

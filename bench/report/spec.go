@@ -159,6 +159,10 @@ type WorkloadSpec struct {
 	Data             bool
 	// MRC are bh LRU sizes ("4") of a miss-ratio curve, each a rerun.
 	MRC []string
+	// OnePass reads a trace File once, as it runs, without the first pass
+	// for its CPUs, records and extent (engine.TraceDevice.OnePass): it
+	// needs Dev, runs on CPUs (else 1), and its progress has no total.
+	OnePass bool
 	// Rules are a trace's or a generator's device rules as a scenario's
 	// device line writes them ("wbps=8M max_bytes=4M strict_limit=1",
 	// scenario.ParseRules); a scenario's are its device line's.
@@ -204,9 +208,10 @@ func DefaultWorkloadSpec() WorkloadSpec {
 // both set; a *FieldError for Seed, Dev, LBS, Replay, TraceFormat or
 // CSVColumns; the generator's or the trace's own (source.ParseGenerator,
 // GenWorkload, TraceWorkload), and a *FieldError for Rules, or for Rules
-// given to a scenario (its rules are its device line's). O(the trace's
-// records) for a trace, which is read for its extent (not a stream: it is
-// read once, by the run).
+// given to a scenario (its rules are its device line's); OnePass without
+// Dev (engine.TraceWorkload's error). O(the trace's records) for a trace,
+// which is read for its extent, CPUs and records — but a stream, or a file
+// with OnePass, which the run reads once.
 func (s WorkloadSpec) Workload() (engine.Workload, error) {
 	w, err := s.workload()
 	if err != nil || s.Rules == "" {
@@ -264,9 +269,7 @@ func (s WorkloadSpec) workload() (engine.Workload, error) {
 	if dev.Select, err = s.traceSelect(); err != nil {
 		return engine.Workload{}, err
 	}
-	// With the device's size and the CPUs given, and nothing chosen from
-	// the trace, no first pass is needed: the trace is parsed as it runs.
-	dev.OnePass = dev.Size > 0 && s.CPUs > 0 && len(s.MRC) == 0 && s.TraceDevice == "" && s.TraceFile == "" && s.Replay == ""
+	dev.OnePass = s.OnePass
 	return engine.TraceWorkload(s.File, dev)
 }
 

@@ -121,28 +121,21 @@ func TestWorkloadSpec(t *testing.T) {
 	}
 }
 
-// TestWorkloadSpecOnePass: a trace file is read in one pass, as it runs,
-// exactly when nothing needs a first pass: the device's size and the CPUs
-// are given, and no miss-ratio curve reruns it, nor does a choice of
-// device, file or action need the first pass's message for an empty
-// choice.
+// TestWorkloadSpecOnePass: OnePass reads a trace file once, as it runs
+// (engine.TraceDevice.OnePass), and needs the device's size; without it a
+// file is read first for its records.
 func TestWorkloadSpecOnePass(t *testing.T) {
 	csv := filepath.Join(traces, "sample.csv")
 	tests := []struct {
 		name string
 		edit func(s *WorkloadSpec)
 		one  bool
+		err  string
 	}{
-		{"device and CPUs", func(s *WorkloadSpec) { s.Dev, s.CPUs = "64K", 2 }, true},
-		{"no device size", func(s *WorkloadSpec) { s.CPUs = 2 }, false},
-		{"no CPUs", func(s *WorkloadSpec) { s.Dev = "64K" }, false},
-		{"a miss-ratio curve", func(s *WorkloadSpec) { s.Dev, s.CPUs, s.MRC = "64K", 2, []string{"4"} }, false},
-		{"a device chosen", func(s *WorkloadSpec) {
-			s.File, s.Dev, s.CPUs, s.TraceDevice = filepath.Join(traces, "sample.blkparse"), "64M", 2, "8,16"
-		}, false},
-		{"an action chosen", func(s *WorkloadSpec) {
-			s.File, s.Dev, s.CPUs, s.Replay = filepath.Join(traces, "sample.blkparse"), "64M", 2, "D"
-		}, false},
+		{"one pass", func(s *WorkloadSpec) { s.Dev, s.OnePass = "64K", true }, true, ""},
+		{"one pass on given CPUs", func(s *WorkloadSpec) { s.Dev, s.CPUs, s.OnePass = "64K", 2, true }, true, ""},
+		{"two passes, whatever is given", func(s *WorkloadSpec) { s.Dev, s.CPUs = "64K", 2 }, false, ""},
+		{"one pass without the device's size", func(s *WorkloadSpec) { s.OnePass = true }, false, "is to be read in one pass (TraceDevice.OnePass)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +143,10 @@ func TestWorkloadSpecOnePass(t *testing.T) {
 			s.File = csv
 			tt.edit(&s)
 			w, err := s.Workload()
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.one, w.Streamed)
 			assert.Equal(t, !tt.one, w.Records > 0, "a first pass counts the records")

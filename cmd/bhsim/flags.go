@@ -60,7 +60,7 @@ func shardOf(v, format string) (report.Shard, error) {
 // fieldFlags names, for the library's fields that choose what of a trace
 // to replay, the flags that set them, in a usage error's message.
 var fieldFlags = strings.NewReplacer("with TraceSelect.Device)", "with --trace-dev)", "with TraceSelect.File)", "with --trace-file)",
-	"(TraceSelect.Action D)", "(--replay D)", "(TraceDevice.Size)", "(--dev)", "(RunOptions.CPUs)", "(--cpus)", "Options.TraceBufferKB", "--trace-buffer-kb",
+	"(TraceSelect.Action D)", "(--replay D)", "(TraceDevice.Size)", "(--dev)", "(TraceDevice.OnePass)", "(--one-pass)", "(RunOptions.CPUs)", "(--cpus)", "Options.TraceBufferKB", "--trace-buffer-kb",
 	"(RunModel runs the scenario itself)", "(bhsim run FILE, without --dist or --step, runs the scenario itself)")
 
 // errHelp is returned once --help has printed a command's help.

@@ -122,6 +122,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
 	fs.StringVar(&s.Rules, "rules", "", "a trace's or a generator's device `RULES`, as a scenario's device line writes them: wbps=8M riops=200 sched=kyber wbt=off max_bytes=4M strict_limit=1 (docs/scenario-language.md)")
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
+	fs.BoolVar(&s.OnePass, "one-pass", false, "read a trace FILE once, as it runs, not first for its CPUs, records and extent: faster, needs --dev, runs on --cpus (default 1); no progress total, so no ten-minute estimate; not with --mrc or --step")
 	fs.BoolVar(&w.dist, "dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters")
 	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
 	fs.BoolVar(&w.quiz, "quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)")
@@ -135,7 +136,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
 var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay", "trace-format",
-	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "rules", "mrc", "data", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
+	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "rules", "mrc", "data", "one-pass", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
@@ -224,6 +225,8 @@ func runWorkload(ctx context.Context, w *workloadFlags, pos []string, kernel, fo
 	switch {
 	case w.step && format != "text":
 		return usagef("--step prints text, a block per operation: --format %s applies to a run without --step", format)
+	case w.step && w.spec.OnePass:
+		return usagef("--step prints a block per operation, up to %d: a trace read in one pass (--one-pass) cannot be counted first; leave out --one-pass", maxStepRecords)
 	case w.step && wl.Records > maxStepRecords:
 		return usagef("--step prints a block per operation: the workload has %d records, more than %d", wl.Records, maxStepRecords)
 	case w.step:

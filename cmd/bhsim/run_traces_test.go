@@ -57,6 +57,16 @@ func TestRunPublicTraces(t *testing.T) {
 		})
 	}
 
+	// Read in one pass, a trace prints what its two passes print.
+	for _, name := range []string{"msr-hm_0.csv", "sample.blkparse", "sample.csv.zst"} {
+		args := []string{"run", "--dev", "64G", "--cpus", "4", filepath.Join(traces, name)}
+		status, two, errs := bhsim(args...)
+		require.Equal(t, 0, status, errs)
+		status, one, errs := bhsim(append(args, "--one-pass")...)
+		require.Equal(t, 0, status, errs)
+		assert.Equal(t, two, one, name)
+	}
+
 	// The MSR sample's events span 5.3 s of its 2007 clock: 5.3 s simulated.
 	_, out, _ := bhsim("run", "--disk", "null", filepath.Join(traces, "msr-hm_0.csv"))
 	assert.Contains(t, out, "in 5.332 s simulated")
@@ -111,6 +121,9 @@ func TestRunTraceRefusals(t *testing.T) {
 		{"bad columns", []string{"--csv-columns", "offset=0", fioNoOffsets}, "", `--csv-columns "offset=0": a column map needs a length column`},
 		{"bad time scale", []string{"--replay-time-scale", "0", filepath.Join(traces, "msr-hm_0.csv")}, "", `--replay-time-scale "0": want a positive factor`},
 		{"columns of a generator", []string{"--csv-columns", "length=0", "--gen", "seq:dev=1M,n=1"}, "", "--csv-columns choose what of a trace FILE"},
+		{"one pass without --dev", []string{"--one-pass", fioNoOffsets}, "", "is to be read in one pass (--one-pass), so its device size cannot come from a first pass over it: give the device's size (--dev)"},
+		{"one pass with --step", []string{"--one-pass", "--dev", "64M", "--step", filepath.Join(traces, "msr-hm_0.csv")}, "", "a trace read in one pass (--one-pass) cannot be counted first"},
+		{"one pass with a curve", []string{"--one-pass", "--dev", "64G", "--mrc", "4", filepath.Join(traces, "msr-hm_0.csv")}, "", "is read in one pass (standard input, a pipe, or a file read as one)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func() {
