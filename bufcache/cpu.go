@@ -100,7 +100,10 @@ func (c *CPU) allocBH(f *Folio, off int64) *BufferHead {
 // which Go allocates page-aligned and without a malloc header: each frame
 // is then one aligned 128-byte pair of cache lines, the unit the CPU's
 // adjacent-line prefetch fetches, so a lookup of a random page misses once
-// for its folio and its first buffer, not twice or three times.
+// for its folio and its first buffer, not twice or three times. The price:
+// one live frame (a cached folio, or a buffer head a CPU's bh LRU holds)
+// keeps its whole slab of 512 alive, so a page cache reclaimed down to a
+// scattered few holds more heap than it uses, until the machine goes.
 const slabObjects = 512
 
 // bhSlabObjects is how many buffer heads one slab array holds: 1024, 64

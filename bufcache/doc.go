@@ -173,15 +173,16 @@
 // what was written, which the tests check against a flat byte array. A
 // metadata-only device ([DeviceOptions].MetadataOnly) keeps no data, so a
 // simulation can reach block 4G and beyond in little memory. Freed buffer heads
-// are kept in a per-CPU cache for reuse, as the slab does.
+// are kept in a per-CPU cache for reuse, as the slab does (a folio's own, its
+// frame's spare, by the folio).
 //
-// What little memory, measured (bench.FootprintOf: Go heap after a collection,
+// What little memory, measured (workload.FootprintOf in bench/workload: Go heap after a collection,
 // metadata-only, 16 Ki pages of a 16 TiB device, Go 1.26 on amd64), beside
 // what the kernel spends on x86-64 (struct page 64 bytes, struct buffer_head
 // 104, an xarray node 576):
 //
 //	bytes per                          model   kernel
-//	buffer head                           64      104   (a 56-byte struct in a 64-byte size class)
+//	buffer head                           64      104   (a 64-byte struct, one cache line)
 //	page, consecutive indices             74       73   (a 64-byte Folio; index ~9)
 //	page, spread over 2^32 indices      1994     1801   (three index nodes of its own per page)
 //

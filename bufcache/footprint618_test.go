@@ -15,7 +15,7 @@ import (
 
 // footprint writes total bytes in writes of bs bytes at block size bsize to a
 // metadata-only 1 TiB device of a 6.18 machine and returns the heap per
-// cached page (Go heap after a collection, as bench.FootprintOf measures it)
+// cached page (Go heap after a collection, as workload.FootprintOf measures it)
 // and the folios cached.
 func footprint(t *testing.T, bsize uint32, bs, total uint64) (float64, int) {
 	t.Helper()
@@ -60,7 +60,7 @@ func liveHeap() uint64 {
 // 1 TiB metadata-only device, 1 GiB written (dd's 4 KiB writes, each 64 KiB
 // block one order-4 folio with one buffer) costs less than twice the bytes
 // per cached page of the 4 KiB case (order-0 folios with one buffer each,
-// what bench.FootprintOf measures). Large folios make it far less: one
+// what workload.FootprintOf measures). Large folios make it far less: one
 // folio and one buffer head per 16 pages.
 func TestFootprint64K(t *testing.T) {
 	if testing.Short() || race.Enabled {

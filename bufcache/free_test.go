@@ -131,4 +131,11 @@ func TestFolioSpareBufferHead(t *testing.T) {
 	again := ring(8, 512)
 	assert.Same(t, &f1.spare, again[0], "the next ring of page 1 has its spare again")
 	require.NoError(t, d.Check())
+
+	// A spare in use outside its folio's ring head is what Check reports.
+	free(1)
+	f1.spare.folio = f1 // marked in use on a folio without buffers
+	assert.ErrorContains(t, d.Check(), "the folio's own buffer head is in use, but not as its ring's head")
+	f1.spare.folio = nil
+	require.NoError(t, d.Check())
 }
