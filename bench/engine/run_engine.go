@@ -223,11 +223,11 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			}
 		}
 		if e.o.Progress != nil && e.done%runProgressEvery == 0 {
-			e.o.Progress(e.done, e.w.Records)
+			e.o.Progress(e.done, e.total(rd))
 		}
 	}
 	if e.o.Progress != nil {
-		e.o.Progress(e.done, e.w.Records)
+		e.o.Progress(e.done, max(e.w.Records, e.done)) // at the end, every record is counted
 	}
 	e.fl.finish() // the background writeback still under way when the records end
 	e.end = max(e.end, e.fl.free, e.clk.diskFree)
@@ -256,6 +256,26 @@ func (e *engine) replayAt(at uint64) uint64 {
 		return 1 << 63
 	}
 	return d
+}
+
+// total is the records the run will have done, for its progress: the
+// workload's Records; for a trace read in one pass, which has none, an
+// estimate from how much of its file has been read (source.Trace.Consumed,
+// through the Prefetcher: a little ahead of the records done, so a little
+// low), at least one more than done; 0 when not known (a stream). O(1).
+func (e *engine) total(rd source.IOReader) uint64 {
+	if e.w.Records > 0 {
+		return e.w.Records
+	}
+	c, ok := rd.(interface{ Consumed() (int64, int64) })
+	if !ok {
+		return 0
+	}
+	read, size := c.Consumed()
+	if read <= 0 || size <= 0 {
+		return 0
+	}
+	return max(e.done+1, uint64(float64(e.done)*float64(size)/float64(read)))
 }
 
 // anyEmpty reports whether a CPU has no record waiting.

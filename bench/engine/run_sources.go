@@ -67,7 +67,8 @@ type TraceDevice struct {
 	// and its extent: the run starts at once and parses as it simulates,
 	// so that it takes about the longer of the two rather than their sum
 	// and holds no record. It needs Size; the run's CPUs are then
-	// RunOptions.CPUs (else 1), its progress has no total (Records is 0),
+	// RunOptions.CPUs (else 1), Records is 0 (its progress estimates the
+	// total from the bytes of the file read: source.Trace.Consumed),
 	// a bad record is reported when the run reaches it, a choice (Select)
 	// that matches nothing gets Run's plain "no records" error, and a
 	// miss-ratio curve, which reruns the workload, refuses it. The results

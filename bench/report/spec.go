@@ -161,7 +161,8 @@ type WorkloadSpec struct {
 	MRC []string
 	// OnePass reads a trace File once, as it runs, without the first pass
 	// for its CPUs, records and extent (engine.TraceDevice.OnePass): it
-	// needs Dev, runs on CPUs (else 1), and its progress has no total.
+	// needs Dev, runs on CPUs (else 1), and its progress estimates its
+	// total from the bytes of the file read.
 	OnePass bool
 	// Rules are a trace's or a generator's device rules as a scenario's
 	// device line writes them ("wbps=8M max_bytes=4M strict_limit=1",

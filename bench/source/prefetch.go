@@ -39,6 +39,19 @@ type Prefetcher struct {
 	cur     prefetched
 	pos     int
 	ended   bool
+	// consumed is the reader's Consumed, nil when it has none.
+	consumed func() (read, size int64)
+}
+
+// Consumed returns the read reader's Consumed (Trace.Consumed): how much
+// of its file has been read, ahead of the records handed out by at most
+// the batches held; (0, 0) for a reader without it. Safe from any
+// goroutine. O(1).
+func (p *Prefetcher) Consumed() (read, size int64) {
+	if p.consumed == nil {
+		return 0, 0
+	}
+	return p.consumed()
 }
 
 // prefetched is one batch of records and, for the last, r's error.
@@ -51,6 +64,9 @@ type prefetched struct {
 // its records. Call Close when done with it, at the end or before.
 func Prefetch(r IOReader) *Prefetcher {
 	p := &Prefetcher{full: make(chan prefetched, prefetchDepth), empty: make(chan []IO, prefetchDepth+2), done: make(chan struct{})}
+	if c, ok := r.(interface{ Consumed() (int64, int64) }); ok {
+		p.consumed = c.Consumed
+	}
 	go p.read(r)
 	return p
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -85,6 +86,24 @@ type traceInput struct {
 	comp       Compression
 	reopenable bool
 	closeFn    func() error
+	// file counts the bytes read from a regular file, whose size is
+	// size; nil for a stream.
+	file *countingReader
+	size int64
+}
+
+// countingReader counts the bytes read through it, for a reader on
+// another goroutine (Trace.Consumed).
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+// Read implements io.Reader.
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // openInput opens path (StdinName for standard input) and undoes its
@@ -102,10 +121,13 @@ func openInput(path string) (*traceInput, error) {
 		}
 		in.closeFn = f.Close
 	}
+	var src io.Reader = f
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && path != StdinName {
 		in.reopenable = true
+		in.file, in.size = &countingReader{r: f}, st.Size()
+		src = in.file
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(src, 64<<10)
 	r, comp, closeDec, err := decompress(br)
 	if err != nil {
 		in.closeFn()

@@ -102,7 +102,40 @@ func TestOpenTraceStdin(t *testing.T) {
 	got, err := ReadAll(tr)
 	require.NoError(t, err)
 	assert.Len(t, got, 7)
+	read, size := tr.Consumed()
+	assert.Zero(t, read, "a stream's size is not known")
+	assert.Zero(t, size)
 	assert.NoError(t, tr.Close())
+}
+
+// TestTraceConsumed: a trace file's Consumed counts the bytes read from the
+// file as stored, compressed or not, up to its size at the end, and a
+// Prefetcher passes it on as its reader gets ahead.
+func TestTraceConsumed(t *testing.T) {
+	for _, name := range []string{"sample.csv", "sample.csv.zst", "sample.blkparse"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(tracesDir, name)
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			tr, err := OpenTrace(path)
+			require.NoError(t, err)
+			read, size := tr.Consumed()
+			assert.Equal(t, st.Size(), size)
+			assert.Positive(t, read, "telling the format reads the head")
+			assert.LessOrEqual(t, read, size)
+			p := Prefetch(tr)
+			defer p.Close()
+			_, err = ReadAll(p)
+			require.NoError(t, err)
+			read, size = p.Consumed()
+			assert.Equal(t, st.Size(), read, "the whole file, as stored")
+			assert.Equal(t, st.Size(), size)
+		})
+	}
+	p := Prefetch(&SliceReader{})
+	defer p.Close()
+	read, size := p.Consumed()
+	assert.Zero(t, read+size, "a reader without Consumed")
 }
 
 // TestOpenTraceFIFO reads a named pipe: opened once, not reopenable.

@@ -77,6 +77,21 @@ type Trace struct {
 
 	r       IOReader
 	closeFn func() error
+	file    *countingReader // nil for a stream
+	size    int64
+}
+
+// Consumed returns how much of the trace's file has been read: the bytes
+// read from it as it is stored (compressed, for a compressed trace) and
+// its size, a measure of progress through a trace whose records are not
+// counted beforehand. Both are 0 for standard input, a pipe or a FIFO,
+// whose size is not known. Safe to call from any goroutine while another
+// reads the trace. O(1).
+func (t *Trace) Consumed() (read, size int64) {
+	if t.file == nil {
+		return 0, 0
+	}
+	return t.file.n.Load(), t.size
 }
 
 // TraceSelect chooses what of a trace to replay, for the formats that hold
@@ -127,6 +142,7 @@ func OpenTraceSelect(path string, sel TraceSelect) (*Trace, error) {
 		return nil, err
 	}
 	t.closeFn, t.Compression, t.Reopenable = in.closeFn, in.comp, in.reopenable
+	t.file, t.size = in.file, in.size
 	return t, nil
 }
 

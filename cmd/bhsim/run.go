@@ -122,7 +122,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
 	fs.StringVar(&s.Rules, "rules", "", "a trace's or a generator's device `RULES`, as a scenario's device line writes them: wbps=8M riops=200 sched=kyber wbt=off max_bytes=4M strict_limit=1 (docs/scenario-language.md)")
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
-	fs.BoolVar(&s.OnePass, "one-pass", false, "read a trace FILE once, as it runs, not first for its CPUs, records and extent: faster, needs --dev, runs on --cpus (default 1); no progress total, so no ten-minute estimate; not with --mrc or --step")
+	fs.BoolVar(&s.OnePass, "one-pass", false, "read a trace FILE once, as it runs, not first for its CPUs, records and extent: faster, needs --dev, runs on --cpus (default 1); its progress and ten-minute estimate count bytes of the file, not records; not with --mrc or --step")
 	fs.BoolVar(&w.dist, "dist", false, "print a scenario FILE's distributions (as for a trace) instead of its per-operation counters")
 	fs.BoolVar(&w.step, "step", false, "step mode: after each operation, its cost, bios and the page cache's state")
 	fs.BoolVar(&w.quiz, "quiz", false, "with --step: hide the answers (HIT/MISS, cost, bios)")
