@@ -183,8 +183,12 @@ type RunOptions struct {
 	// Kernel.LRUSize set to it, in parallel, each run deterministic. The
 	// kernel's own size is always in the curve.
 	MRCSizes []int
-	// Progress, if set, is called from Run's goroutine every 65536 records
-	// and at the end with the records done and the workload's Records.
+	// Progress, if set, is called from Run's goroutine every 65536 records,
+	// at least every quarter second of wall time (looking every 64
+	// records), and at the end, with the records done and the total: the
+	// workload's Records, an estimate from the file read for a trace read
+	// in one pass (source.Trace.Consumed), 0 when not known (a stream);
+	// at the end, the records done.
 	Progress func(done, total uint64)
 	// Step, if set, receives step mode's block after every operation (see
 	// StepOptions).

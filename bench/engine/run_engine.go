@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
@@ -20,8 +21,14 @@ import (
 // theirs in trace order.
 const lookahead = 4096
 
-// runProgressEvery is how often, in records, Run calls the progress callback.
-const runProgressEvery = 1 << 16
+// runProgressEvery is how often, in records, Run calls the progress
+// callback; runProgressInterval how long, at most, it goes without calling
+// it, looking every 64 records, so that a run of slow records (large
+// writes of real data) reports too, and its budget can be estimated.
+const (
+	runProgressEvery    = 1 << 16
+	runProgressInterval = 250 * time.Millisecond
+)
 
 // cpuState is one stream CPU's clock and records.
 type cpuState struct {
@@ -169,6 +176,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 // run reads and runs every record.
 func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 	eof := false
+	reported := time.Now() // the last progress report, or the start
 	buffered := 0
 	for {
 		// Read until every CPU has its next record, the input ends, or the
@@ -222,8 +230,9 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 				return err
 			}
 		}
-		if e.o.Progress != nil && e.done%runProgressEvery == 0 {
+		if e.o.Progress != nil && (e.done%runProgressEvery == 0 || e.done%64 == 0 && time.Since(reported) >= runProgressInterval) {
 			e.o.Progress(e.done, e.total(rd))
+			reported = time.Now()
 		}
 	}
 	if e.o.Progress != nil {

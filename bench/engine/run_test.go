@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -646,4 +647,27 @@ func TestScenarioWorkloadBlockSize(t *testing.T) {
 			assert.Equal(t, uint64(5), r.Ops, "the I/O records, not the setup")
 		})
 	}
+}
+
+// TestRunProgressOfSlowRecords: records slow enough that 65536 of them
+// take long still get progress reports, at least every
+// runProgressInterval, so that a budget can be estimated.
+func TestRunProgressOfSlowRecords(t *testing.T) {
+	w := genWorkload(t, "seq:dev=64M,n=8000,size=1M,seed=1")
+	var first uint64
+	start := time.Now()
+	_, err := Run(context.Background(), w, RunOptions{Data: true, Disk: Disk{Name: "null"}, Progress: func(done, total uint64) {
+		if first == 0 {
+			first = done
+		}
+		assert.Equal(t, uint64(8000), total)
+	}})
+	require.NoError(t, err)
+	elapsed := time.Since(start)
+	t.Logf("8000 writes of 1 MiB with data in %v; first report at %d records", elapsed, first)
+	if elapsed < runProgressInterval*3/2 { // a window ending in the last records reports at the end
+		t.Skipf("the run took %v: too fast to need a report on the way", elapsed)
+	}
+	assert.Less(t, first, uint64(8000), "a report before the end")
+	assert.Zero(t, first%64, "reports come at multiples of 64 records")
 }
