@@ -269,22 +269,23 @@ func (e *engine) replayAt(at uint64) uint64 {
 
 // total is the records the run will have done, for its progress: the
 // workload's Records; for a trace read in one pass, which has none, an
-// estimate from how much of its file has been read (source.Trace.Consumed,
-// through the Prefetcher: a little ahead of the records done, so a little
-// low), at least one more than done; 0 when not known (a stream). O(1).
+// estimate from its reader's progress through its file
+// (source.Prefetcher.Progress: the records read per byte of the file read,
+// a little low), at least one more than done; 0 when not known (a
+// stream). O(1).
 func (e *engine) total(rd source.IOReader) uint64 {
 	if e.w.Records > 0 {
 		return e.w.Records
 	}
-	c, ok := rd.(interface{ Consumed() (int64, int64) })
+	p, ok := rd.(interface{ Progress() (uint64, int64, int64) })
 	if !ok {
 		return 0
 	}
-	read, size := c.Consumed()
+	records, read, size := p.Progress()
 	if read <= 0 || size <= 0 {
 		return 0
 	}
-	return max(e.done+1, uint64(float64(e.done)*float64(size)/float64(read)))
+	return max(e.done+1, uint64(float64(records)*float64(size)/float64(read)))
 }
 
 // anyEmpty reports whether a CPU has no record waiting.

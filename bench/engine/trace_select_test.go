@@ -160,9 +160,9 @@ func TestOnePassProgress(t *testing.T) {
 		assert.Greater(t, c.total, c.done)
 		assert.LessOrEqual(t, c.total, uint64(n), "the reader is ahead, so the estimate is low")
 	}
-	// The reader is ahead by up to 6 Ki records and its buffers: about a
-	// tenth of the megabyte read at this file's first report, a percent of
-	// a 1M-record file's 20 MB near its end.
-	assert.InEpsilon(t, float64(n), float64(calls[i].total), 0.2, "the estimate")
+	// Records read per byte read, the bytes read ahead into the reader's
+	// two 64 KiB buffers counted: 5 % low on this 1.5 MB file (93,749 of
+	// 98,304), half a percent on a 1M-record file's 20 MB.
+	assert.InEpsilon(t, float64(n), float64(calls[i].total), 0.1, "the estimate")
 	assert.Equal(t, call{n, n}, calls[len(calls)-1])
 }

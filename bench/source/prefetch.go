@@ -39,19 +39,24 @@ type Prefetcher struct {
 	cur     prefetched
 	pos     int
 	ended   bool
-	// consumed is the reader's Consumed, nil when it has none.
+	// consumed is the reader's Consumed, nil when it has none; records
+	// and bytes are how many records the goroutine had read, and how many
+	// bytes of the file, when it last finished a batch, size the file's.
 	consumed func() (read, size int64)
+	records  atomic.Uint64
+	bytes    atomic.Int64
+	size     atomic.Int64
 }
 
-// Consumed returns the read reader's Consumed (Trace.Consumed): how much
-// of its file has been read, ahead of the records handed out by at most
-// the batches held; (0, 0) for a reader without it. Safe from any
+// Progress returns how far the goroutine had read when it last finished
+// a batch: the records read, and for a reader with Consumed (a trace
+// file, Trace.Consumed) the bytes of its file read then and the file's
+// size ((0, 0) otherwise). Records and bytes are of one moment, so that
+// records × size / bytes estimates the file's records (the bytes read
+// ahead into the reader's buffers make it a little low). Safe from any
 // goroutine. O(1).
-func (p *Prefetcher) Consumed() (read, size int64) {
-	if p.consumed == nil {
-		return 0, 0
-	}
-	return p.consumed()
+func (p *Prefetcher) Progress() (records uint64, read, size int64) {
+	return p.records.Load(), p.bytes.Load(), p.size.Load()
 }
 
 // prefetched is one batch of records and, for the last, r's error.
@@ -98,6 +103,12 @@ func (p *Prefetcher) read(r IOReader) {
 			}
 			recs = append(recs, rec)
 		}
+		if p.consumed != nil {
+			read, size := p.consumed()
+			p.bytes.Store(read)
+			p.size.Store(size)
+		}
+		p.records.Add(uint64(len(recs)))
 		select {
 		case p.full <- prefetched{recs, err}:
 		case <-p.done:

@@ -110,7 +110,7 @@ func TestOpenTraceStdin(t *testing.T) {
 
 // TestTraceConsumed: a trace file's Consumed counts the bytes read from the
 // file as stored, compressed or not, up to its size at the end, and a
-// Prefetcher passes it on as its reader gets ahead.
+// Prefetcher's Progress gives it with the records read.
 func TestTraceConsumed(t *testing.T) {
 	for _, name := range []string{"sample.csv", "sample.csv.zst", "sample.blkparse"} {
 		t.Run(name, func(t *testing.T) {
@@ -125,16 +125,20 @@ func TestTraceConsumed(t *testing.T) {
 			assert.LessOrEqual(t, read, size)
 			p := Prefetch(tr)
 			defer p.Close()
-			_, err = ReadAll(p)
+			recs, err := ReadAll(p)
 			require.NoError(t, err)
-			read, size = p.Consumed()
+			n, read, size := p.Progress()
+			assert.Equal(t, uint64(len(recs)), n, "every record read")
 			assert.Equal(t, st.Size(), read, "the whole file, as stored")
 			assert.Equal(t, st.Size(), size)
 		})
 	}
-	p := Prefetch(&SliceReader{})
+	p := Prefetch(&SliceReader{Records: make([]IO, 3)})
 	defer p.Close()
-	read, size := p.Consumed()
+	_, err := ReadAll(p)
+	require.NoError(t, err)
+	n, read, size := p.Progress()
+	assert.Equal(t, uint64(3), n)
 	assert.Zero(t, read+size, "a reader without Consumed")
 }
 
