@@ -39,13 +39,14 @@ type Prefetcher struct {
 	cur     prefetched
 	pos     int
 	ended   bool
-	// consumed is the reader's Consumed, nil when it has none; records
-	// and bytes are how many records the goroutine had read, and how many
-	// bytes of the file, when it last finished a batch, size the file's.
+	// consumed is the reader's Consumed, nil when it has none, and size
+	// the file's size it gave when Prefetch began; records and bytes are
+	// how many records the goroutine had read, and how many bytes of the
+	// file, when it last finished a batch.
 	consumed func() (read, size int64)
+	size     int64
 	records  atomic.Uint64
 	bytes    atomic.Int64
-	size     atomic.Int64
 }
 
 // Progress returns how far the goroutine had read when it last finished
@@ -56,7 +57,7 @@ type Prefetcher struct {
 // ahead into the reader's buffers make it a little low). Safe from any
 // goroutine. O(1).
 func (p *Prefetcher) Progress() (records uint64, read, size int64) {
-	return p.records.Load(), p.bytes.Load(), p.size.Load()
+	return p.records.Load(), p.bytes.Load(), p.size
 }
 
 // prefetched is one batch of records and, for the last, r's error.
@@ -71,6 +72,7 @@ func Prefetch(r IOReader) *Prefetcher {
 	p := &Prefetcher{full: make(chan prefetched, prefetchDepth), empty: make(chan []IO, prefetchDepth+2), done: make(chan struct{})}
 	if c, ok := r.(interface{ Consumed() (int64, int64) }); ok {
 		p.consumed = c.Consumed
+		_, p.size = c.Consumed()
 	}
 	go p.read(r)
 	return p
@@ -104,9 +106,8 @@ func (p *Prefetcher) read(r IOReader) {
 			recs = append(recs, rec)
 		}
 		if p.consumed != nil {
-			read, size := p.consumed()
+			read, _ := p.consumed()
 			p.bytes.Store(read)
-			p.size.Store(size)
 		}
 		p.records.Add(uint64(len(recs)))
 		select {
