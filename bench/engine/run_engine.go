@@ -178,11 +178,12 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 	eof := false
 	reported := time.Now() // the last progress report, or the start
 	buffered := 0
+	ra := &readAhead{rd: rd, dev: e.mr.dev}
 	for {
 		// Read until every CPU has its next record, the input ends, or the
 		// look-ahead is full.
 		for !eof && buffered < lookahead && e.anyEmpty() {
-			rec, err := rd.Next()
+			rec, err := ra.Next()
 			if err == io.EOF {
 				eof = true
 				break
