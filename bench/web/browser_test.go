@@ -109,6 +109,7 @@ var startOn = map[string]string{"dd": `#dd-out table .mbps`, "buffers": `#buf-ri
 // installed.
 func tab(t *testing.T, view string) (context.Context, *consoleErrors) {
 	t.Helper()
+	t.Parallel() // the tabs of one browser: a test's waits overlap the others'
 	path := chromium()
 	if path == "" {
 		t.Skipf("no browser: none of %s is on PATH (Debian: apt-get install chromium; .ci/run installs it)", strings.Join(chromiumNames, ", "))
