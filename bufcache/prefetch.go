@@ -13,13 +13,16 @@ package bufcache
 // reads the next ones' slots: about what a core keeps in flight.
 const prefetchBatch = 16
 
-// touchFolios reads a word of each folio of fs, before a loop that works on
-// them one at a time, and returns their sum: a value with no meaning, which
-// its caller keeps so that the compiler keeps the loads. O(len(fs)).
+// touchFolios reads a word of each folio of fs and of the buffer head of
+// its frame (Folio.spare, its ring's head when it has buffers), the two
+// lines a write or a writeback of the folio reads first, before a loop that
+// works on them one at a time, and returns their sum: a value with no
+// meaning, which its caller keeps so that the compiler keeps the loads.
+// O(len(fs)).
 func touchFolios(fs []*Folio) int32 {
 	var t int32
 	for _, f := range fs {
-		t += f.ref.Load()
+		t += f.ref.Load() + f.spare.count.Load()
 	}
 	return t
 }
