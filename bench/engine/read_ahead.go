@@ -59,3 +59,24 @@ func (r *readAhead) fill() {
 	}
 	r.sink += r.dev.Prefetch(r.offs[:r.n])
 }
+
+// backlog prefetches the next records of c, whose next record is about to
+// run, when c holds more than a batch of them: a CPU waiting for a slow
+// call (a read from the disk) gathers records that the other CPUs' runs
+// leave far behind, whose prefetch at their reading has gone cold by their
+// turn. It prefetches a batch when the previous one is used up.
+func (r *readAhead) backlog(c *cpuState) {
+	if c.near > 0 {
+		c.near--
+		return
+	}
+	live := c.pending.live()
+	if len(live) <= readAheadBatch {
+		return
+	}
+	for i := range readAheadBatch {
+		r.offs[i] = live[i].Offset
+	}
+	r.sink += r.dev.Prefetch(r.offs[:])
+	c.near = readAheadBatch - 1
+}

@@ -48,6 +48,9 @@ type cpuState struct {
 	// is counted by the next call's first look).
 	task      bufcache.DirtyTask
 	unweighed int64
+	// near is how many records at the front of pending were prefetched
+	// when they were already near their turn (readAhead.backlog).
+	near int
 }
 
 // kindStats accumulates one kind of operation.
@@ -220,6 +223,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			continue
 		}
 		c := &e.cpus[i]
+		ra.backlog(c)
 		rec := c.pending.pop()
 		buffered--
 		if err := e.exec(i, rec, start); err != nil {
