@@ -46,9 +46,6 @@ type CPU struct {
 	// folioFree holds freed frames, one list per folio order, each bounded
 	// to folioCacheMax pages.
 	folioFree [16]freelist.List[Folio] // by order; 16 > maxFolioOrder, a power of two (no bounds check)
-	// touched keeps the sum of the folio words writeback reads ahead
-	// (touchFolios), a value with no meaning.
-	touched int32
 }
 
 // bhCacheMax bounds a CPU's free buffer_head cache; beyond it freed buffer heads

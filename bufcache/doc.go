@@ -189,7 +189,9 @@
 // A folio and the buffer head of its ring's first buffer share one
 // 128-byte frame (Folio's spare), carved 512 at a time from page-aligned
 // slabs, so that a lookup of a random page misses on one aligned pair of
-// cache lines for both: a page without buffers still holds the spare.
+// cache lines for both (writeback reads both ahead for its batch of
+// folios, and BlockDevice.HostPrefetch for a simulator's next records): a
+// page without buffers still holds the spare.
 //
 // Large folios cost less per page: with 64 KiB blocks on a 1 TiB
 // metadata-only device, 1 GiB written by 4 KiB pwrites caches order-4 folios

@@ -68,7 +68,9 @@ type Folio struct {
 	// buffer (an order-0 folio at page-sized blocks) takes
 	// (allocPageBuffers): the folio's fields fill one 64-byte line, spare
 	// the next, so a slab's frames of 128 bytes put a folio and its buffer
-	// in one aligned pair of lines, which the CPU fetches together.
+	// in one aligned pair of lines, which the CPU's adjacent-line prefetch
+	// may fetch together, and which writeback and HostPrefetch read ahead
+	// together (touchFolios).
 	spare BufferHead
 }
 

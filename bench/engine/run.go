@@ -234,7 +234,9 @@ var ErrRunOptions = errors.New("engine: invalid run options")
 // ctx done (checked every 1024 records), a broken machine invariant with
 // Check. Cost: linear in the records and their bytes; memory bounded by
 // the device and the look-ahead of 4096 records, not by the workload's
-// length.
+// length. The reader is read 16 records at a time (batchReader: the
+// host's caches are warmed for their pages), so a run on a slow stream
+// starts when its first 16 records, or its end, have come.
 func Run(ctx context.Context, w Workload, opts RunOptions) (*RunResult, error) {
 	o, err := opts.normalize(w)
 	if err != nil {

@@ -49,7 +49,7 @@ type cpuState struct {
 	task      bufcache.DirtyTask
 	unweighed int64
 	// near is how many records at the front of pending were prefetched
-	// when they were already near their turn (readAhead.backlog).
+	// when they were already near their turn (batchReader.backlog).
 	near int
 }
 
@@ -181,7 +181,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 	eof := false
 	reported := time.Now() // the last progress report, or the start
 	buffered := 0
-	ra := &readAhead{rd: rd, dev: e.mr.dev}
+	ra := &batchReader{rd: rd, dev: e.mr.dev}
 	for {
 		// Read until every CPU has its next record, the input ends, or the
 		// look-ahead is full.
