@@ -106,10 +106,12 @@ var startOn = map[string]string{"dd": `#dd-out table .mbps`, "buffers": `#buf-ri
 // fragment: "dd", "buffers", "lru" or "step"), waits for the view's first
 // figures and returns the tab and the console's errors so far (more
 // arrive as the test goes). It skips the test when no browser is
-// installed.
+// installed. It marks the test parallel (t.Parallel), so that the tests'
+// tabs wait side by side in the one browser: call it once, first, in a
+// test that sets no environment (t.Setenv panics in a parallel test).
 func tab(t *testing.T, view string) (context.Context, *consoleErrors) {
 	t.Helper()
-	t.Parallel() // the tabs of one browser: a test's waits overlap the others'
+	t.Parallel()
 	path := chromium()
 	if path == "" {
 		t.Skipf("no browser: none of %s is on PATH (Debian: apt-get install chromium; .ci/run installs it)", strings.Join(chromiumNames, ", "))

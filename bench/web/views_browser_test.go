@@ -21,7 +21,7 @@ import (
 func TestBrowserLoadsWithoutErrors(t *testing.T) {
 	ctx, errs := tab(t, "dd")
 	loaded, first := eval[float64](t, ctx, `bhsimTimings.loaded`), eval[float64](t, ctx, `bhsimTimings.firstView`)
-	t.Logf("WebAssembly %.1f MB (%s); model loaded %.0f ms after the script started, first view's figures at %.0f ms",
+	t.Logf("WebAssembly %.1f MB (%s); model loaded %.0f ms after the script started, first view's figures at %.0f ms (beside the other browser tests' tabs)",
 		float64(shared.built.Bytes)/1e6, shared.built.GoVersion, loaded, first)
 	assert.LessOrEqual(t, shared.built.Bytes, int64(15e6), "the WebAssembly is at most 15 MB")
 	assert.Positive(t, first)
