@@ -10,11 +10,11 @@ import (
 	"github.com/bhsim/bhsim/bench/source"
 )
 
-// BenchmarkRun1MRandomWrite runs the workload: a million random
-// 4 KiB writes on 4 CPUs over a 1 GiB device, each iteration the whole
-// run. The simulated figures are the same every iteration.
-func BenchmarkRun1MRandomWrite(b *testing.B) {
-	g, err := source.ParseGenerator("random:dev=1G,n=1000000,size=4K,cpus=4,seed=7")
+// benchGenerator runs the generator spec, each iteration the whole run,
+// and returns the last run's result. The simulated figures are the same
+// every iteration.
+func benchGenerator(b *testing.B, spec string) *RunResult {
+	g, err := source.ParseGenerator(spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,6 +30,13 @@ func BenchmarkRun1MRandomWrite(b *testing.B) {
 		}
 	}
 	b.ReportMetric(r.MBps, "sim-MB/s")
+	return r
+}
+
+// BenchmarkRun1MRandomWrite runs the workload: a million random
+// 4 KiB writes on 4 CPUs over a 1 GiB device.
+func BenchmarkRun1MRandomWrite(b *testing.B) {
+	r := benchGenerator(b, "random:dev=1G,n=1000000,size=4K,cpus=4,seed=7")
 	lat, _ := r.Kind("write")
 	b.ReportMetric(float64(lat.Latency.P99NS), "sim-p99-ns")
 }
@@ -39,27 +46,12 @@ func BenchmarkRun1MRandomWrite(b *testing.B) {
 // over a 1 GiB device. A CPU whose read waits for the disk gathers records
 // while the others run on.
 func BenchmarkRun1MRandomMix(b *testing.B) {
-	g, err := source.ParseGenerator("random:dev=1G,n=1000000,size=4K,reads=0.3,cpus=4,seed=7")
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := GenWorkload(g)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var r *RunResult
-	b.ReportAllocs()
-	for b.Loop() {
-		if r, err = Run(context.Background(), w, RunOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(r.MBps, "sim-MB/s")
+	benchGenerator(b, "random:dev=1G,n=1000000,size=4K,reads=0.3,cpus=4,seed=7")
 }
 
-// BenchmarkRun1MRandomWriteCSV is BenchmarkRun1MRandomWrite's workload read from a CSV trace
-// as it streams out of the generator (through a pipe): the trace readers'
-// cost on top of the run.
+// BenchmarkRun1MRandomWriteCSV is BenchmarkRun1MRandomWrite's workload
+// read from a CSV trace as it streams out of the generator (through a
+// pipe): the trace readers' cost on top of the run.
 func BenchmarkRun1MRandomWriteCSV(b *testing.B) {
 	g, err := source.ParseGenerator("random:dev=1G,n=1000000,size=4K,cpus=4,seed=7")
 	if err != nil {
