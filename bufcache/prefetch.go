@@ -15,14 +15,20 @@ package bufcache
 // reads their folios: about the misses a core keeps in flight.
 const hostPrefetchChunk = 16
 
-// touchFolios reads a word of each folio of fs and of the buffer head of
-// its frame (Folio.spare, its ring's head when it has buffers): the two
-// lines a write or a writeback of the folio reads first, read before a
-// loop that works on the folios one at a time. O(len(fs)).
-func touchFolios(fs []*Folio) {
+// touchFolios reads a word of each folio of fs, and with spare of the
+// buffer head of its frame (Folio.spare, its ring's head when it has
+// buffers): the two lines a write or a writeback of the folio reads first,
+// read before a loop that works on the folios one at a time. Only a
+// machine driven by one goroutine (Config.OneGoroutine) may read the
+// spare: elsewhere a buffer head being freed on another goroutine is
+// zeroed with plain stores (BufferHead.reset) while the reader holds no
+// reference to its folio. O(len(fs)).
+func touchFolios(fs []*Folio, spare bool) {
 	for _, f := range fs {
 		f.ref.Load()
-		f.spare.count.Load()
+		if spare {
+			f.spare.count.Load()
+		}
 	}
 }
 
@@ -33,13 +39,13 @@ func touchFolios(fs []*Folio) {
 // simulator that knows its next records, not a model of prefetching or
 // readahead: it counts no event and changes no state. Offsets past the
 // device's end are ignored. It may run wherever a lookup may: on a machine
-// with Config.OneGoroutine only on the goroutine that drives it, otherwise
-// beside every other call (lock-free with the xarray index; the B-tree
-// index takes its read lock). O(len(offs) · index height); allocates
-// nothing.
+// with Config.OneGoroutine only on the goroutine that drives it;
+// otherwise beside every other call (lock-free with the xarray index; the
+// B-tree index takes its read lock), reading the folio's line only.
+// O(len(offs) · index height); allocates nothing.
 func (d *BlockDevice) HostPrefetch(offs []uint64) {
 	var folios [hostPrefetchChunk]*Folio
-	shift := d.m.pageShift
+	shift, spare := d.m.pageShift, d.m.cfg.OneGoroutine
 	for len(offs) > 0 {
 		n := 0
 		for _, off := range offs[:min(len(offs), hostPrefetchChunk)] {
@@ -50,7 +56,7 @@ func (d *BlockDevice) HostPrefetch(offs []uint64) {
 				}
 			}
 		}
-		touchFolios(folios[:n])
+		touchFolios(folios[:n], spare)
 		offs = offs[min(len(offs), hostPrefetchChunk):]
 	}
 }

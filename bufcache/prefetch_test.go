@@ -3,6 +3,7 @@ package bufcache
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,9 +93,9 @@ func TestHostPrefetchChangesNothing(t *testing.T) {
 }
 
 // TestHostPrefetchBesideWrites: on a machine shared between goroutines (no
-// Config.OneGoroutine) a prefetch may run beside writes and their
-// writeback: the race detector finds nothing, and the machine's invariants
-// hold after.
+// Config.OneGoroutine) a prefetch may run beside writes, their writeback
+// and the freeing of their folios and buffers: the race detector finds
+// nothing, and the machine's invariants hold after.
 func TestHostPrefetchBesideWrites(t *testing.T) {
 	m, d := prefetchDev(t, IndexXArray)
 	offs := make([]uint64, 256)
@@ -102,9 +103,11 @@ func TestHostPrefetchBesideWrites(t *testing.T) {
 		offs[i] = uint64(i) << 12
 	}
 	var wg sync.WaitGroup
+	var done atomic.Bool
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer done.Store(true)
 		cpu := m.CPU(1)
 		for round := range 4 {
 			for b := range uint64(256) {
@@ -118,9 +121,11 @@ func TestHostPrefetchBesideWrites(t *testing.T) {
 				Brelse(cpu, bh)
 			}
 			assert.NoError(t, d.SyncBlockdev(cpu), "round %d", round)
+			m.InvalidateBhLRUs(cpu) // the LRU's references go, so the buffers can
+			d.InvalidateBdev(cpu)   // be freed (zeroed) while a prefetch reads
 		}
 	}()
-	for range 50 {
+	for !done.Load() { // prefetches all the while
 		d.HostPrefetch(offs)
 	}
 	wg.Wait()

@@ -67,7 +67,7 @@ func (d *BlockDevice) writeDirty(cpu *CPU, wbc wbControl) int {
 	cpu.plug.Start()
 	for start := first; !done; {
 		batch := m.index.FindMarked(start, pageindex.MarkDirty)
-		touchFolios(batch.Items[:batch.N])
+		touchFolios(batch.Items[:batch.N], d.m.cfg.OneGoroutine)
 		for _, f := range batch.Items[:batch.N] {
 			if done {
 				break
