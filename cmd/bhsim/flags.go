@@ -154,8 +154,18 @@ func jsonOf(v any) func(io.Writer) error {
 func budgeted(ctx context.Context, stderr io.Writer, name, unit, less string, run func(ctx context.Context, progress func(done, total int)) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The budget starts its clock before the progress line starts its own,
+	// so that a report late enough for the progress's first line (after a
+	// second) is late enough for the budget's estimate (after a second,
+	// made first in the same report), but for the nanoseconds between the
+	// two clocks' readings: a refused run prints its refusal alone. (With
+	// the progress started first, a report in the microseconds between the
+	// two starts' seconds drew a line before the refusal, once in a CI
+	// run of TestErrors.)
+	var next func(done, total int)
+	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, func(done, total int) { next(done, total) }, cancel)
 	prog := report.ProgressOn(stderr, "bhsim "+name, unit)
-	guard := report.NewBudget(stderr, "bhsim "+name, unit, less, prog.Task(0), cancel)
+	next = prog.Task(0)
 	err := guard.Err(run(ctx, guard.Report))
 	prog.Finish()
 	var over *report.OverBudgetError
