@@ -27,21 +27,23 @@ const (
 	blocksize512Close  = 0.10
 )
 
-// TestReproduceBlocksize runs the whole Helios4 table (20 dd runs of 2000
-// MiB) and checks the thread's claims: one cost fitted to the 4096-byte
-// rows only; every other cell predicted; the error bounds the README
-// states, in and out of the fit; the single disk at 4096 bytes bound by its
-// datasheet rate and the four arrays by CPUs waiting on a memory bus more
-// than half busy; the 512-byte rows by the CPUs; and every fitted cost
-// within PriorFactor of its prior.
+// TestReproduceBlocksize checks the thread's claims on the whole Helios4
+// table (20 dd runs of 2000 MiB, made once for the test binary:
+// fullBlocksize): one cost fitted to the 4096-byte rows only; every other
+// cell predicted; the error bounds the README states, in and out of the
+// fit; the single disk at 4096 bytes bound by its datasheet rate and the
+// four arrays by CPUs waiting on a memory bus more than half busy; the
+// 512-byte rows by the CPUs; and every fitted cost within PriorFactor of
+// its prior.
 func TestReproduceBlocksize(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("a minute of simulation: not in -short or -race runs")
 	}
 	t.Parallel()
 	fit := BlocksizeFit()
-	th, runs, err := reproduceBlocksize(timing.Helios4(), fit, Options{})
-	require.NoError(t, err)
+	full := fullBlocksize()
+	require.NoError(t, full.err)
+	th, runs := full.rep, full.runs
 	require.Len(t, th.Table.Cells, 40)
 	requireFittedCopy(t, th.Profile)
 	assert.LessOrEqual(t, len(th.Calibration.Params), 4)

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/internal/race"
 )
 
@@ -19,18 +18,19 @@ const (
 	iomapFlatBound  = 0.05
 )
 
-// TestReproduceIomap runs Xu Yang's table at its full size (18 runs of
-// 4 GiB) and checks the thread's targets: the 6.6 curve falls monotonically
-// with bs, and the bounds above; at most 4 fitted costs, each within
-// PriorFactor of its prior (the SSD's rate among them: an assumption the fit
-// names).
+// TestReproduceIomap checks the thread's targets on Xu Yang's table at its
+// full size (18 runs of 4 GiB, made once for the test binary: fullIomap):
+// the 6.6 curve falls monotonically with bs, and the bounds above; at most
+// 4 fitted costs, each within PriorFactor of its prior (the SSD's rate
+// among them: an assumption the fit names).
 func TestReproduceIomap(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("half a minute of simulation: not in -short or -race runs")
 	}
 	t.Parallel()
-	th, runs, err := reproduceIomap(timing.IMX8Board(), IomapFit(), Options{})
-	require.NoError(t, err)
+	full := fullIomap()
+	require.NoError(t, full.err)
+	th, runs := full.rep, full.runs
 	require.Len(t, th.Table.Cells, 18)
 	requireFittedCopy(t, th.Profile)
 	require.Len(t, runs, 18)

@@ -18,7 +18,6 @@ import (
 	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/internal/race"
 )
 
 // strictDecode decodes JSON into v refusing unknown fields: the documented
@@ -206,30 +205,6 @@ func TestReproducePlot(t *testing.T) {
 	status, _, errs = bhsim("reproduce", "--plot", file, "lru")
 	assert.Equal(t, 1, status)
 	assert.Contains(t, errs, "bhsim reproduce:")
-}
-
-// TestCommittedFiguresAreCurrent: the charts the README shows
-// (bench/figures/*.svg) are what `reproduce --plot` draws now, so a change
-// that moves a figure re-renders them. The run is reproduceAll's, which the
-// README's reproduce commands share.
-func TestCommittedFiguresAreCurrent(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("runs every thread: not under -short or -race")
-	}
-	t.Parallel()
-	r := reproduceAll(t)
-	require.Equal(t, 0, r.status, r.stderr)
-	committed, err := filepath.Glob("../../bench/figures/*.svg")
-	require.NoError(t, err)
-	require.NotEmpty(t, committed)
-	for _, path := range committed {
-		want, err := os.ReadFile(path)
-		require.NoError(t, err)
-		got, ok := r.svgs[filepath.Base(path)]
-		require.True(t, ok, "reproduce --plot draws %s", filepath.Base(path))
-		assert.True(t, bytes.Equal(want, got),
-			"%s is stale: go run ./cmd/bhsim reproduce --plot bench/figures", path)
-	}
 }
 
 func TestReproduceCrossValidate(t *testing.T) {

@@ -50,7 +50,7 @@ var commandRuns sync.Map
 // command's output depends only on its arguments and the files they name
 // (its simulated figures on nothing else), so the tests that check one
 // command line check what each would see running it alone. Not for a
-// command that writes files (--plot): see reproduceAll.
+// command that writes files (--plot).
 func shared(args ...string) (int, string, string) {
 	v, _ := commandRuns.LoadOrStore(strings.Join(args, "\x00"), new(commandRun))
 	r := v.(*commandRun)
@@ -58,48 +58,17 @@ func shared(args ...string) (int, string, string) {
 	return r.status, r.stdout, r.stderr
 }
 
-// reproduction is `bhsim reproduce --plot DIR` of every thread: its exit
-// status, its output and the SVG charts it drew, by file name.
-type reproduction struct {
-	status         int
-	stdout, stderr string
-	svgs           map[string][]byte
-}
-
-var (
-	reproduceAllOnce sync.Once
-	reproduceAllRun  reproduction
-	reproduceAllErr  error
-)
-
-// reproduceAll runs `bhsim reproduce --plot DIR` (every thread at full size,
-// half a minute of CPU time) once per test binary, for the README's
-// reproduce commands and TestCommittedFiguresAreCurrent, and reads the
-// charts it drew (DIR is removed once they are read).
-func reproduceAll(t *testing.T) reproduction {
-	t.Helper()
-	reproduceAllOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bhsim-reproduce-")
-		if err != nil {
-			reproduceAllErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		r := &reproduceAllRun
-		r.status, r.stdout, r.stderr = bhsim("reproduce", "--plot", dir)
-		paths, err := filepath.Glob(filepath.Join(dir, "*.svg"))
-		r.svgs = map[string][]byte{}
-		for _, path := range paths {
-			var b []byte
-			if b, err = os.ReadFile(path); err != nil {
-				break
-			}
-			r.svgs[filepath.Base(path)] = b
-		}
-		reproduceAllErr = err
-	})
-	require.NoError(t, reproduceAllErr)
-	return reproduceAllRun
+// reproducesAll reports whether args are `reproduce` of every thread (no
+// thread named), with at most --plot DIR besides.
+func reproducesAll(args []string) bool {
+	if args[0] != "reproduce" {
+		return false
+	}
+	rest := slices.Clone(args[1:])
+	if i := slices.Index(rest, "--plot"); i >= 0 && i+1 < len(rest) {
+		rest = slices.Delete(rest, i, i+2)
+	}
+	return len(rest) == 0
 }
 
 // fromPackage returns args with each relative path of the repository that
@@ -124,9 +93,12 @@ func fromPackage(args []string) []string {
 // TestReadmeCommands runs every bhsim command the README shows and checks
 // that it succeeds, and that the figures the README quotes from them are
 // what they print. The commands run in parallel (the live one, as root,
-// alone first). Both reproduce commands are the one run of every thread
-// that TestCommittedFiguresAreCurrent checks the charts of, and a quoted
-// figure's command is the same run as the README's line that shows it.
+// alone first), and a quoted figure's command is the same run as the
+// README's line that shows it. The two that reproduce every thread are
+// left to .ci/run, which runs the README's main command as given, and to
+// bench/threads, whose tests check the tables and charts (TestReproduce…,
+// TestCommittedFiguresAreCurrent) on one full-size run: here they would
+// make those runs a second time.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("runs the README's commands: not under -short or -race")
@@ -142,18 +114,15 @@ func TestReadmeCommands(t *testing.T) {
 			if !live {
 				t.Parallel()
 			}
-			var status int
-			var out, errs string
-			if args[0] == "reproduce" {
-				r := reproduceAll(t)
-				status, out, errs = r.status, r.stdout, r.stderr
-			} else {
-				args := fromPackage(args)
-				if i := slices.Index(args, "--plot"); i >= 0 && i+1 < len(args) {
-					args[i+1] = t.TempDir() // the charts go nowhere lasting
-				}
-				status, out, errs = shared(args...)
+			if reproducesAll(args) {
+				t.Skip("every thread at full size, half a minute of CPU: .ci/run runs this command as the README gives it " +
+					"and compares its charts with bench/figures; bench/threads checks its tables and charts at full size")
 			}
+			args = fromPackage(args)
+			if i := slices.Index(args, "--plot"); i >= 0 && i+1 < len(args) {
+				args[i+1] = t.TempDir() // the charts go nowhere lasting
+			}
+			status, out, errs := shared(args...)
 			// A live run may differ where docs/known-differences.md says
 			// it can (report.LiveDifferences), and still exits 0.
 			require.Equal(t, 0, status, errs)
