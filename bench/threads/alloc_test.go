@@ -94,16 +94,15 @@ func TestReproduceAlloc(t *testing.T) {
 	}
 }
 
-// TestReproduceAllocFullScale runs the thread at its full 800 MiB, as the
-// command line does, and checks that a small run extrapolates to the same
+// TestReproduceAllocFullScale checks the thread at its full 800 MiB, as the
+// command line runs it (fullAlloc), and checks that a small run extrapolates to the same
 // table: every page costs the same.
 func TestReproduceAllocFullScale(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		t.Skip("800 MiB twice: not under -short or -race")
 	}
 	t.Parallel()
-	full, _, err := reproduceAlloc(timing.X86Desktop2017(), AllocFit(), Options{})
-	require.NoError(t, err)
+	full := fullAlloc(t)
 	small := allocSmall(t).th
 	requireFittedCopy(t, full.Profile)
 	for i, c := range full.Table.Cells {

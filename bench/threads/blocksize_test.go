@@ -41,8 +41,7 @@ func TestReproduceBlocksize(t *testing.T) {
 	}
 	t.Parallel()
 	fit := BlocksizeFit()
-	full := fullBlocksize()
-	require.NoError(t, full.err)
+	full := fullBlocksize(t)
 	th, runs := full.rep, full.runs
 	require.Len(t, th.Table.Cells, 40)
 	requireFittedCopy(t, th.Profile)

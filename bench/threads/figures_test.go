@@ -27,9 +27,7 @@ func TestCommittedFiguresAreCurrent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, th := range threads.All() {
-		figs, err := threads.FullFigures(th.Name)
-		require.NoError(t, err, th.Name)
-		for _, f := range figs {
+		for _, f := range threads.FullFigures(t, th.Name) {
 			require.NoError(t, report.WriteFigure(dir, f))
 		}
 	}

@@ -28,8 +28,7 @@ func TestReproduceIomap(t *testing.T) {
 		t.Skip("half a minute of simulation: not in -short or -race runs")
 	}
 	t.Parallel()
-	full := fullIomap()
-	require.NoError(t, full.err)
+	full := fullIomap(t)
 	th, runs := full.rep, full.runs
 	require.Len(t, th.Table.Cells, 18)
 	requireFittedCopy(t, th.Profile)
