@@ -94,12 +94,12 @@ func TestReproduceAlloc(t *testing.T) {
 	}
 }
 
-// TestReproduceAllocFullScale checks the thread at its full 800 MiB, as the
-// command line runs it (fullAlloc), and checks that a small run extrapolates to the same
-// table: every page costs the same.
+// TestReproduceAllocFullScale checks, on the thread at its full 800 MiB as
+// the command line runs it (fullAlloc), that a small run extrapolates to
+// the same table: every page costs the same.
 func TestReproduceAllocFullScale(t *testing.T) {
 	if testing.Short() || race.Enabled {
-		t.Skip("800 MiB twice: not under -short or -race")
+		t.Skip("800 MiB: not under -short or -race")
 	}
 	t.Parallel()
 	full := fullAlloc(t)
