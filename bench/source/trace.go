@@ -432,10 +432,20 @@ func traceFields(dst []string, s string) (n int, more bool) {
 // traceUint parses decimal digits only (no sign, no base prefix, no
 // underscores) into a uint64.
 func traceUint(s string) (uint64, bool) {
-	if s == "" || len(s) > 20 {
+	if s == "" {
 		return 0, false
 	}
 	var v uint64
+	if len(s) < 20 { // 19 digits cannot overflow
+		for i := 0; i < len(s); i++ {
+			d := s[i] - '0'
+			if d > 9 {
+				return 0, false
+			}
+			v = v*10 + uint64(d)
+		}
+		return v, true
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
@@ -479,12 +489,9 @@ func traceSeconds(s string) (uint64, bool) {
 // (a positive number with a K, M, G, T or P suffix in either case), without
 // its error's allocation.
 func traceSize(s string) (uint64, bool) {
-	if v, ok := traceUint(s); ok {
-		return v, true
-	}
 	n := len(s)
 	if n < 2 {
-		return 0, false
+		return traceUint(s)
 	}
 	var shift uint
 	switch s[n-1] | 0x20 { // ParseDDSize's suffixes, in any case
@@ -499,7 +506,7 @@ func traceSize(s string) (uint64, bool) {
 	case 'p':
 		shift = 50
 	default:
-		return 0, false
+		return traceUint(s)
 	}
 	v, ok := traceUint(s[:n-1])
 	if !ok || v == 0 || v > (1<<63)>>shift {

@@ -40,12 +40,12 @@ const CSVHeader = "op,offset,length,cpu,time"
 type CSVReader struct {
 	lines   *traceLines
 	started bool
-	fields  [6]string
 	// cols maps a header's columns onto CSVHeader's: column i of a line
 	// is field cols[i]; ncols is the header's columns (0: no header, the
-	// canonical order).
-	cols  [5]int
-	ncols int
+	// canonical order); inOrder says cols[i] is i for each of them.
+	cols    [5]int
+	ncols   int
+	inOrder bool
 }
 
 // NewCSVReader returns a reader of the CSV trace in r.
@@ -75,22 +75,23 @@ func (c *CSVReader) Next() (IO, error) {
 // csvSplit splits s at commas into dst (trimming blanks and one pair of
 // quotes from each field); more reports fields past len(dst).
 func csvSplit(dst []string, s string) (n int, more bool) {
-	for {
-		i := strings.IndexByte(s, ',')
-		field := s
-		if i >= 0 {
-			field = s[:i]
+	start := 0
+	for i := 0; i < len(s); i++ { // a byte loop: fields are short
+		if s[i] != ',' {
+			continue
 		}
 		if n == len(dst) {
 			return n, true
 		}
-		dst[n] = csvField(field)
+		dst[n] = csvField(s[start:i])
 		n++
-		if i < 0 {
-			return n, false
-		}
-		s = s[i+1:]
+		start = i + 1
 	}
+	if n == len(dst) {
+		return n, true
+	}
+	dst[n] = csvField(s[start:])
+	return n + 1, false
 }
 
 // csvField trims a field of blanks (strings.TrimSpace's) and of one pair
@@ -116,7 +117,8 @@ func (c *CSVReader) parse(line string) (IO, bool, error) {
 	if t == "" || t[0] == '#' {
 		return IO{}, false, nil
 	}
-	f := c.fields[:5]
+	var fields [5]string // on the stack: a line's fields are views of it
+	f := fields[:]
 	nf, more := csvSplit(f, t)
 	first := !c.started
 	c.started = true
@@ -127,11 +129,13 @@ func (c *CSVReader) parse(line string) (IO, bool, error) {
 		if more || nf != c.ncols {
 			return IO{}, false, c.lines.fail(n, "want the header's %d columns, got %d", c.ncols, nf)
 		}
-		var g [5]string
-		for i := 0; i < nf; i++ {
-			g[c.cols[i]] = f[i]
+		if !c.inOrder {
+			var g [5]string
+			for i := 0; i < nf; i++ {
+				g[c.cols[i]] = f[i]
+			}
+			f = g[:]
 		}
-		copy(f, g[:])
 		nf = 5
 	}
 	if more {
@@ -161,6 +165,7 @@ func (c *CSVReader) header(n int, t string, f []string, more bool) error {
 		return c.lines.fail(n, "header %q: more than the 5 columns of %s", t, CSVHeader)
 	}
 	seen := 0
+	c.inOrder = true
 	for i, name := range f {
 		k := -1
 		for j, col := range csvColumns {
@@ -176,6 +181,7 @@ func (c *CSVReader) header(n int, t string, f []string, more bool) error {
 		}
 		seen |= 1 << k
 		c.cols[i] = k
+		c.inOrder = c.inOrder && k == i
 	}
 	if seen&7 != 7 {
 		return c.lines.fail(n, "header %q: want op, offset and length among its columns (%s)", t, CSVHeader)
@@ -191,22 +197,13 @@ func (c *CSVReader) record(n int, f []string, nf int) (IO, bool, error) {
 		return IO{}, false, c.lines.fail(n, msg, args...)
 	}
 	var rec IO
-	switch strings.ToLower(f[0]) {
-	case "read", "r":
-		rec.Kind = IORead
-	case "write", "w":
-		rec.Kind = IOWrite
-	case "fsync":
-		rec.Kind = IOFsync
-	case "fdatasync":
-		rec.Kind = IOFdatasync
-	case "flush":
-		rec.Kind = IOFlush
-	case "discard", "trim":
-		rec.Kind = IODiscard
-	default:
-		return fail("unknown op %q (want read, write, fsync, fdatasync, flush or discard)", f[0])
+	kind, ok := csvOp(f[0])
+	if !ok {
+		if kind, ok = csvOp(strings.ToLower(f[0])); !ok {
+			return fail("unknown op %q (want read, write, fsync, fdatasync, flush or discard)", f[0])
+		}
 	}
+	rec.Kind = kind
 	if rec.Kind.HasData() {
 		off, ok := traceSize(f[1])
 		if !ok {
@@ -239,6 +236,25 @@ func (c *CSVReader) record(n int, f []string, nf int) (IO, bool, error) {
 	}
 	rec.Line = n
 	return rec, true, nil
+}
+
+// csvOp is the kind of lower-case op name s (CSVReader's names).
+func csvOp(s string) (IOKind, bool) {
+	switch s {
+	case "read", "r":
+		return IORead, true
+	case "write", "w":
+		return IOWrite, true
+	case "fsync":
+		return IOFsync, true
+	case "fdatasync":
+		return IOFdatasync, true
+	case "flush":
+		return IOFlush, true
+	case "discard", "trim":
+		return IODiscard, true
+	}
+	return 0, false
 }
 
 // csvTime reads decimal nanoseconds or a non-negative time.ParseDuration

@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,3 +145,31 @@ func TestWriteCSV(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// BenchmarkCSVReader parses a CSV trace of 100,000 random 4 KiB records,
+// as WriteCSV writes them, from memory: the reader's cost per record
+// without the file's reading.
+func BenchmarkCSVReader(b *testing.B) {
+	g, err := ParseGenerator("random:dev=1G,n=100000,size=4K,reads=0.3,cpus=4,seed=7")
+	require.NoError(b, err)
+	gen, err := NewGenerator(g)
+	require.NoError(b, err)
+	var buf bytes.Buffer
+	_, err = WriteCSV(&buf, gen)
+	require.NoError(b, err)
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewCSVReader(bytes.NewReader(data))
+		n := 0
+		for {
+			if _, err := r.Next(); err != nil {
+				require.ErrorIs(b, err, io.EOF)
+				break
+			}
+			n++
+		}
+		require.Equal(b, 100000, n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,6 +178,32 @@ func FuzzColumnReader(f *testing.F) {
 		fuzzReader(t, NewColumnReader(strings.NewReader(in), m))
 		if tr, err := NewTrace(strings.NewReader(in), "fuzz", TraceColumns); err == nil {
 			fuzzReader(t, tr)
+		}
+	})
+}
+
+// FuzzTraceNumbers holds the trace readers' number parsers to the
+// standard library's: traceUint to strconv.ParseUint on decimal digits,
+// and traceSize to it on digits and to scenario.ParseDDSize on the rest.
+func FuzzTraceNumbers(f *testing.F) {
+	for _, s := range []string{"0", "4096", "4K", "4k", "1M", "2G", "1T", "3P", "0K", "K", "-4K", "+5",
+		"18446744073709551615", "18446744073709551616", "000000000000000000000007", "9007199254740993K", "1_000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		digits := s != "" && strings.Trim(s, "0123456789") == ""
+		want, err := strconv.ParseUint(s, 10, 64)
+		wantOK := digits && err == nil
+		v, ok := traceUint(s)
+		if ok != wantOK || v != want && ok {
+			t.Fatalf("traceUint(%q) = %d, %v; ParseUint: %d, %v", s, v, ok, want, err)
+		}
+		if !digits {
+			dd, err := scenario.ParseDDSize(s)
+			want, wantOK = dd, err == nil
+		}
+		if v, ok := traceSize(s); ok != wantOK || v != want && ok {
+			t.Fatalf("traceSize(%q) = %d, %v; want %d, %v", s, v, ok, want, wantOK)
 		}
 	})
 }
