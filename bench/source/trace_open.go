@@ -388,6 +388,25 @@ func (s *TraceSummary) Add(rec IO) {
 	}
 }
 
+// Merge adds o, the summary of the records that follow s's, to s: the
+// result is the summary of both records together. O(1).
+func (s *TraceSummary) Merge(o TraceSummary) {
+	if o.Records == 0 {
+		return
+	}
+	if s.Records == 0 || o.FirstAt < s.FirstAt {
+		s.FirstAt = o.FirstAt
+	}
+	s.LastAt = max(s.LastAt, o.LastAt)
+	s.Records += o.Records
+	for k := range s.Count {
+		s.Count[k] += o.Count[k]
+		s.Bytes[k] += o.Bytes[k]
+	}
+	s.End = max(s.End, o.End)
+	s.CPUs = max(s.CPUs, o.CPUs)
+}
+
 // String prints the summary on one line: "12 records: write 8 (32K), fsync
 // 4; end 32K; 1 cpu; 0..1500 ns".
 func (s TraceSummary) String() string {
