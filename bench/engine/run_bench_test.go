@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,38 +80,43 @@ func BenchmarkRun1MRandomWriteCSV(b *testing.B) {
 	b.ReportMetric(r.MBps, "sim-MB/s")
 }
 
-// BenchmarkTraceWorkloadCSV is TraceWorkload's pass over a CSV trace of
-// 100,000 random 4 KiB records (written by WriteCSV to a file): the
-// parsing, on its own goroutine, and the summing and holding of the
-// records.
+// BenchmarkTraceWorkloadCSV is TraceWorkload's pass over CSV traces of
+// 100,000 and 1,000,000 random 4 KiB records (written by WriteCSV to a
+// file): the parsing, and the summing and holding of the records. The
+// larger is read in parts at once (source.OpenTraceParts) on a machine of
+// two CPUs or more.
 func BenchmarkTraceWorkloadCSV(b *testing.B) {
-	g, err := source.ParseGenerator("random:dev=1G,n=100000,size=4K,reads=0.3,cpus=4,seed=7")
-	if err != nil {
-		b.Fatal(err)
-	}
-	gen, err := source.NewGenerator(g)
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(b.TempDir(), "t.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := source.WriteCSV(f, gen); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		w, err := TraceWorkload(path, TraceDevice{Size: 1 << 30})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if w.Records != 100000 {
-			b.Fatalf("%d records", w.Records)
-		}
+	for _, n := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			g, err := source.ParseGenerator(fmt.Sprintf("random:dev=1G,n=%d,size=4K,reads=0.3,cpus=4,seed=7", n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			gen, err := source.NewGenerator(g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(b.TempDir(), "t.csv")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := source.WriteCSV(f, gen); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				w, err := TraceWorkload(path, TraceDevice{Size: 1 << 30})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if w.Records != uint64(n) {
+					b.Fatalf("%d records", w.Records)
+				}
+			}
+		})
 	}
 }

@@ -90,33 +90,3 @@ func (r *sliceReader) Next() (source.IO, error) {
 	r.recs = r.recs[1:]
 	return rec, nil
 }
-
-// TestHeldRecordsAcrossChunks: a trace held in memory over several chunks
-// replays every record in order, exactly, from each reader's own start,
-// and one record that does not fit a held record lets go of them all.
-func TestHeldRecordsAcrossChunks(t *testing.T) {
-	for _, n := range []int{0, 1, heldChunk, heldChunk + 1, 2*heldChunk + heldChunk/2} {
-		recs := make([]source.IO, n)
-		for i := range recs {
-			recs[i] = source.IO{Kind: source.IOKind(i % 3), Offset: uint64(i) * 4096, Length: 4096, CPU: i % 5, At: uint64(3 * i), Line: i + 1}
-		}
-		sum, held, err := summarizeHolding(&sliceReader{append([]source.IO(nil), recs...)})
-		require.NoError(t, err)
-		require.NotNil(t, held)
-		assert.Equal(t, uint64(n), sum.Records)
-		assert.Equal(t, n, held.len())
-		for range 2 { // two readers, each from the start
-			r := &heldReader{held: held}
-			for i := range recs {
-				got, err := r.Next()
-				require.NoError(t, err)
-				require.Equal(t, recs[i], got, "record %d of %d", i, n)
-			}
-			_, err = r.Next()
-			assert.Equal(t, io.EOF, err)
-		}
-	}
-	_, held, err := summarizeHolding(&sliceReader{[]source.IO{{Length: 1, Line: 1}, {Length: 1, Line: 2, CPU: 1 << 20}}})
-	require.NoError(t, err)
-	assert.Nil(t, held, "a CPU past a held record's 16 bits")
-}

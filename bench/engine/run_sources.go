@@ -2,8 +2,7 @@ package engine
 
 import (
 	"fmt"
-	"io"
-	"math"
+	"runtime"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
@@ -81,26 +80,37 @@ type TraceDevice struct {
 // Otherwise TraceWorkload reads the trace once to its end (streaming, in
 // memory independent of its length) for its CPUs (the workload's default:
 // the largest CPU number plus one), its records, and when dev.Size is 0
-// its extent; a trace of at most maxHeldRecords records is kept in memory
-// then (32 bytes a record), so that Run does not read it again. A trace that
-// cannot be opened again (standard input, "-", a pipe or a FIFO) is not
-// read ahead but in Run's one pass (Workload.Streamed), and needs dev.Size;
-// dev.OnePass reads a file the same way.
-// Each pass parses the trace in a goroutine of its own (source.Prefetch),
-// on another CPU than the one that sums or simulates its records. Errors: OpenTraceSelect's, a
-// bad record (naming its line), a trace with no record (or none of
-// dev.Select's choice: ErrNoRecords), a stream without dev.Size, a device
-// size that is not a multiple of its logical block size.
+// its extent. It keeps the records in memory then, about 8 bytes each
+// (heldRecords), when they fit maxHeldBytes, so that Run does not read the
+// trace again. A trace that cannot be opened again (standard input, "-", a
+// pipe or a FIFO) is not read ahead but in Run's one pass
+// (Workload.Streamed), and needs dev.Size; dev.OnePass reads a file the
+// same way. Each pass parses the trace in a goroutine of its own
+// (source.Prefetch), on another CPU than the one that sums or simulates
+// its records; the first pass over a large plain CSV file reads its parts
+// at once instead, a goroutine each on up to GOMAXPROCS CPUs
+// (source.OpenTraceParts), each parsing and summing its own. Errors:
+// OpenTraceSelect's, a bad record (naming its line), a trace with no
+// record (or none of dev.Select's choice: ErrNoRecords), a stream without
+// dev.Size, a device size that is not a multiple of its logical block
+// size.
 func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
-	t, err := source.OpenTraceSelect(path, dev.Select)
+	n := runtime.GOMAXPROCS(0)
+	if dev.OnePass {
+		n = 1
+	}
+	parts, err := source.OpenTraceParts(path, dev.Select, n)
 	if err != nil {
 		return Workload{}, err
 	}
 	defer func() {
-		if t != nil {
-			t.Close()
+		for _, p := range parts {
+			if p != nil {
+				p.Close()
+			}
 		}
 	}()
+	t := parts[0]
 	w := Workload{Name: path, Kind: "trace (" + string(t.Format) + ")", DeviceSize: dev.Size,
 		LogicalBlockSize: dev.LogicalBlockSize, CPUs: 1,
 		Open: func() (source.IOReader, error) {
@@ -117,13 +127,11 @@ func TraceWorkload(path string, dev TraceDevice) (Workload, error) {
 	}
 	lbs := uint64(max(dev.LogicalBlockSize, 512))
 	if !t.Reopenable || dev.OnePass {
-		return streamedWorkload(&t, w, lbs)
+		return streamedWorkload(&parts[0], w, lbs)
 	}
 	format := t.Format
-	pf := source.Prefetch(t) // the parsing on another CPU than the summing
-	t = nil                  // pf's now
-	defer pf.Close()
-	sum, held, err := summarizeHolding(pf)
+	sum, held, err := summarizeParts(parts, maxHeldBytes)
+	parts = nil // summarizeParts closed them
 	if err != nil {
 		return Workload{}, err
 	}
@@ -191,89 +199,4 @@ func streamedWorkload(tp **source.Trace, w Workload, lbs uint64) (Workload, erro
 		return source.Prefetch(r), nil
 	}
 	return w, nil
-}
-
-// maxHeldRecords bounds the records TraceWorkload keeps from its pass over
-// a trace for Run to replay from memory: 40 MiB of them.
-const maxHeldRecords = 40 << 20 / 32
-
-// heldRecord is one record kept in memory, in 32 bytes (source.IO takes
-// 56): a record whose line or CPU does not fit is not kept.
-type heldRecord struct {
-	offset, length, at uint64
-	line               uint32
-	cpu                uint16
-	kind               source.IOKind
-	flags              source.IOFlags
-}
-
-// heldChunk is how many records a chunk of held records has: 2 MiB of
-// them, so that holding a trace never copies what it holds (a slice that
-// grew by doubling would copy and touch twice the memory).
-const heldChunk = 1 << 16
-
-// heldRecords are the records kept, in chunks of heldChunk.
-type heldRecords struct {
-	chunks [][]heldRecord
-}
-
-// add appends r. Amortised O(1); a new chunk every heldChunk records.
-func (h *heldRecords) add(r heldRecord) {
-	if n := len(h.chunks); n == 0 || len(h.chunks[n-1]) == heldChunk {
-		h.chunks = append(h.chunks, make([]heldRecord, 0, heldChunk))
-	}
-	last := &h.chunks[len(h.chunks)-1]
-	*last = append(*last, r)
-}
-
-// len is the number of records kept.
-func (h *heldRecords) len() int {
-	if len(h.chunks) == 0 {
-		return 0
-	}
-	return (len(h.chunks)-1)*heldChunk + len(h.chunks[len(h.chunks)-1])
-}
-
-// summarizeHolding reads t to its end and sums its records, and returns
-// them too when they are at most maxHeldRecords and each fits a
-// heldRecord (nil otherwise). O(records); memory O(maxHeldRecords).
-func summarizeHolding(t source.IOReader) (source.TraceSummary, *heldRecords, error) {
-	var s source.TraceSummary
-	held := &heldRecords{}
-	for {
-		rec, err := t.Next()
-		if err == io.EOF {
-			return s, held, nil
-		}
-		if err != nil {
-			return s, nil, err
-		}
-		s.Add(rec)
-		if held != nil && held.len() < maxHeldRecords && rec.Line >= 0 && uint64(rec.Line) <= math.MaxUint32 && rec.CPU >= 0 && rec.CPU <= math.MaxUint16 {
-			held.add(heldRecord{rec.Offset, rec.Length, rec.At, uint32(rec.Line), uint16(rec.CPU), rec.Kind, rec.Flags})
-		} else {
-			held = nil
-		}
-	}
-}
-
-// heldReader replays held records; each reader has its own position, so
-// that the miss-ratio curve's runs read them at once.
-type heldReader struct {
-	held        *heldRecords
-	chunk, next int
-}
-
-// Next implements source.IOReader.
-func (h *heldReader) Next() (source.IO, error) {
-	cs := h.held.chunks
-	if h.chunk < len(cs) && h.next == len(cs[h.chunk]) {
-		h.chunk, h.next = h.chunk+1, 0
-	}
-	if h.chunk == len(cs) || h.next == len(cs[h.chunk]) {
-		return source.IO{}, io.EOF
-	}
-	r := &cs[h.chunk][h.next]
-	h.next++
-	return source.IO{Kind: r.kind, Offset: r.offset, Length: r.length, CPU: int(r.cpu), At: r.at, Line: int(r.line), Flags: r.flags}, nil
 }
