@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -48,10 +48,10 @@ func requireHeldIs(t *testing.T, recs []source.IO, held *heldRecords) {
 // exactly and in order, whatever their fields; a budget too small for
 // them lets go of them all.
 func TestHeldRecords(t *testing.T) {
-	random := func(n int) []source.IO {
+	random := func(n int) []source.IO { // about 19 bytes a record held
 		recs := make([]source.IO, n)
 		for i := range recs {
-			recs[i] = source.IO{Kind: source.IOKind(1 + i%3), Offset: uint64(i*7919%262144) * 4096, Length: 4096, CPU: i % 5, At: uint64(3 * i), Line: i + 2}
+			recs[i] = source.IO{Kind: source.IOKind(1 + i%3), Offset: uint64(i*7919%262144)*4096 + 1<<50 + 1, Length: 4096, CPU: i % 5, At: uint64(i) << 40, Line: i + 2}
 		}
 		return recs
 	}
@@ -72,8 +72,8 @@ func TestHeldRecords(t *testing.T) {
 		{"none", nil, maxHeldBytes, true},
 		{"one", random(1), maxHeldBytes, true},
 		{"odd fields", odd, maxHeldBytes, true},
-		{"several chunks", random(3 * heldChunk / 8), maxHeldBytes, true},
-		{"a budget of one chunk", random(3 * heldChunk / 8), heldChunk, false},
+		{"several chunks", random(3 * heldChunk / 19), maxHeldBytes, true},
+		{"a budget of one chunk", random(3 * heldChunk / 19), heldChunk, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +85,7 @@ func TestHeldRecords(t *testing.T) {
 				return
 			}
 			requireHeldIs(t, tt.recs, held)
+			assert.Equal(t, len(tt.recs) > heldChunk/19, len(held.chunks) >= 3, "%d chunks", len(held.chunks))
 		})
 	}
 }
@@ -150,13 +151,14 @@ func requireSameHeld(t *testing.T, want, got *heldRecords) {
 // the whole trace's summary, held records and first error, and parts
 // share the budget of records held.
 func TestSummarizeParts(t *testing.T) {
-	g, err := source.ParseGenerator("random:dev=1G,n=500000,size=4K,reads=0.3,cpus=4,seed=3")
-	require.NoError(t, err)
-	gen, err := source.NewGenerator(g)
-	require.NoError(t, err)
-	var text bytes.Buffer
-	_, err = source.WriteCSV(&text, gen)
-	require.NoError(t, err)
+	// 100,000 records in lines of 88 bytes (blanks around a field are
+	// ignored): large enough to be read in two parts.
+	const n = 100000
+	var text strings.Builder
+	text.WriteString("op,offset,length,cpu,time\n")
+	for i := range n {
+		fmt.Fprintf(&text, "%-60s,%10d,4K,%d,%10d\n", []string{"write", "read"}[i%2], i*7919%262144*4096, i%4, 1000*i)
+	}
 	require.Greater(t, text.Len(), 2*source.MinTracePart)
 	lines := strings.SplitAfter(text.String(), "\n")
 	bad := func(at ...int) string {
@@ -175,9 +177,9 @@ func TestSummarizeParts(t *testing.T) {
 		held    bool
 	}{
 		{"whole trace", text.String(), maxHeldBytes, 0, true},
-		{"a budget too small", text.String(), 2 * heldChunk, 0, false},
-		{"an error in the second part", bad(400000), maxHeldBytes, 400000, false},
-		{"errors in both parts", bad(100, 400000), maxHeldBytes, 100, false},
+		{"a budget too small", text.String(), heldChunk / 2, 0, false},
+		{"an error in the second part", bad(80000), maxHeldBytes, 80000, false},
+		{"errors in both parts", bad(100, 80000), maxHeldBytes, 100, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +204,7 @@ func TestSummarizeParts(t *testing.T) {
 			require.NoError(t, wantErr)
 			require.NoError(t, err)
 			assert.Equal(t, wantSum, sum)
-			assert.Equal(t, uint64(500000), sum.Records)
+			assert.Equal(t, uint64(n), sum.Records)
 			require.Equal(t, tt.held, held != nil, "held")
 			require.Equal(t, tt.held, wantHeld != nil, "held whole")
 			if tt.held {
