@@ -2,17 +2,15 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/bhsim/bhsim/bench/source"
 )
 
-// maxHeldBytes bounds the memory TraceWorkload keeps a trace's records in
-// after its first pass: 40 MiB, about five million records
-// (heldRecords); a longer trace is read again by Run.
+// maxHeldBytes bounds the records TraceWorkload keeps in memory after its
+// first pass: 40 MiB of them encoded, about five million random 4 KiB
+// records (heldRecords); a longer trace is read again by Run.
 const maxHeldBytes = 40 << 20
 
 // heldChunk is the size of a chunk of held records, in bytes: records are
@@ -42,25 +40,33 @@ const (
 // when both are multiples of 512). A random 4 KiB record over a 1 GiB
 // device takes 8 bytes (source.IO takes 56). Chunks are independent: each
 // starts from line 0 and time 0, so that the chunks of a trace's parts,
-// held at once, join by concatenation. Each chunk is taken from budget
-// (the bytes that may still be held) as it is begun, so that the parts of
-// a trace read at once share maxHeldBytes.
+// held at once, join by concatenation.
+//
+// budget is the bytes that may still be held, shared by the parts of a
+// trace read at once: a chunk is charged for the bytes it holds when it is
+// full and when its part ends (close), and a new chunk is begun only while
+// the budget is not spent, so that a trace is held when its records' bytes
+// fit the budget, read whole or in any number of parts (but for the few
+// bytes more the first record of each chunk takes), and the memory held is
+// at most the budget and a chunk per part.
 type heldRecords struct {
 	chunks [][]byte
-	count  int
 	budget *atomic.Int64
 	// line and at are the last record's in the last chunk.
 	line int
 	at   uint64
 }
 
-// add appends r, and reports false when it does not fit: the budget has
-// no chunk left for it. Amortised O(1); allocates a chunk every
+// add appends r, and reports false when it does not fit: the budget is
+// spent and r needs a new chunk. Amortised O(1); allocates a chunk every
 // heldChunk bytes.
 func (h *heldRecords) add(r source.IO) bool {
 	n := len(h.chunks)
 	if n == 0 || cap(h.chunks[n-1])-len(h.chunks[n-1]) < maxHeldRecord {
-		if h.budget.Add(-heldChunk) < 0 {
+		if n > 0 {
+			h.budget.Add(-int64(len(h.chunks[n-1])))
+		}
+		if h.budget.Load() <= 0 {
 			return false
 		}
 		h.chunks = append(h.chunks, make([]byte, 0, heldChunk))
@@ -89,19 +95,25 @@ func (h *heldRecords) add(r source.IO) bool {
 	b = binary.AppendUvarint(b, length)
 	h.chunks[n-1] = b
 	h.line, h.at = r.Line, r.At
-	h.count++
 	return true
 }
 
-// len is the number of records kept. O(1).
-func (h *heldRecords) len() int { return h.count }
+// close ends the records of a part: its last chunk is charged, and copied
+// to one of its length so that the memory it holds is what it uses. It
+// reports false when the budget is overspent: the trace's records do not
+// fit it. O(heldChunk).
+func (h *heldRecords) close() bool {
+	n := len(h.chunks)
+	if n == 0 {
+		return h.budget.Load() >= 0
+	}
+	last := h.chunks[n-1]
+	h.chunks[n-1] = append([]byte(nil), last...)
+	return h.budget.Add(-int64(len(last))) >= 0
+}
 
 // join appends the chunks of o, records held after h's, to h.
-func (h *heldRecords) join(o *heldRecords) {
-	h.chunks = append(h.chunks, o.chunks...)
-	h.count += o.count
-	h.line, h.at = o.line, o.at
-}
+func (h *heldRecords) join(o *heldRecords) { h.chunks = append(h.chunks, o.chunks...) }
 
 // heldReader replays held records; each reader has its own position, so
 // that the miss-ratio curve's runs read them at once.
@@ -149,91 +161,3 @@ func (h *heldReader) Next() (source.IO, error) {
 	h.pos += i
 	return rec, nil
 }
-
-// errPassStopped ends the pass over a part after an earlier part failed:
-// its records no longer matter.
-var errPassStopped = errors.New("engine: an earlier part of the trace failed")
-
-// summarizeParts reads parts, consecutive parts of one trace
-// (source.OpenTraceParts), to their ends and sums their records, and
-// returns them too when together they fit maxHeld bytes held (in whole
-// chunks; nil otherwise); it closes each part. One part is parsed in a
-// goroutine of its own (source.Prefetch) while this one sums; several are
-// each parsed and summed by a goroutine of their own, at once, and a part
-// stops early once an earlier one has failed. The error is that of the
-// first part that failed: the whole trace's first. O(records); memory
-// O(maxHeld).
-func summarizeParts(parts []*source.Trace, maxHeld int64) (source.TraceSummary, *heldRecords, error) {
-	budget := new(atomic.Int64)
-	budget.Store(maxHeld)
-	if len(parts) == 1 {
-		pf := source.Prefetch(parts[0]) // the parsing on another CPU than the summing
-		defer pf.Close()
-		return summarizeHolding(pf, budget, nil)
-	}
-	type result struct {
-		sum  source.TraceSummary
-		held *heldRecords
-		err  error
-	}
-	res := make([]result, len(parts))
-	var failed atomic.Int64 // the first part known to have failed
-	failed.Store(int64(len(parts)))
-	var wg sync.WaitGroup
-	for k, p := range parts {
-		wg.Go(func() {
-			defer p.Close()
-			r := &res[k]
-			r.sum, r.held, r.err = summarizeHolding(p, budget, func() bool { return failed.Load() < int64(k) })
-			for f := failed.Load(); r.err != nil && int64(k) < f; f = failed.Load() {
-				if failed.CompareAndSwap(f, int64(k)) {
-					break
-				}
-			}
-		})
-	}
-	wg.Wait()
-	var sum source.TraceSummary
-	held := &heldRecords{budget: budget}
-	for _, r := range res {
-		if r.err != nil {
-			return sum, nil, r.err
-		}
-		sum.Merge(r.sum)
-		if r.held == nil {
-			held = nil
-		} else if held != nil {
-			held.join(r.held)
-		}
-	}
-	return sum, held, nil
-}
-
-// summarizeHolding reads t to its end and sums its records, and returns
-// them held too when budget has room for them (nil otherwise). stopped,
-// when not nil, is asked every stopEvery records whether to stop; then it
-// returns errPassStopped. O(records); memory O(budget).
-func summarizeHolding(t source.IOReader, budget *atomic.Int64, stopped func() bool) (source.TraceSummary, *heldRecords, error) {
-	var s source.TraceSummary
-	held := &heldRecords{budget: budget}
-	for {
-		if stopped != nil && s.Records%stopEvery == 0 && stopped() {
-			return s, nil, errPassStopped
-		}
-		rec, err := t.Next()
-		if err == io.EOF {
-			return s, held, nil
-		}
-		if err != nil {
-			return s, nil, err
-		}
-		s.Add(rec)
-		if held != nil && !held.add(rec) {
-			held = nil
-		}
-	}
-}
-
-// stopEvery is how many records a part's pass reads between asks whether
-// an earlier part failed.
-const stopEvery = 4096

@@ -14,7 +14,9 @@ const MinTracePart = 4 << 20
 
 // OpenTraceParts opens the trace at path as OpenTraceSelect(path, sel)
 // does, split into up to n parts that a caller reads at once, one
-// goroutine each, for about 1/n of the time a whole read takes. The parts
+// goroutine each, for about 1/n of the time a whole read's parsing takes
+// (splitting reads the file before the last part once more, to count its
+// lines: a plain copy and count, not a parse). The parts
 // are consecutive ranges of the file, each of whole lines, and together
 // they are the whole trace: read in turn, their records are the whole
 // trace's, in its order and with its line numbers (the part after the
@@ -23,8 +25,10 @@ const MinTracePart = 4 << 20
 // order is therefore the whole trace's first error.
 //
 // Only a plain CSV file (TraceCSV, not compressed, a regular file) of at
-// least 2 × MinTracePart bytes is split, into parts of at least
-// MinTracePart, and only when its first record lies in the first part;
+// least 2 × MinTracePart bytes is split, into at most size / MinTracePart
+// parts of about equal size (each starts at the first line start at or
+// after its share, so a part can be up to a line shorter), and only when
+// its first record lies in the first part;
 // any other trace comes back whole, as the one element. Each part is a
 // *Trace of its own (its Consumed counts its own range); close each.
 // Errors: OpenTraceSelect's, and the file failing to read while it is
@@ -100,15 +104,22 @@ func splitCSV(path string, size int64, n int) ([]*Trace, error) {
 	return parts, nil
 }
 
-// openPart opens bytes [lo, hi) of the CSV file at path as a trace.
+// openPart opens bytes [lo, hi) of the CSV file at path as a trace, as
+// OpenTraceSelect opens a whole file (its Consumed counts the part's
+// bytes).
 func openPart(path string, lo, hi int64) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	cr := &countingReader{r: io.NewSectionReader(f, lo, hi-lo)}
-	return &Trace{Name: path, Format: TraceCSV, Reopenable: true,
-		r: NewCSVReader(bufio.NewReaderSize(cr, 64<<10)), closeFn: f.Close, file: cr, size: hi - lo}, nil
+	t, err := newTrace(cr, path, TraceSelect{Format: TraceCSV})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t.closeFn, t.Reopenable, t.file, t.size = f.Close, true, cr, hi-lo
+	return t, nil
 }
 
 // partStarts returns where each of up to n parts of f (size bytes) starts:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,40 +14,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readThrough reads r to its end (at most limit records): its records,
-// and its error other than io.EOF, nil at the end.
-func readThrough(r IOReader, limit int) ([]IO, error) {
-	var recs []IO
-	for len(recs) < limit {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return recs, nil
-		}
-		if err != nil {
-			return recs, err
-		}
-		recs = append(recs, rec)
-	}
-	return recs, nil
-}
-
 // readParts reads parts in turn as the whole trace would be read: their
-// records until the first error, and that error. It closes them.
-func readParts(parts []*Trace, limit int) ([]IO, error) {
+// records until the first error, and that error. It checks that each
+// part's Consumed comes to its own size, and that the sizes add up to
+// the file's (size), and closes them.
+func readParts(t *testing.T, parts []*Trace, size int64) ([]IO, error) {
+	t.Helper()
 	var recs []IO
 	var first error
+	var total int64
 	for _, p := range parts {
 		if first == nil {
-			got, err := readThrough(p, limit-len(recs))
+			got, err := ReadAll(p)
 			recs, first = append(recs, got...), err
+			if err == nil {
+				read, size := p.Consumed()
+				assert.Equal(t, size, read, "a part read to its end has consumed its range")
+			}
 		}
+		_, n := p.Consumed()
+		total += n
 		p.Close()
+	}
+	if len(parts) > 1 {
+		assert.Equal(t, size, total, "the parts' sizes add up to the file's")
 	}
 	return recs, first
 }
 
-// checkParts opens the trace in file as up to n parts of at least minPart
-// bytes, and holds their records and first error to the whole trace's,
+// checkParts opens the trace file at path as up to n parts of at least
+// minPart bytes, and holds their records and first error to the whole trace's,
 // and their summaries merged to its summary. It returns how many parts
 // there were.
 func checkParts(t *testing.T, path string, n int, minPart int64) int {
@@ -60,13 +55,14 @@ func checkParts(t *testing.T, path string, n int, minPart int64) int {
 		assert.Equal(t, err.Error(), perr.Error())
 		return 0
 	}
-	wantRecs, wantErr := readThrough(whole, 1<<20)
+	wantRecs, wantErr := ReadAll(whole)
+	_, size := whole.Consumed()
 	whole.Close()
 	parts, err := openTraceParts(path, TraceSelect{}, n, minPart)
 	require.NoError(t, err)
 	require.NotEmpty(t, parts)
 	n = len(parts)
-	gotRecs, gotErr := readParts(parts, 1<<20)
+	gotRecs, gotErr := readParts(t, parts, size)
 	require.Equal(t, len(wantRecs), len(gotRecs), "records")
 	assert.Equal(t, wantRecs, gotRecs)
 	if wantErr == nil {
@@ -177,20 +173,31 @@ func TestOpenTracePartsWhole(t *testing.T) {
 	require.NoError(t, zw.Close())
 	blk, err := os.ReadFile(filepath.Join(tracesDir, "sample.blkparse"))
 	require.NoError(t, err)
-	files := map[string][]byte{"gz.csv.gz": gz.Bytes(), "sample.blkparse": bytes.Repeat(blk, 20)}
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, data, 0o644))
-		require.Greater(t, len(data), 4<<10, name)
-		assert.Equal(t, 1, checkParts(t, path, 4, 1<<10), name)
+	tests := []struct {
+		name    string
+		data    []byte
+		minPart int64 // 0: MinTracePart
+	}{
+		{"gz.csv.gz", gz.Bytes(), 1 << 10},
+		{"sample.blkparse", bytes.Repeat(blk, 20), 1 << 10},
+		{"small.csv", []byte(body), 0},
 	}
-	small := filepath.Join(dir, "small.csv")
-	require.NoError(t, os.WriteFile(small, []byte(body), 0o644))
-	require.Less(t, len(body), 2*MinTracePart)
-	parts, err := OpenTraceParts(small, TraceSelect{}, 4)
-	require.NoError(t, err)
-	assert.Len(t, parts, 1)
-	parts[0].Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name)
+			require.NoError(t, os.WriteFile(path, tt.data, 0o644))
+			if tt.minPart == 0 {
+				require.Less(t, len(tt.data), 2*MinTracePart)
+				parts, err := OpenTraceParts(path, TraceSelect{}, 4)
+				require.NoError(t, err)
+				assert.Len(t, parts, 1)
+				parts[0].Close()
+				return
+			}
+			require.Greater(t, int64(len(tt.data)), 4*tt.minPart)
+			assert.Equal(t, 1, checkParts(t, path, 4, tt.minPart))
+		})
+	}
 	_, err = OpenTraceParts(filepath.Join(dir, "missing.csv"), TraceSelect{}, 4)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
