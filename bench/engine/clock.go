@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 
+	"github.com/bhsim/bhsim/bench/timing"
+
 	"github.com/bhsim/bhsim/bufcache/blk"
 )
 
@@ -10,7 +12,8 @@ import (
 // the task down, are the ones a block write or read crosses in the kernel:
 //
 //   - a CPU runs a call's work: its events priced by the hardware profile
-//     (timing.Profile.SimNS), from the moment the CPU is free;
+//     (timing.Profile.SimNS) and the block layer's costs of the requests
+//     and bios it submitted (blockNS), from the moment the CPU is free;
 //   - the bios the call submits leave the CPU spread evenly over that work
 //     (the model's call runs to its end before the clock sees its bios; a
 //     kernel call interleaves its work and its submissions);
@@ -59,17 +62,45 @@ type blockStep struct {
 }
 
 // stepMeter records the block steps of the call under way: a blk.Tracer;
-// issued counts its TraceRqIssue steps. It allocates nothing once its
+// issued counts its TraceRqIssue steps and queued its TraceBioQueue and
+// TraceSplit steps (a split-off part passes the queue again), the
+// requests and bio passes whose CPU cost the block layer adds to the work
+// of the CPU that submits them (blockNS). It allocates nothing once its
 // slice has grown to a call's steps.
 type stepMeter struct {
-	steps  []blockStep
-	issued int
+	steps          []blockStep
+	issued, queued int
+}
+
+// meterMark is where a stepMeter was: its steps, requests and bios, so
+// that the steps of a flusher pass or a throttle release made inside a
+// call can be taken back out of it (restore) and priced on their own.
+type meterMark struct{ steps, issued, queued int }
+
+// mark returns where the meter is.
+func (m *stepMeter) mark() meterMark { return meterMark{len(m.steps), m.issued, m.queued} }
+
+// restore drops what the meter recorded since k.
+func (m *stepMeter) restore(k meterMark) {
+	m.steps, m.issued, m.queued = m.steps[:k.steps], k.issued, k.queued
+}
+
+// blockNS is the CPU time under p that the block layer adds for reqs
+// requests issued (timing.ParamRequest: the request's allocation, the
+// driver's command, its completion) and bios passes of a bio through
+// blk_mq_submit_bio (timing.ParamMQBio: its plug merge attempt or
+// request, and accounting) — the costs dd's loads (workload.DDResult.Loads)
+// charge the CPU that submitted them, so that every run of the model
+// prices a bio alike.
+func blockNS(p *timing.Profile, reqs, bios int) float64 {
+	return float64(reqs)*p.NS[timing.ParamRequest] + float64(bios)*p.NS[timing.ParamMQBio]
 }
 
 // Trace implements blk.Tracer.
 func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
+		m.queued++ // a split's part passes blk_mq_submit_bio again
 		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes})
 	case blk.TraceRqIssue:
 		m.issued++
@@ -78,7 +109,7 @@ func (m *stepMeter) Trace(e blk.TraceEvent) {
 }
 
 // reset starts a new call.
-func (m *stepMeter) reset() { m.steps, m.issued = m.steps[:0], 0 }
+func (m *stepMeter) reset() { m.steps, m.issued, m.queued = m.steps[:0], 0, 0 }
 
 // teeTracer sends every event to both tracers.
 type teeTracer struct{ a, b blk.Tracer }

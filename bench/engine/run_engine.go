@@ -42,6 +42,7 @@ type cpuState struct {
 	start    bufcache.Counters // events before the run
 	tap      eventTap          // its events since its last operation
 	requests float64           // requests charged to it
+	mqBios   float64           // bio passes through the queue charged to it (stepMeter.queued)
 	// task is its dirty throttling state; unweighed the pages it dirtied
 	// that no balance_dirty_pages pass has counted yet (the iomap write
 	// path looks before it dirties each folio, so a call's last folio
@@ -395,11 +396,12 @@ func (e *engine) placeSegment() {
 	if ns == 0 && len(steps) == 0 {
 		return
 	}
-	issued := e.meter.issued
+	issued, queued := e.meter.issued, e.meter.queued
 	if o.write {
-		steps, issued = e.fl.takeWrites(steps, o.at())
+		steps, issued, queued = e.fl.takeWrites(steps, o.at())
 	}
-	ns += float64(issued) * e.o.Profile.NS[timing.ParamRequest]
+	ns += blockNS(e.o.Profile, issued, queued)
+	o.c.mqBios += float64(queued)
 	e.clk.segment(&o.callTime, steps, ns)
 	o.lruLook += look
 	o.lruHits += hits
@@ -425,7 +427,7 @@ func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
-	now := o.at() + o.c.tap.peek(e.o.Profile) + float64(e.meter.issued)*e.o.Profile.NS[timing.ParamRequest]
+	now := o.at() + o.c.tap.peek(e.o.Profile) + blockNS(e.o.Profile, e.meter.issued, e.meter.queued)
 	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
 }
 
@@ -578,10 +580,12 @@ func (e *engine) loads() []timing.Load {
 		c := &e.cpus[i]
 		l := timing.CPULoad(fmt.Sprintf("cpu%d", i), timing.PerOp(c.cpu.Events().Sub(c.start), 1, 0))
 		l.Q[timing.ParamRequest] = c.requests
+		l.Q[timing.ParamMQBio] = c.mqBios
 		cpus = append(cpus, l)
 	}
 	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.fl.cpu.Events().Sub(e.flStart), 1, 0))
 	fl.Q[timing.ParamRequest] = e.fl.reqs
+	fl.Q[timing.ParamMQBio] = e.fl.bios
 	cpus = append(cpus, fl)
 	servers := len(cpus)
 	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))

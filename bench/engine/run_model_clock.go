@@ -126,9 +126,10 @@ func (r *modelRun) beginCall(syscall, wait bool, rd span) {
 
 // cpuSoFar is the task's CPU time in the call's segment under way: its
 // system call's entry and exit (in its first segment), its events priced,
-// and a request's CPU cost for each request it has issued.
+// and the block layer's CPU cost of the requests and bios it has
+// submitted (blockNS).
 func (t *modelClock) cpuSoFar() float64 {
-	return t.sys + t.tap.peek(t.p) + float64(t.meter.issued)*t.p.NS[timing.ParamRequest]
+	return t.sys + t.tap.peek(t.p) + blockNS(t.p, t.meter.issued, t.meter.queued)
 }
 
 // submitNow is the simulated time at which a bio is submitted: during a
@@ -173,10 +174,10 @@ func (r *modelRun) settle(t float64) {
 	k.placeSegment()
 	k.fl.runUntil(t)
 	if k.queued {
-		mark, issued := len(k.meter.steps), k.meter.issued
+		mark := k.meter.mark()
 		r.queue.ReleaseThrottledUntil(t)
-		k.place(k.meter.steps[mark:], t, 0, false, span{})
-		k.meter.steps, k.meter.issued = k.meter.steps[:mark], issued
+		k.place(k.meter.steps[mark.steps:], t, 0, false, span{})
+		k.meter.restore(mark)
 	}
 }
 

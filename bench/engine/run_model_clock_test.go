@@ -198,6 +198,65 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 	}
 }
 
+// TestBiosPayBlockLayer checks that both runners charge the CPU that
+// submits a bio the block layer's pass (timing.ParamMQBio), as dd's loads
+// do. Raising its price by d: in a trace run (engine.Run) the CPU's busy
+// time grows by d per bio it queued; in a timed scenario (RunModel) an
+// operation without bios keeps its time, and one with n bios (the
+// fsync's 128 writes of 512 bytes and its empty flush, the cold read's
+// readahead) grows by at least (n − 1)·d and at most n·d — the last bio
+// leaves at the end of the work, and what follows it waits for its
+// request.
+func TestBiosPayBlockLayer(t *testing.T) {
+	s, err := scenario.Parse("bios.scn", "device size=1M sector=512\nopen a rdwr\nblkbszset a 512\npwrite a off=0 len=4K repeat=16\nfsync a\npread a off=512K len=4K\nclose a\n")
+	require.NoError(t, err)
+	p := timing.X86Server()
+	const d = 1000
+	q := timing.X86Server()
+	q.Set(timing.ParamMQBio, p.NS[timing.ParamMQBio]+d, "test")
+
+	t.Run("RunModel", func(t *testing.T) {
+		run := func(p *timing.Profile) *scenario.Result {
+			r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
+			require.NoError(t, err)
+			return r
+		}
+		base, dearer := run(p), run(q)
+		passes := func(op scenario.OpResult) uint64 {
+			c := op.Counters
+			return c.Value("bio.read") + c.Value("bio.write") + c.Value("bio.flush") + c.Value("bio.split")
+		}
+		require.Equal(t, uint64(129), passes(base.Ops[3]), "the fsync: 128 writes and a flush")
+		require.NotZero(t, passes(base.Ops[4]), "the cold read's readahead")
+		for i, op := range base.Ops {
+			if op.Wall == nil {
+				continue
+			}
+			n := float64(passes(op))
+			grew := float64(dearer.Ops[i].Wall.MaxNs - op.Wall.MaxNs)
+			assert.GreaterOrEqual(t, grew, max(n-1, 0)*d-1, "op %d (%s): %v bios", i+1, op.Op, n)
+			assert.LessOrEqual(t, grew, n*d+1, "op %d (%s): %v bios", i+1, op.Op, n)
+		}
+	})
+	t.Run("Run", func(t *testing.T) {
+		w, err := engine.ScenarioWorkload(s)
+		require.NoError(t, err)
+		run := func(p *timing.Profile) *engine.RunResult {
+			r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p})
+			require.NoError(t, err)
+			return r
+		}
+		base, dearer := run(p), run(q)
+		var bios float64
+		for _, k := range base.Kinds {
+			bios += k.BiosPerOp * float64(k.Ops)
+		}
+		require.InDelta(t, 129+1, bios, 1e-9, "the fsync's 128 writes and flush, the read's readahead")
+		require.Equal(t, "cpu0", base.Resources[0].Name)
+		assert.InDelta(t, base.Resources[0].BusyNS+bios*d, dearer.Resources[0].BusyNS, 1e-6)
+	})
+}
+
 // TestRunModelDirtyLimits: under a strict per-bdi limit the flusher writes
 // back while the pwrites go on and the writer is paced at the throttle
 // rule's rate — 8 MiB at 8 MiB/s from (8 − 1 − 0.8) / 8 s (less the limit's

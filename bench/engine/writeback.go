@@ -52,14 +52,15 @@ type flusher struct {
 	// pass starts, free when its CPU is next free.
 	active     bool
 	next, free float64
-	// busy is its CPU time, reqs the requests it issued.
-	busy, reqs float64
-	// passing says a pass is under way, from passAt, having issued
-	// passIssued requests of the meter's before it began: what submitNow
-	// tells a queue whose throttle stage asks when a bio is submitted.
-	passing    bool
-	passAt     float64
-	passIssued int
+	// busy is its CPU time, reqs the requests it issued and bios its
+	// bios' passes through the queue (stepMeter.queued).
+	busy, reqs, bios float64
+	// passing says a pass is under way, from passAt, the meter at
+	// passMark when it began: what submitNow tells a queue whose throttle
+	// stage asks when a bio is submitted.
+	passing  bool
+	passAt   float64
+	passMark meterMark
 	// spill holds the writes takeWrites takes out of a write's steps.
 	spill []blockStep
 }
@@ -110,19 +111,20 @@ func (f *flusher) pass(at float64) {
 		f.active = false
 		return
 	}
-	mark, issued := len(f.meter.steps), f.meter.issued
+	mark := f.meter.mark()
 	f.tap.sync()
-	f.passing, f.passAt, f.passIssued = true, at, issued
+	f.passing, f.passAt, f.passMark = true, at, mark
 	pages := f.dev.WriteBackground(f.cpu, int(f.thr.ChunkPages()))
 	f.passing = false
-	reqs := f.meter.issued - issued
+	reqs, bios := f.meter.issued-mark.issued, f.meter.queued-mark.queued
 	ns, _, _ := f.tap.take(f.p)
-	ns += float64(reqs) * f.p.NS[timing.ParamRequest]
-	f.clk.place(f.meter.steps[mark:], at, ns, false, span{})
-	f.meter.steps, f.meter.issued = f.meter.steps[:mark], issued
+	ns += blockNS(f.p, reqs, bios)
+	f.clk.place(f.meter.steps[mark.steps:], at, ns, false, span{})
+	f.meter.restore(mark)
 	f.free = at + ns
 	f.busy += ns
 	f.reqs += float64(reqs)
+	f.bios += float64(bios)
 	f.thr.WritebackProgress(f.free, f.state(f.free))
 	if pages == 0 {
 		f.active = false
@@ -132,9 +134,9 @@ func (f *flusher) pass(at float64) {
 }
 
 // submitNow is when the pass under way submits a bio: its start and its
-// CPU work so far, its events priced and its requests.
+// CPU work so far, its events priced and its requests and bios.
 func (f *flusher) submitNow() float64 {
-	return f.passAt + f.tap.peek(f.p) + float64(f.meter.issued-f.passIssued)*f.p.NS[timing.ParamRequest]
+	return f.passAt + f.tap.peek(f.p) + blockNS(f.p, f.meter.issued-f.passMark.issued, f.meter.queued-f.passMark.queued)
 }
 
 // balance is balance_dirty_pages_ratelimited for task, which has dirtied
@@ -181,34 +183,41 @@ func (f *flusher) balance(task *bufcache.DirtyTask, dirtied int64, now float64, 
 // model made during it are writeback that reclaim started on meeting
 // dirty folios (bufcache's reclaimWriteback: the flusher's work, which
 // the kernel's reclaim wakes it for). They go on the clock as the
-// flusher's, their requests charged to it. It returns the rest, in
-// order, in steps' array, and the number of requests among them.
-// O(steps).
-func (f *flusher) takeWrites(steps []blockStep, at float64) (rest []blockStep, reqs int) {
+// flusher's, their requests and bios counted as its. It returns the rest,
+// in order, in steps' array, and the requests and bio passes among them
+// (stepMeter). O(steps).
+func (f *flusher) takeWrites(steps []blockStep, at float64) (rest []blockStep, reqs, bios int) {
 	f.spill, rest = f.spill[:0], steps[:0]
-	n, flushers := 0, false
+	n, nb, flushers := 0, 0, false
 	for _, st := range steps {
 		if st.kind != blk.TraceSplit { // a split part goes with its bio
 			flushers = st.op == blk.OpWrite
 		}
+		queued := st.kind == blk.TraceBioQueue || st.kind == blk.TraceSplit
 		switch {
 		case flushers:
 			f.spill = append(f.spill, st)
 			if st.kind == blk.TraceRqIssue {
 				n++
+			} else if queued {
+				nb++
 			}
 		case st.kind == blk.TraceRqIssue:
 			reqs++
 			rest = append(rest, st)
 		default:
+			if queued {
+				bios++
+			}
 			rest = append(rest, st)
 		}
 	}
 	if n > 0 || len(f.spill) > 0 {
 		f.clk.place(f.spill, at, 0, false, span{})
 		f.reqs += float64(n)
+		f.bios += float64(nb)
 	}
-	return rest, reqs
+	return rest, reqs, bios
 }
 
 // finish lets the flusher end its background work: every pass it still
