@@ -116,6 +116,9 @@ type opCall struct {
 	dirtied          int64
 	lruLook, lruHits uint64
 	bios, requests   uint64
+	// sys is the system call's entry and exit (timing.ParamSyscall), which
+	// the call's first segment pays, as a timed scenario's does; 0 after.
+	sys float64
 }
 
 // newEngine builds the machine and opens the device once per stream CPU,
@@ -351,7 +354,7 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	}
 	sync := rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush
 	e.op = opCall{callTime: callTime{start: start, wait: sync || rec.Kind == source.IODiscard, done: start},
-		c: c, write: rec.Kind == source.IOWrite, dirtied: e.mr.dev.DirtiedPages()}
+		c: c, write: rec.Kind == source.IOWrite, dirtied: e.mr.dev.DirtiedPages(), sys: e.o.Profile.NS[timing.ParamSyscall]}
 	if rec.Kind == source.IORead {
 		e.op.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
 	}
@@ -387,11 +390,13 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 
 // placeSegment places the part of the call under way not yet on the
 // clock: its CPU's events since the last segment, priced with the
-// requests it issued, from where the call has got to (its start, CPU time
-// and sleeps so far), with the block steps it made.
+// requests and bios it submitted (blockNS) and, in its first segment, its
+// system call's entry and exit, from where the call has got to (its
+// start, CPU time and sleeps so far), with the block steps it made.
 func (e *engine) placeSegment() {
 	o := &e.op
 	ns, look, hits := o.c.tap.take(e.o.Profile)
+	ns, o.sys = ns+o.sys, 0
 	steps := e.meter.steps
 	if ns == 0 && len(steps) == 0 {
 		return
@@ -427,7 +432,7 @@ func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
-	now := o.at() + o.c.tap.peek(e.o.Profile) + blockNS(e.o.Profile, e.meter.issued, e.meter.queued)
+	now := o.at() + o.sys + o.c.tap.peek(e.o.Profile) + blockNS(e.o.Profile, e.meter.issued, e.meter.queued)
 	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
 }
 
@@ -581,6 +586,7 @@ func (e *engine) loads() []timing.Load {
 		l := timing.CPULoad(fmt.Sprintf("cpu%d", i), timing.PerOp(c.cpu.Events().Sub(c.start), 1, 0))
 		l.Q[timing.ParamRequest] = c.requests
 		l.Q[timing.ParamMQBio] = c.mqBios
+		l.Q[timing.ParamSyscall] = float64(c.ops)
 		cpus = append(cpus, l)
 	}
 	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.fl.cpu.Events().Sub(e.flStart), 1, 0))

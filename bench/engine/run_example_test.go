@@ -33,6 +33,6 @@ func ExampleRun() {
 	// workload random:dev=64M,n=20000,size=4K,align=4K,reads=0.5,cpus=4,qd=1,seed=7 (gen), seed 7
 	// model: kernel 6.18, 4 CPUs + flusher and kswapd, queue depth 1, access auto, 64M device (logical blocks of 512 bytes, block size 4096), 2G of memory
 	// timing: profile x86-server, built-in costs (CPU events); disk ssd (requests) served in order; writers paced by balance_dirty_pages
-	// 9979 reads: p50 9.5 µs, p99 499.7 µs, 0.67 requests each
+	// 9979 reads: p50 9.7 µs, p99 499.7 µs, 0.67 requests each
 	// bound: disk (ssd)
 }

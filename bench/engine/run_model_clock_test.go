@@ -166,7 +166,8 @@ func TestRunModelWallLeavesTheDrainOut(t *testing.T) {
 // call's entry and exit (timing.ParamSyscall) beside its events: cached
 // preads, which make no I/O, take their events priced plus one system call
 // each, and raising the system call's price by d raises the line's time by
-// d per call and nothing else.
+// d per call and nothing else; a trace run (engine.Run) of the same lines
+// charges its CPU d more per record.
 func TestRunModelCallsPaySyscalls(t *testing.T) {
 	const calls = 64
 	s, err := scenario.Parse("cached.scn", fmt.Sprintf("device size=1M sector=512\nopen a rdwr\npwrite a off=0 len=4K repeat=%d\npread a off=0 len=4K repeat=%d\nclose a\n", calls, calls))
@@ -196,6 +197,17 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 	for i, op := range base.Ops {
 		assert.InDelta(t, float64(op.Wall.MaxNs)+float64(op.Calls)*d, float64(dearer.Ops[i].Wall.MaxNs), float64(op.Calls)+1, "op %d (%s): %d calls", i+1, op.Op, op.Calls)
 	}
+
+	w, err := engine.ScenarioWorkload(s)
+	require.NoError(t, err)
+	runW := func(p *timing.Profile) *engine.RunResult {
+		r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p})
+		require.NoError(t, err)
+		return r
+	}
+	baseW, dearerW := runW(p), runW(q)
+	require.Equal(t, "cpu0", baseW.Resources[0].Name)
+	assert.InDelta(t, baseW.Resources[0].BusyNS+2*calls*d, dearerW.Resources[0].BusyNS, 1e-6, "the trace run's %d records", 2*calls)
 }
 
 // TestBiosPayBlockLayer checks that both runners charge the CPU that
