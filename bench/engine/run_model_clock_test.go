@@ -162,6 +162,24 @@ func TestRunModelWallLeavesTheDrainOut(t *testing.T) {
 	assert.Equal(t, sum, r.Wall.MaxNs)
 }
 
+// modelAt runs scenario s on the model's clock priced by p.
+func modelAt(t *testing.T, s *scenario.Scenario, p *timing.Profile) *scenario.Result {
+	t.Helper()
+	r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
+	require.NoError(t, err)
+	return r
+}
+
+// traceRunAt runs scenario s as a workload (engine.Run) priced by p.
+func traceRunAt(t *testing.T, s *scenario.Scenario, p *timing.Profile) *engine.RunResult {
+	t.Helper()
+	w, err := engine.ScenarioWorkload(s)
+	require.NoError(t, err)
+	r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p})
+	require.NoError(t, err)
+	return r
+}
+
 // TestRunModelCallsPaySyscalls checks that a timed run prices each system
 // call's entry and exit (timing.ParamSyscall) beside its events: cached
 // preads, which make no I/O, take their events priced plus one system call
@@ -172,13 +190,8 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 	const calls = 64
 	s, err := scenario.Parse("cached.scn", fmt.Sprintf("device size=1M sector=512\nopen a rdwr\npwrite a off=0 len=4K repeat=%d\npread a off=0 len=4K repeat=%d\nclose a\n", calls, calls))
 	require.NoError(t, err)
-	run := func(p *timing.Profile) *scenario.Result {
-		r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
-		require.NoError(t, err)
-		return r
-	}
 	p := timing.X86Server()
-	base := run(p)
+	base := modelAt(t, s, p)
 	read := base.Ops[2]
 	require.NotNil(t, read.Wall)
 	var ev bufcache.Counters
@@ -193,19 +206,12 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 	const d = 1000
 	q := timing.X86Server()
 	q.Set(timing.ParamSyscall, p.NS[timing.ParamSyscall]+d, "test")
-	dearer := run(q)
+	dearer := modelAt(t, s, q)
 	for i, op := range base.Ops {
 		assert.InDelta(t, float64(op.Wall.MaxNs)+float64(op.Calls)*d, float64(dearer.Ops[i].Wall.MaxNs), float64(op.Calls)+1, "op %d (%s): %d calls", i+1, op.Op, op.Calls)
 	}
 
-	w, err := engine.ScenarioWorkload(s)
-	require.NoError(t, err)
-	runW := func(p *timing.Profile) *engine.RunResult {
-		r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p})
-		require.NoError(t, err)
-		return r
-	}
-	baseW, dearerW := runW(p), runW(q)
+	baseW, dearerW := traceRunAt(t, s, p), traceRunAt(t, s, q)
 	require.Equal(t, "cpu0", baseW.Resources[0].Name)
 	assert.InDelta(t, baseW.Resources[0].BusyNS+2*calls*d, dearerW.Resources[0].BusyNS, 1e-6, "the trace run's %d records", 2*calls)
 }
@@ -228,12 +234,7 @@ func TestBiosPayBlockLayer(t *testing.T) {
 	q.Set(timing.ParamMQBio, p.NS[timing.ParamMQBio]+d, "test")
 
 	t.Run("RunModel", func(t *testing.T) {
-		run := func(p *timing.Profile) *scenario.Result {
-			r, err := engine.RunModel(context.Background(), s, engine.ModelOptions{Profile: p})
-			require.NoError(t, err)
-			return r
-		}
-		base, dearer := run(p), run(q)
+		base, dearer := modelAt(t, s, p), modelAt(t, s, q)
 		passes := func(op scenario.OpResult) uint64 {
 			c := op.Counters
 			return c.Value("bio.read") + c.Value("bio.write") + c.Value("bio.flush") + c.Value("bio.split")
@@ -251,14 +252,7 @@ func TestBiosPayBlockLayer(t *testing.T) {
 		}
 	})
 	t.Run("Run", func(t *testing.T) {
-		w, err := engine.ScenarioWorkload(s)
-		require.NoError(t, err)
-		run := func(p *timing.Profile) *engine.RunResult {
-			r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p})
-			require.NoError(t, err)
-			return r
-		}
-		base, dearer := run(p), run(q)
+		base, dearer := traceRunAt(t, s, p), traceRunAt(t, s, q)
 		var bios float64
 		for _, k := range base.Kinds {
 			bios += k.BiosPerOp * float64(k.Ops)
