@@ -11,9 +11,13 @@ import (
 // The model's simulated time is one discrete-event clock. Its parts, from
 // the task down, are the ones a block write or read crosses in the kernel:
 //
-//   - a CPU runs a call's work: its events priced by the hardware profile
-//     (timing.Profile.SimNS) and the block layer's costs of the requests
-//     and bios it submitted (blockNS), from the moment the CPU is free;
+//   - a CPU runs a call's work: its system call's entry and exit, its
+//     events priced by the hardware profile (timing.Profile.SimNS) and the
+//     block layer's costs of the requests and bios it submitted (blockNS),
+//     from the moment the CPU is free; a bio blk-throttle holds is charged
+//     to its submitter too, as its round's requests are, where the kernel's
+//     kthrotld worker makes that pass (time-neutral under the rule, which
+//     paces the bio either way);
 //   - the bios the call submits leave the CPU spread evenly over that work
 //     (the model's call runs to its end before the clock sees its bios; a
 //     kernel call interleaves its work and its submissions);

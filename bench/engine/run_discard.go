@@ -71,6 +71,10 @@ func (e *engine) discard(c *cpuState, rec source.IO) error {
 	svc := float64(reqs)*lim.RequestNS + float64(rec.Length)*lim.ByteNS
 	e.meter.steps = append(e.meter.steps, blockStep{kind: blk.TraceRqIssue, op: blk.OpWrite, sector: rec.Offset >> 9,
 		bytes: rec.Length, svc: svc, reqs: reqs})
+	// Each request is one part of a bio that bio_split_discard cut: one
+	// pass through blk_mq_submit_bio and one request (blockNS).
+	e.meter.issued += int(reqs)
+	e.meter.queued += int(reqs)
 	return nil
 }
 

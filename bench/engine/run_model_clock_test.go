@@ -220,11 +220,12 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 // submits a bio the block layer's pass (timing.ParamMQBio), as dd's loads
 // do. Raising its price by d: in a trace run (engine.Run) the CPU's busy
 // time grows by d per bio it queued; in a timed scenario (RunModel) an
-// operation without bios keeps its time, and one with n bios (the
-// fsync's 128 writes of 512 bytes and its empty flush, the cold read's
-// readahead) grows by at least (n − 1)·d and at most n·d — the last bio
-// leaves at the end of the work, and what follows it waits for its
-// request.
+// operation without bios keeps its time, and one with n bios grows by at
+// most n·d. Here the fsync's 128 writes of 512 bytes merge into one
+// request that waits for the last of them, and its empty flush follows
+// that request's completion, so the fsync grows by at least (n − 1)·d
+// (the flush's own pass lies within the wait); the cold read's one
+// readahead bio by at least 0.
 func TestBiosPayBlockLayer(t *testing.T) {
 	s, err := scenario.Parse("bios.scn", "device size=1M sector=512\nopen a rdwr\nblkbszset a 512\npwrite a off=0 len=4K repeat=16\nfsync a\npread a off=512K len=4K\nclose a\n")
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/blocksize"
 )
 
@@ -291,6 +292,16 @@ func TestRunDiscard(t *testing.T) {
 				assert.InDelta(t, tt.diskNS, r.Resources[len(r.Resources)-1].BusyNS, 1, "the disk's busy time is the prior's")
 				assert.GreaterOrEqual(t, d.Latency.MaxNS, uint64(tt.diskNS), "the discard waits for its requests")
 			}
+			// Each request is a part's pass through blk_mq_submit_bio and
+			// a request on the submitting CPU: a dearer pass and request
+			// cost the CPU that much more per request.
+			const dr, db = 1000, 300
+			p := timing.X86Server()
+			p.Set(timing.ParamRequest, p.NS[timing.ParamRequest]+dr, "test")
+			p.Set(timing.ParamMQBio, p.NS[timing.ParamMQBio]+db, "test")
+			dearer, err := Run(context.Background(), csvWorkload("d.csv", tt.text, tt.dev, 512, 1), RunOptions{Disk: Disk{Name: tt.disk}, Profile: p})
+			require.NoError(t, err)
+			assert.InDelta(t, r.Resources[0].BusyNS+tt.reqs*good*(dr+db), dearer.Resources[0].BusyNS, 1e-6, "cpu0's busy time")
 		})
 	}
 }

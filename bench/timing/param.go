@@ -29,8 +29,11 @@ const (
 	ParamRequest
 	// ParamMQBio is one bio's pass through blk_mq_submit_bio at the queue of
 	// a blk-mq disk: the plug merge attempt or the request it starts, and the
-	// I/O accounting (blk.OpStats.Bios). A bio to md passes md instead
-	// (ParamMDBio), and its member bios pass a disk's queue.
+	// I/O accounting. dd's loads count the bio parts the disks served
+	// (blk.OpStats.Bios); the engine's clock counts the passes it sees
+	// (each bio queued, and each part a split cut off, an empty flush
+	// among them). A bio to md passes md instead (ParamMDBio), and its
+	// member bios pass a disk's queue.
 	ParamMQBio
 	// ParamMDBio is one pass of a bio through md_submit_bio and the
 	// personality's mapping (md.Stats.BiosIn + Splits).
