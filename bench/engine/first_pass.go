@@ -16,10 +16,10 @@ var errPassStopped = errors.New("engine: an earlier part of the trace failed")
 // summarizeParts reads parts, consecutive parts of one trace
 // (source.OpenTraceParts), to their ends and sums their records, and
 // returns them too when together they fit maxHeld bytes held
-// (heldRecords; nil otherwise); it closes each part. One part is parsed in a
-// goroutine of its own (source.Prefetch) while this one sums; several are
-// each parsed and summed by a goroutine of their own, at once, and a part
-// stops early once an earlier one has failed. The error is that of the
+// (heldRecords; nil otherwise); it closes each part. One part is parsed
+// in a goroutine of its own (source.Prefetch) while this one sums;
+// several are each parsed and summed by a goroutine of their own, at
+// once, and a part stops early once an earlier one has failed. The error is that of the
 // first part that failed: the whole trace's first. O(records); memory
 // O(maxHeld).
 func summarizeParts(parts []*source.Trace, maxHeld int64) (source.TraceSummary, *heldRecords, error) {

@@ -103,9 +103,9 @@ func (f *flusher) wake(t float64) {
 // pass is one turn of the flusher's background work at at (wb_writeback's
 // loop): if the device is over its background threshold, ChunkPages
 // pages written back on the flusher's CPU, its events priced with its
-// requests and bios (blockNS) and placed on the clock from at, and the flusher goes on from
-// the end of its CPU work; otherwise, or when a pass wrote nothing, its
-// work ends.
+// requests and bios (blockNS) and placed on the clock from at, and the
+// flusher goes on from the end of its CPU work; otherwise, or when a pass
+// wrote nothing, its work ends.
 func (f *flusher) pass(at float64) {
 	if !f.thr.OverBackground(f.state(at)) {
 		f.active = false
