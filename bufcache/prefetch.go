@@ -50,7 +50,7 @@ func (d *BlockDevice) HostPrefetch(offs []uint64) {
 		n := 0
 		for _, off := range offs[:min(len(offs), hostPrefetchChunk)] {
 			if off < d.size {
-				if f, _ := d.mapping.index.Load(off >> shift); f != nil {
+				if f := d.mapping.index.Warm(off >> shift); f != nil {
 					folios[n] = f
 					n++
 				}

@@ -106,6 +106,12 @@ func NewBTree[T any](degree int) *BTree[T] {
 // Kind returns KindBTree.
 func (t *BTree[T]) Kind() Kind { return KindBTree }
 
+// Warm is Index.Warm: the btree's Load, whose item it returns.
+func (t *BTree[T]) Warm(index uint64) *T {
+	item, _ := t.Load(index)
+	return item
+}
+
 // Load returns the item at index under the read lock: O(log n) in the number
 // n of items, no allocation. google/btree does not report the path it took,
 // so levels is Height(), the upper bound on the nodes any lookup visits (0 for

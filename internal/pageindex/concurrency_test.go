@@ -40,7 +40,8 @@ func TestConcurrentReadersNeverSeeAnotherIndex(t *testing.T) {
 				for !done.Load() {
 					for _, i := range probes {
 						f, levels := idx.Load(i)
-						if (f != nil && f.index != i) || levels < 0 || levels > 11 {
+						w := idx.Warm(i)
+						if (f != nil && f.index != i) || (w != nil && w.index != i) || levels < 0 || levels > 11 {
 							bad.Add(1)
 						}
 					}

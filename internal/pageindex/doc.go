@@ -38,7 +38,8 @@
 // last item outside slot 0 of the root goes, by dropping the root; when only
 // index 0 remains it moves back into the head. A node is 576 bytes on a 64-bit
 // kernel (512 of slots, 64 of bookkeeping: seven nodes per 4 KiB page); this
-// model's nodes have the same size, and Nodes counts them for memory reports.
+// model's nodes take the same heap space (568 bytes in Go's 576-byte size
+// class), and Nodes counts them for memory reports.
 //
 // # Lock-free lookup: RCU, and why Go's garbage collector gives the same
 //

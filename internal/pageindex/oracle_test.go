@@ -178,6 +178,7 @@ func (o *oracle) apply(t *testing.T, idx Index[folio], p op) {
 	case opLoad:
 		item, _ := idx.Load(p.index)
 		require.Same(t, o.covering(p.index), item, "%v", p)
+		require.Same(t, item, idx.Warm(p.index), "%v: Warm finds Load's item", p)
 	case opUpdateMarks, opUpdateMarksWrong:
 		item := stored
 		if item == nil {

@@ -86,7 +86,26 @@ func (x *XArray[T]) Load(index uint64) (*T, int) {
 	if leaf == nil {
 		return nil, levels
 	}
-	return leaf.items[index&chunkMask].Load(), levels
+	return leaf.items()[index&chunkMask].Load(), levels
+}
+
+// Warm is Index.Warm: Load's descent, then the leaf's slot and, beside it,
+// its shift, which shares the header's cache line with the marks that
+// locate reads (a field that never changes once the leaf is published, so
+// the read races with no writer). O(height), no allocation.
+func (x *XArray[T]) Warm(index uint64) *T {
+	h := x.head.Load()
+	if h == nil || index > h.maxIndex {
+		return nil
+	}
+	if h.root == nil {
+		return h.lone
+	}
+	leaf, _ := descend(h, index)
+	if leaf == nil || leaf.shift != 0 {
+		return nil
+	}
+	return leaf.items()[index&chunkMask].Load()
 }
 
 // descend walks from h's root towards index and returns the leaf that would
@@ -144,7 +163,7 @@ func (x *XArray[T]) insertOrder(index uint64, order uint8, item *T) bool {
 	for i := index; ; {
 		leaf := x.pathTo(root, height, i)
 		for off := i & chunkMask; ; off++ {
-			leaf.items[off].Store(item, x.mu.Confined())
+			leaf.items()[off].Store(item, x.mu.Confined())
 			setBit(leaf, off, present)
 			if i == last || off == chunkMask {
 				break
@@ -182,10 +201,10 @@ func (x *XArray[T]) insert0(h *xaHead[T], index uint64, item *T) bool {
 	}
 	root, height := x.grow(h, heightFor(index))
 	leaf, off := x.pathTo(root, height, index), index&chunkMask
-	if leaf.items[off].Load() != nil {
+	if leaf.items()[off].Load() != nil {
 		return false
 	}
-	leaf.items[off].Store(item, x.mu.Confined())
+	leaf.items()[off].Store(item, x.mu.Confined())
 	setBit(leaf, off, present)
 	if h == nil || h.root != root {
 		x.head.Store(newTreeHead(root, height), x.mu.Confined())
@@ -207,7 +226,7 @@ func (x *XArray[T]) grow(h *xaHead[T], need int) (*xaNode[T], int) {
 	root, height := h.root, h.height
 	if root == nil {
 		root, height = x.newNode(nil, 0, 0), 1
-		root.items[0].Store(h.lone, x.mu.Confined())
+		root.items()[0].Store(h.lone, x.mu.Confined())
 		root.bits[present] = 1
 		for m := range NumMarks {
 			root.bits[m] = uint64(x.loneMarks>>m) & 1
@@ -282,7 +301,7 @@ func (x *XArray[T]) delete(index uint64, item *T) bool {
 		return true
 	}
 	if x.multi == 0 { // an order-0 entry: one slot
-		leaf.items[off].Store(nil, x.mu.Confined())
+		leaf.items()[off].Store(nil, x.mu.Confined())
 		x.prune(leaf, 1<<off)
 		return true
 	}
@@ -301,7 +320,7 @@ func (x *XArray[T]) first(leaf *xaNode[T], off, index uint64, item *T) bool {
 	case x.multi == 0 || leaf == nil || index == 0:
 		return true
 	case off > 0:
-		return leaf.items[off-1].Load() != item
+		return leaf.items()[off-1].Load() != item
 	}
 	prev, _, _, _ := x.locate(index - 1)
 	return prev != item
@@ -315,8 +334,8 @@ func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
 	for {
 		off := index & chunkMask
 		var cleared uint64
-		for ; off < chunkSize && leaf.items[off].Load() == item; off++ {
-			leaf.items[off].Store(nil, x.mu.Confined())
+		for ; off < chunkSize && leaf.items()[off].Load() == item; off++ {
+			leaf.items()[off].Store(nil, x.mu.Confined())
 			cleared |= 1 << off
 			n++
 		}
@@ -325,7 +344,7 @@ func (x *XArray[T]) clearEntry(leaf *xaNode[T], index uint64, item *T) int {
 			return n
 		}
 		index = index | chunkMask + 1
-		if _, _, leaf, _ = x.locate(index); leaf == nil || leaf.items[0].Load() != item {
+		if _, _, leaf, _ = x.locate(index); leaf == nil || leaf.items()[0].Load() != item {
 			return n
 		}
 	}
@@ -386,7 +405,7 @@ func (x *XArray[T]) Split(index uint64, item *T, order, newOrder uint8, part fun
 		at := index + k*step
 		for j := uint64(0); j < step; j++ {
 			_, _, l, o := x.locate(at + j)
-			l.items[o].Store(p, x.mu.Confined())
+			l.items()[o].Store(p, x.mu.Confined())
 		}
 		if k > 0 {
 			_, _, l, o := x.locate(at)
@@ -417,7 +436,7 @@ func (x *XArray[T]) shrink() {
 			for m := range NumMarks {
 				x.loneMarks |= uint8(root.bits[m]&1) << m
 			}
-			x.head.Store(&xaHead[T]{lone: root.items[0].Load()}, x.mu.Confined())
+			x.head.Store(&xaHead[T]{lone: root.items()[0].Load()}, x.mu.Confined())
 			return
 		}
 		root = root.children[0].Load()

@@ -45,7 +45,7 @@ func (x *XArray[T]) check() error {
 		if h == nil || h.root == nil || x.hintBase&chunkMask != 0 || x.hintBase > h.maxIndex {
 			return fmt.Errorf("leaf hint at %#x on a tree without it", x.hintBase)
 		}
-		if leaf, _ := descend(h, x.hintBase); leaf != x.hint || leaf.items == nil {
+		if leaf, _ := descend(h, x.hintBase); leaf != x.hint || leaf.shift != 0 {
 			return fmt.Errorf("leaf hint at %#x is not the tree's leaf there", x.hintBase)
 		}
 	}
@@ -68,14 +68,14 @@ func checkNode[T any](n *xaNode[T], shift uint, base uint64, c *counts) error {
 	if n.bits[present] == 0 {
 		return fmt.Errorf("empty node at %#x shift %d left in the tree", base, shift)
 	}
-	if (shift == 0) != (n.items != nil) || (shift == 0) == (n.children != nil) {
+	if uint(n.shift) != shift || (shift == 0) == (n.children != nil) {
 		return fmt.Errorf("node at %#x shift %d has the wrong slot array", base, shift)
 	}
 	for off := range uint64(chunkSize) {
 		bit := uint64(1) << off
 		occupied := n.bits[present]&bit != 0
 		if shift == 0 {
-			item := n.items[off].Load()
+			item := n.items()[off].Load()
 			if occupied != (item != nil) {
 				return fmt.Errorf("leaf %#x slot %d: present bit %v, item %v", base, off, occupied, item != nil)
 			}

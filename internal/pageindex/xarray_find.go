@@ -15,7 +15,7 @@ func (x *XArray[T]) Next(start uint64) (uint64, *T, bool) {
 	if l := x.hint; l != nil && start&^chunkMask == x.hintBase {
 		if word := l.bits[present] >> (start & chunkMask); word != 0 {
 			index := start + uint64(bits.TrailingZeros64(word))
-			item := l.items[index&chunkMask].Load()
+			item := l.items()[index&chunkMask].Load()
 			x.mu.Unlock()
 			return index, item, true
 		}
@@ -67,7 +67,7 @@ func (x *XArray[T]) FindMarked(start uint64, m Mark) Batch[T] {
 		base := index &^ chunkMask
 		for word := leaf.bits[m] &^ (1<<(index&chunkMask) - 1); word != 0 && b.N < BatchSize; word &= word - 1 {
 			index = base | uint64(bits.TrailingZeros64(word))
-			b.Items[b.N] = leaf.items[index&chunkMask].Load()
+			b.Items[b.N] = leaf.items()[index&chunkMask].Load()
 			b.N++
 		}
 		if index == ^uint64(0) {
@@ -118,7 +118,7 @@ func (x *XArray[T]) find(start uint64, b int) (*xaNode[T], uint64, *T, bool) {
 			index = ((index>>shift)&^chunkMask | next) << shift
 		}
 		if shift == 0 {
-			return n, index, n.items[next].Load(), true
+			return n, index, n.items()[next].Load(), true
 		}
 		n, shift = n.children[next].Load(), shift-chunkShift
 		off = (index >> shift) & chunkMask

@@ -22,7 +22,7 @@ func (x *XArray[T]) locate(index uint64) (item *T, marks Marks, leaf *xaNode[T],
 		x.hint, x.hintBase = leaf, index&^chunkMask
 	}
 	off = index & chunkMask
-	if item = leaf.items[off].Load(); item == nil {
+	if item = leaf.items()[off].Load(); item == nil {
 		return nil, 0, nil, 0
 	}
 	// One shift and mask per mark, written out: every mark update and every

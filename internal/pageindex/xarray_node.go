@@ -2,6 +2,7 @@ package pageindex
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"github.com/bhsim/bhsim/internal/conc"
 )
@@ -22,19 +23,23 @@ const (
 )
 
 // xaNode is the part of a tree node that both kinds of node share; it plays
-// the role of struct xa_node (include/linux/xarray.h). Exactly one of children
-// and items is set, when the node is built and before it is published, and
-// neither changes afterwards, so lock-free readers may follow them. The slots
-// they point to are atomic. All other fields belong to the writer (they are
-// read and written only under XArray.mu).
+// the role of struct xa_node (include/linux/xarray.h). It is the first field
+// of the node allocated, an xaInterior or an xaLeaf, and shift says which:
+// an interior node's children is set, and a leaf's slots are reached by
+// position (items), so that a lookup reads the slot without first reading
+// the header, and a reader that needs both (a mark's update) reads them at
+// once rather than one after the other: two dependent host cache misses per
+// random lookup become one. shift and children are set when the node is
+// built and before it is published, and never change, so lock-free readers
+// may follow them. The slots are atomic. All other fields belong to the
+// writer (they are read and written only under XArray.mu).
 //
-// The header is 64 bytes and the slot array 512, so a node occupies 576 bytes
-// on 64-bit machines, the size the kernel's xa_node has.
+// The header is 56 bytes and the slot array 512, so a node is 568 bytes on
+// 64-bit machines, allocated in Go's 576-byte size class: the kernel's
+// xa_node is 576 bytes.
 type xaNode[T any] struct {
 	// children is the slot array of an interior node (nil in a leaf).
 	children *[chunkSize]conc.Pointer[xaNode[T]]
-	// items is the slot array of a leaf node (nil in an interior node).
-	items *[chunkSize]conc.Pointer[T]
 	// parent is the node whose slot offset points here; nil for the root.
 	parent *xaNode[T]
 	// bits holds, per mark, bit i set iff some item in the subtree of slot i
@@ -44,6 +49,16 @@ type xaNode[T any] struct {
 	bits [numBitmaps]uint64
 	// offset is this node's slot number in parent (xa_node.offset).
 	offset uint8
+	// shift is the number of index bits below this node's slots
+	// (xa_node.shift): 0 in a leaf.
+	shift uint8
+}
+
+// items is leaf n's slot array. Precondition: n.shift == 0, so n is the
+// header of an xaLeaf (newNode allocates every leaf as one). O(1); it reads
+// nothing.
+func (n *xaNode[T]) items() *[chunkSize]conc.Pointer[T] {
+	return &(*xaLeaf[T])(unsafe.Pointer(n)).slots
 }
 
 // xaInterior is an interior node: its slots point to the nodes one level down.
@@ -60,20 +75,18 @@ type xaLeaf[T any] struct {
 
 // newNode allocates a node for the level at shift (a leaf when shift is 0)
 // as child offset of parent, and counts it. The node is one allocation: its
-// header points into its own slot array. Models xas_alloc (v4.20+).
+// header is its first field. Models xas_alloc (v4.20+).
 func (x *XArray[T]) newNode(parent *xaNode[T], offset uint64, shift uint) *xaNode[T] {
 	x.nodes++
 	var n *xaNode[T]
 	if shift == 0 {
-		leaf := &xaLeaf[T]{}
-		leaf.items = &leaf.slots
-		n = &leaf.xaNode
+		n = &(&xaLeaf[T]{}).xaNode
 	} else {
 		in := &xaInterior[T]{}
 		in.children = &in.slots
 		n = &in.xaNode
 	}
-	n.parent, n.offset = parent, uint8(offset)
+	n.parent, n.offset, n.shift = parent, uint8(offset), uint8(shift)
 	return n
 }
 
