@@ -36,6 +36,10 @@ import (
 //   - a call that waits for its I/O — a read, a sync, the last close —
 //     completes when its last request does; a buffered write's writeback
 //     is asynchronous and does not hold the call;
+//   - the CPU work of each call and flusher pass is stretched by the memory
+//     bus's load so far, the CPUs' copies and the requests' DMA, under a
+//     profile with a memory-stall share (memBus; timing.Profile.Contended
+//     is its closed form for a run's loads);
 //   - the clock keeps the write requests in flight with their pages, so
 //     that writeback is under way until its requests complete: what
 //     balance_dirty_pages weighs (NR_WRITEBACK) and measures (the pages
@@ -159,6 +163,9 @@ type clock struct {
 	// finished, if set, is told each request's completion time (step
 	// mode's requests in flight).
 	finished func(done float64)
+	// bus is the memory bus: the DMA of the requests placed, the CPUs'
+	// copies, and the stretch its load gives a CPU's work (memBus).
+	bus memBus
 }
 
 // inflightWrite is a write request's completion time and the pages of
@@ -286,6 +293,9 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				issue = max(issue, p.ioDone, lastSubmit)
 			}
 			fin := c.serve(issue, s.svc)
+			if s.reqs == 0 { // a discard moves no data
+				c.bus.dma(s.bytes, fin)
+			}
 			p.ioDone = max(p.ioDone, fin)
 			if c.finished != nil {
 				c.finished(fin)

@@ -47,7 +47,10 @@
 // timing mechanisms: blk-throttle (bufcache/blk.Throttle), and the flusher
 // thread with the writers' balance_dirty_pages (writeback.go: 6.18's
 // control law, bufcache.DirtyThrottle), which a workload always has and a
-// scenario has when its device sets bdi dirty limits. A dd of the threads'
+// scenario has when its device sets bdi dirty limits; and the memory bus
+// (bus.go), whose load — the CPUs' copies and the requests' DMA —
+// stretches a CPU's work under a profile with a memory-stall share, as
+// bench/timing's Contended does for a run's loads. A dd of the threads'
 // experiments is not on it yet: bench/workload prices a dd's phases by
 // their busiest resource (docs/known-differences.md).
 //

@@ -48,3 +48,10 @@ func (t *eventTap) peek(p *timing.Profile) (ns float64) {
 	}
 	return ns
 }
+
+// copied returns the bytes the CPU copied since the last sync or take
+// (bufcache.EvCopyByte): the stream of its work that the memory bus's
+// load stretches (memBus). O(1).
+func (t *eventTap) copied() uint64 {
+	return t.cpu.Event(bufcache.EvCopyByte) - t.seen[bufcache.EvCopyByte]
+}

@@ -149,7 +149,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		}
 	}
 	e.fl = newFlusher(thr, mr.dev, mr.m.CPU(o.CPUs), &e.clk, &e.meter, o.Profile)
-	e.clk.ended = mr.dev.WrittenPages
+	e.clk.ended, e.clk.bus.p = mr.dev.WrittenPages, o.Profile
 	mr.queue.SetTracer(&e.meter)
 	mr.dev.SetTracer(nil)
 	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them
@@ -395,6 +395,7 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 // start, CPU time and sleeps so far), with the block steps it made.
 func (e *engine) placeSegment() {
 	o := &e.op
+	copied := o.c.tap.copied()
 	ns, look, hits := o.c.tap.take(e.o.Profile)
 	ns, o.sys = ns+o.sys, 0
 	steps := e.meter.steps
@@ -405,7 +406,7 @@ func (e *engine) placeSegment() {
 	if o.write {
 		steps, issued, queued = e.fl.takeWrites(steps, o.at())
 	}
-	ns += blockNS(e.o.Profile, issued, queued)
+	ns = e.clk.bus.cpu(o.at(), ns+blockNS(e.o.Profile, issued, queued), copied)
 	o.c.mqBios += float64(queued)
 	e.clk.segment(&o.callTime, steps, ns)
 	o.lruLook += look
@@ -432,7 +433,7 @@ func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
-	now := o.at() + o.sys + o.c.tap.peek(e.o.Profile) + blockNS(e.o.Profile, e.meter.issued, e.meter.queued)
+	now := o.at() + e.clk.bus.stretch(o.at(), o.sys+o.c.tap.peek(e.o.Profile)+blockNS(e.o.Profile, e.meter.issued, e.meter.queued), o.c.tap.copied())
 	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
 }
 
@@ -577,8 +578,10 @@ func (e *engine) buffers(c *cpuState, rec source.IO) error {
 
 // loads are the run's resources for the bottleneck bound: each stream CPU
 // with its events and the requests it submitted, the flusher, kswapd (a
-// thread on those CPUs, not one of its own), all CPUs together, and the disk
-// with its busy time.
+// thread on those CPUs, not one of its own), all CPUs together, the memory
+// bus with the bytes the clock put on it (memBus: under a profile with a
+// memory-stall share its load stretches the CPUs', timing.Profile.Contended),
+// the disk with its busy time, and the throttle's rules.
 func (e *engine) loads() []timing.Load {
 	var cpus []timing.Load
 	for i := range e.cpus {
@@ -596,6 +599,9 @@ func (e *engine) loads() []timing.Load {
 	servers := len(cpus)
 	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))
 	loads := append(cpus, timing.AllCPUs(servers, cpus...))
+	var bus timing.Quantities
+	bus[timing.ParamMemByte] = e.clk.bus.bytes
+	loads = append(loads, timing.MemoryLoad(bus))
 	loads = append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy, Servers: 1})
 	return append(loads, e.throttleLoads()...)
 }

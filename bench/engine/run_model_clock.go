@@ -65,7 +65,7 @@ const modelDirtyable = 16 << 30 / 4096
 // the flusher and the task's dirty throttling.
 func (r *modelRun) startClock(p *timing.Profile, rules scenario.Rules) error {
 	t := &modelClock{p: p, tap: newEventTap(r.cpu)}
-	t.ended = r.dev.WrittenPages
+	t.ended, t.bus.p = r.dev.WrittenPages, p
 	if tr := throttleRules(rules); tr.Any() {
 		thr, err := blk.NewThrottle(tr, blk.DefaultHZ)
 		if err != nil {
@@ -129,6 +129,11 @@ func (r *modelRun) beginCall(syscall, wait bool, rd span) {
 // and the block layer's CPU cost of the requests and bios it has
 // submitted (blockNS).
 func (t *modelClock) cpuSoFar() float64 {
+	return t.bus.stretch(t.call.at(), t.demandSoFar(), t.tap.copied())
+}
+
+// demandSoFar is cpuSoFar on an idle memory bus: the work's own demand.
+func (t *modelClock) demandSoFar() float64 {
 	return t.sys + t.tap.peek(t.p) + blockNS(t.p, t.meter.issued, t.meter.queued)
 }
 
@@ -145,7 +150,7 @@ func (r *modelRun) submitNow() float64 {
 
 // placeSegment places the call's work since its last segment on the clock.
 func (t *modelClock) placeSegment() {
-	ns := t.cpuSoFar()
+	ns := t.bus.cpu(t.call.at(), t.demandSoFar(), t.tap.copied())
 	t.tap.sync()
 	t.segment(&t.call, t.meter.steps, ns)
 	t.sys = 0

@@ -181,10 +181,14 @@ func (e *engine) result(full bool) *RunResult {
 	}
 	r.Throughput = e.tl.bins()
 	loads := e.loads()
+	bus := e.o.Profile.Contended(loads)
 	for i := range loads {
-		busy := e.o.Profile.BusyNS(&loads[i])
-		if i < len(e.cpus) {
-			busy = e.cpus[i].busyNS // the time the run charged, equal to the load's
+		busy := bus.BusyNS(e.o.Profile, &loads[i]) // at the bus's load
+		switch {
+		case i < len(e.cpus):
+			busy = e.cpus[i].busyNS // the time the clock charged
+		case i == len(e.cpus):
+			busy = e.fl.busy // the flusher's, likewise
 		}
 		r.Resources = append(r.Resources, Resource{Name: loads[i].Name, BusyNS: busy, Utilisation: finite(busy / r.DurationNS)})
 	}

@@ -15,7 +15,6 @@ type Contention struct {
 	// time T. 0 when the profile has no memory-stall share or the run no
 	// memory load.
 	Utilisation float64
-	share       float64
 }
 
 // Contended solves a run's memory contention under p.
@@ -65,13 +64,13 @@ func (p *Profile) Contended(loads []Load) Contention {
 		l := &loads[i]
 		d := p.BusyNS(l)
 		if l.Kind == LoadCPU {
-			s := p.stallNS(l, k)
+			s := p.stallNS(l)
 			b := d + m // (D − S) + S + M
 			d = (b + math.Sqrt(b*b-4*(d-s)*m)) / 2
 		}
 		t = max(t, d)
 	}
-	return Contention{Utilisation: m / t, share: k}
+	return Contention{Utilisation: m / t}
 }
 
 // BusyNS returns l's time under p at c's memory load: a CPU's demand with
@@ -82,19 +81,39 @@ func (c Contention) BusyNS(p *Profile, l *Load) float64 {
 	if c.Utilisation == 0 || l.Kind != LoadCPU {
 		return d
 	}
-	s := p.stallNS(l, c.share)
-	if s == 0 {
+	return Stretched(d, p.stallNS(l), c.Utilisation)
+}
+
+// Stretched is the time of d ns of CPU work, s ns of it waiting for DRAM
+// (its streams over data and its memory-stall share of the rest: see
+// Contended), on a memory bus busy a share rho of the time: the waits take
+// 1 / (1 − rho) as long as on an idle bus, d − s + s / (1 − rho).
+// Precondition: 0 ≤ s ≤ d, 0 ≤ rho < 1. O(1).
+func Stretched(d, s, rho float64) float64 {
+	if s == 0 || rho == 0 {
 		return d
 	}
-	return d - s + s/(1-c.Utilisation)
+	return d - s + s/(1-rho)
+}
+
+// StallNS is the part of d ns of CPU work that waits for DRAM under p: its
+// streams over data, stream ns of it, and p's memory-stall share of the
+// rest (Contended); 0 when p has no memory-stall share, which keeps the
+// plain bottleneck model. O(1).
+func (p *Profile) StallNS(d, stream float64) float64 {
+	k := p.NS[ParamMemStall]
+	if k <= 0 {
+		return 0
+	}
+	return stream + k*(d-stream)
 }
 
 // streamParams are the CPU work that moves data at the memory bus's pace.
 var streamParams = [...]Param{Ev(bufcache.EvCopyByte), ParamZeroByte, ParamParityByte}
 
 // stallNS is the part of l's demand under p that waits for DRAM: its streams
-// and share k of the rest, per server.
-func (p *Profile) stallNS(l *Load, k float64) float64 {
+// and p's memory-stall share of the rest, per server (StallNS).
+func (p *Profile) stallNS(l *Load) float64 {
 	stream := 0.0
 	for _, q := range streamParams {
 		stream += l.Q[q] * p.NS[q]
@@ -102,5 +121,5 @@ func (p *Profile) stallNS(l *Load, k float64) float64 {
 	if l.Servers > 1 {
 		stream /= l.Servers
 	}
-	return stream + k*(p.BusyNS(l)-stream)
+	return p.StallNS(p.BusyNS(l), stream)
 }

@@ -64,6 +64,9 @@
 // run's time, so the run's time is a fixed point, which [Profile.Contended]
 // solves in closed form. [Profile.Bottleneck] and [Profile.DescribeLoads]
 // use it; with k = 0 (the x86 and i.MX8 profiles) they are the plain bound.
+// The model's clock (package bench/engine) keeps the same contention as a
+// run goes: each CPU's work stretched by [Stretched] at the bus's load so
+// far, which in a run of steady loads tends to Contended's fixed point.
 // On the Helios4 (2 × Cortex-A9, a 32-bit DDR3 bus) it is what lets one fit
 // of the bus's cost to the 4096-byte rows predict the 512-byte rows, and it
 // moves that fit near its prior; calibration then solves a nonlinear least

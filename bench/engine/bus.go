@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bufcache"
+)
+
+// memBus is the machine's memory bus on the clock: what the phases of a
+// dd solve in closed form (timing.Profile.Contended), kept as the run goes.
+// Every pass over data moves bytes through the memory controller — a
+// CPU's copy (copy_from_user or copy_to_user: a load and a store of each
+// byte, bufcache.EvCopyByte counting it once) and a request's DMA (one
+// transfer of its bytes) — each byte taking timing.ParamMemByte of the
+// bus. Its utilisation ρ is the bus work so far over the time it spans:
+// the run's start to the later of the moment asked about and the end of
+// the last work put on it (a request's completion may lie ahead of the
+// CPU that placed it). A CPU's work is then stretched as Contended
+// stretches a CPU's demand: the part that waits for DRAM — its copies and
+// the profile's memory-stall share of the rest (timing.Profile.StallNS) —
+// takes 1 / (1 − ρ) as long (timing.Stretched). In a run whose loads hold
+// steady ρ tends to Contended's M / T; a run whose load changes sees the
+// average so far, not the load of the moment. With a profile whose
+// memory-stall share is 0 (the x86 ones) nothing is stretched and the
+// clock is the plain one.
+//
+// The bus has no queue of its own: ρ is held below maxBusShare, the
+// bound a run whose bus work outgrew its time (which Contended's fixed
+// point cannot reach) would otherwise pass.
+type memBus struct {
+	p *timing.Profile
+	// bytes is the bytes moved so far (timing.ParamMemByte's quantity in
+	// the run's memory load); until is the end of the last work on it.
+	bytes, until float64
+}
+
+// maxBusShare bounds the bus's utilisation (see memBus).
+const maxBusShare = 0.95
+
+// share is ρ at t: the bus's work so far over the time it spans. O(1).
+func (b *memBus) share(t float64) float64 {
+	span := max(t, b.until)
+	if span <= 0 || b.bytes == 0 {
+		return 0
+	}
+	return min(b.bytes*b.p.NS[timing.ParamMemByte]/span, maxBusShare)
+}
+
+// stretch returns the time of ns of CPU work from at that copied copied
+// bytes, at the bus's load at at (see memBus). It changes nothing. O(1).
+func (b *memBus) stretch(at, ns float64, copied uint64) float64 {
+	s := b.p.StallNS(ns, float64(copied)*b.p.NS[bufcache.EvCopyByte])
+	if s == 0 {
+		return ns
+	}
+	return timing.Stretched(ns, s, b.share(at))
+}
+
+// cpu is stretch for CPU work that the clock places now: it also puts its
+// copies on the bus, a load and a store a byte, until the work's end.
+// O(1).
+func (b *memBus) cpu(at, ns float64, copied uint64) float64 {
+	ns = b.stretch(at, ns, copied)
+	if copied > 0 {
+		b.bytes += 2 * float64(copied)
+		b.until = max(b.until, at+ns)
+	}
+	return ns
+}
+
+// dma puts a request's transfer of n bytes, which ends at end, on the bus.
+// O(1).
+func (b *memBus) dma(n uint64, end float64) {
+	if n > 0 {
+		b.bytes += float64(n)
+		b.until = max(b.until, end)
+	}
+}
