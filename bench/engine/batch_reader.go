@@ -31,20 +31,22 @@ type batchReader struct {
 	err error
 }
 
-// Next implements source.IOReader.
-func (r *batchReader) Next() (source.IO, error) {
+// next returns the next record, as source.IOReader's Next would, but in
+// place: valid until the batch after it is read. Copying a record stored
+// long before, rather than one just returned in registers and stored field
+// by field, spares the copy's wide loads a wait for the narrow stores.
+func (r *batchReader) next() (*source.IO, error) {
 	if r.i == r.n {
 		if r.err != nil {
-			return source.IO{}, r.err
+			return nil, r.err
 		}
 		r.fill()
 		if r.n == 0 {
-			return source.IO{}, r.err
+			return nil, r.err
 		}
 	}
-	rec := r.recs[r.i]
 	r.i++
-	return rec, nil
+	return &r.recs[r.i-1], nil
 }
 
 // fill reads the next batch, up to an error or the end, and prefetches its

@@ -61,12 +61,12 @@ func TestBatchReaderKeepsRecordsAndErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			br := &batchReader{rd: &failingReader{t: t, n: tc.n, err: tc.err}, dev: dev}
 			for i := 1; i <= tc.n; i++ {
-				rec, err := br.Next()
+				rec, err := br.next()
 				require.NoError(t, err, "record %d", i)
 				assert.Equal(t, i, rec.Line)
 			}
 			for range 2 {
-				_, err := br.Next()
+				_, err := br.next()
 				assert.Equal(t, tc.err, err, "the reader's own error, unwrapped (the engine compares with io.EOF)")
 			}
 		})

@@ -20,11 +20,13 @@ func (q *fifo[T]) live() []T { return q.items[q.head:] }
 // empty reports whether no item is live.
 func (q *fifo[T]) empty() bool { return q.head == len(q.items) }
 
-// front returns the oldest live item (the queue not empty).
-func (q *fifo[T]) front() T { return q.items[q.head] }
+// front returns the oldest live item in place (the queue not empty; valid
+// until the next push or pop).
+func (q *fifo[T]) front() *T { return &q.items[q.head] }
 
-// back returns the newest live item (the queue not empty).
-func (q *fifo[T]) back() T { return q.items[len(q.items)-1] }
+// back returns the newest live item in place (the queue not empty; valid
+// until the next push or pop).
+func (q *fifo[T]) back() *T { return &q.items[len(q.items)-1] }
 
 // pop removes and returns the oldest live item (the queue not empty).
 // Amortised O(1).

@@ -21,13 +21,13 @@ func FuzzFifo(f *testing.F) {
 				q.push(i)
 				oracle = append(oracle, i)
 			} else if len(oracle) > 0 {
-				require.Equal(t, oracle[0], q.front())
+				require.Equal(t, oracle[0], *q.front())
 				require.Equal(t, oracle[0], q.pop())
 				oracle = oracle[1:]
 			}
 			require.Equal(t, len(oracle) == 0, q.empty())
 			if len(oracle) > 0 {
-				require.Equal(t, oracle[len(oracle)-1], q.back())
+				require.Equal(t, oracle[len(oracle)-1], *q.back())
 			}
 			require.Equal(t, len(oracle), len(q.live()))
 			require.LessOrEqual(t, len(q.items), 2*len(oracle)+1025)

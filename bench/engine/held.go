@@ -137,9 +137,9 @@ func (h *heldReader) Next() (source.IO, error) {
 	b := cs[h.chunk][h.pos:]
 	head := b[0]
 	i := 1
-	rec := source.IO{Kind: source.IOKind(head & heldKindBits), Flags: source.IOFlags(head >> heldFlagShift)}
+	kind, flags := source.IOKind(head&heldKindBits), source.IOFlags(head>>heldFlagShift)
 	if head&heldKindBits == heldRawKind {
-		rec.Kind, rec.Flags = source.IOKind(b[1]), source.IOFlags(b[2])
+		kind, flags = source.IOKind(b[1]), source.IOFlags(b[2])
 		i = 3
 	}
 	dl, n := binary.Varint(b[i:])
@@ -157,7 +157,8 @@ func (h *heldReader) Next() (source.IO, error) {
 	}
 	h.line += int(dl)
 	h.at += uint64(da)
-	rec.Line, rec.At, rec.CPU, rec.Offset, rec.Length = h.line, h.at, int(cpu), off, length
 	h.pos += i
-	return rec, nil
+	// One literal, returned as it is built: a record built in a temporary
+	// and copied out is loaded wide just after its narrow stores.
+	return source.IO{Kind: kind, Flags: flags, Offset: off, Length: length, CPU: int(cpu), At: h.at, Line: h.line}, nil
 }

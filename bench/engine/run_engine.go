@@ -190,7 +190,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 		// Read until every CPU has its next record, the input ends, or the
 		// look-ahead is full.
 		for !eof && buffered < lookahead && e.anyEmpty() {
-			rec, err := ra.Next()
+			rec, err := ra.next()
 			if err == io.EOF {
 				eof = true
 				break
@@ -211,9 +211,9 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			if e.o.cpusFixed && rec.CPU >= len(e.cpus) {
 				return &source.TraceError{File: e.w.Name, Line: rec.Line, Msg: fmt.Sprintf("a record of CPU %d, but a trace read in one pass runs on 1 CPU unless told how many: its CPUs are not known before its end; give the CPUs to run on (RunOptions.CPUs)", rec.CPU)}
 			}
-			rec.At = e.replayAt(rec.At)
 			c := &e.cpus[rec.CPU%len(e.cpus)]
-			c.pending.push(rec)
+			c.pending.push(*rec)
+			c.pending.back().At = e.replayAt(rec.At)
 			buffered++
 		}
 		i, start := e.next()
@@ -353,10 +353,14 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		e.step.before(i, rec, start)
 	}
 	sync := rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush
-	e.op = opCall{callTime: callTime{start: start, wait: sync || rec.Kind == source.IODiscard, done: start},
-		c: c, write: rec.Kind == source.IOWrite, dirtied: e.mr.dev.DirtiedPages(), sys: e.o.Profile.NS[timing.ParamSyscall]}
+	// Cleared, then set field by field: a literal is built on the stack
+	// and copied with wide loads that wait for its narrow stores.
+	o := &e.op
+	*o = opCall{}
+	o.start, o.wait, o.done = start, sync || rec.Kind == source.IODiscard, start
+	o.c, o.write, o.dirtied, o.sys = c, rec.Kind == source.IOWrite, e.mr.dev.DirtiedPages(), e.o.Profile.NS[timing.ParamSyscall]
 	if rec.Kind == source.IORead {
-		e.op.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
+		o.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
 	}
 	c.tap.sync()
 	e.meter.reset()
@@ -366,7 +370,6 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		ks.noteError(err)
 	}
 	e.placeSegment()
-	o := &e.op
 	c.unweighed += e.mr.dev.DirtiedPages() - o.dirtied
 	done := e.clk.end(&o.callTime) // a sync waits for the writeback under way too
 	c.free = o.at()
