@@ -41,9 +41,12 @@ func segsOf(n, maxSeg uint64) uint64 {
 // rather than returned and copied (every bio a queue takes has its extent
 // computed).
 func (l *Limits) extentInto(r *runs, v *Vec, d, n uint32) {
-	*r = runs{bytes: uint64(n), segs: segsOf(uint64(n), uint64(l.MaxSegmentSize)),
-		headLen: uint64(n), tailLen: uint64(n), single: true}
+	// Field by field, not a literal: *r = runs{...} builds the value on the
+	// stack and copies it with wide loads that wait for its narrow stores.
+	r.bytes, r.segs = uint64(n), segsOf(uint64(n), uint64(l.MaxSegmentSize))
+	r.headLen, r.tailLen, r.single = uint64(n), uint64(n), true
 	if v.PFN == NoPFN {
+		r.head, r.headOK, r.tail, r.tailOK = physPos{}, false, physPos{}, false
 		return
 	}
 	shift := l.pageShift()
