@@ -48,7 +48,7 @@ func (b *memBus) share(t float64) float64 {
 // stretch returns the time of ns of CPU work from at that copied copied
 // bytes, at the bus's load at at (see memBus). It changes nothing. O(1).
 func (b *memBus) stretch(at, ns float64, copied uint64) float64 {
-	s := b.p.StallNS(ns, float64(copied)*b.p.NS[bufcache.EvCopyByte])
+	s := b.p.StallNS(ns, float64(copied)*b.p.NS[timing.Ev(bufcache.EvCopyByte)])
 	if s == 0 {
 		return ns
 	}

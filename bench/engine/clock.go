@@ -293,7 +293,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				issue = max(issue, p.ioDone, lastSubmit)
 			}
 			fin := c.serve(issue, s.svc)
-			if s.reqs == 0 { // a discard moves no data
+			if s.reqs == 0 { // reqs > 0 is a discard's step, which moves no data
 				c.bus.dma(s.bytes, fin)
 			}
 			p.ioDone = max(p.ioDone, fin)

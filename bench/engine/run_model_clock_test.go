@@ -216,6 +216,32 @@ func TestRunModelCallsPaySyscalls(t *testing.T) {
 	assert.InDelta(t, baseW.Resources[0].BusyNS+2*calls*d, dearerW.Resources[0].BusyNS, 1e-6, "the trace run's %d records", 2*calls)
 }
 
+// TestRunModelBusStretches checks that a timed scenario keeps the memory
+// bus as a workload does (memBus): under the Helios4's memory-stall share
+// its pwrites, whose copies and whose writeback's DMA fill the bus, take
+// longer than with no share, by less than the bus's cap allows; with no
+// share the price of a byte on the bus changes nothing.
+func TestRunModelBusStretches(t *testing.T) {
+	s, err := scenario.Parse("bus.scn", "device size=64M sector=512\nopen a rdwr\npwrite a off=0 len=64K repeat=128\nfsync a\npwrite a off=0 len=64K repeat=128 fill=0x22\nfsync a\nclose a\n")
+	require.NoError(t, err)
+	p := timing.Helios4()
+	require.Positive(t, p.NS[timing.ParamMemStall])
+	idle := timing.Helios4()
+	idle.Set(timing.ParamMemStall, 0, "test")
+	dearBus := timing.Helios4()
+	dearBus.Set(timing.ParamMemStall, 0, "test")
+	dearBus.Set(timing.ParamMemByte, 3*p.NS[timing.ParamMemByte], "test")
+	busy, plain, plainDear := modelAt(t, s, p), modelAt(t, s, idle), modelAt(t, s, dearBus)
+	rewrite := 4 // the second pwrite line, after the first's writeback put its DMA on the bus
+	require.NotNil(t, busy.Ops[rewrite].Wall)
+	b, q := float64(busy.Ops[rewrite].Wall.MaxNs), float64(plain.Ops[rewrite].Wall.MaxNs)
+	assert.Greater(t, b, q, "the bus's load stretches the copies")
+	assert.Less(t, b, q/(1-engine.MaxBusShareForTest), "by less than the bus's cap")
+	for i := range plain.Ops {
+		assert.Equal(t, plain.Ops[i].Wall, plainDear.Ops[i].Wall, "op %d: no share, no stretch", i+1)
+	}
+}
+
 // TestBiosPayBlockLayer checks that both runners charge the CPU that
 // submits a bio the block layer's pass (timing.ParamMQBio), as dd's loads
 // do. Raising its price by d: in a trace run (engine.Run) the CPU's busy

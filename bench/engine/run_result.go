@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/bhsim/bhsim/bench/timing"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/scenario"
@@ -181,14 +182,14 @@ func (e *engine) result(full bool) *RunResult {
 	}
 	r.Throughput = e.tl.bins()
 	loads := e.loads()
-	bus := e.o.Profile.Contended(loads)
+	// The stream CPUs' lines are the time the clock charged them; every
+	// other line is its load's demand, a CPU's stretched at the bus's load
+	// over the run (memBus), as the clock stretched theirs.
+	bus := timing.Contention{Utilisation: e.clk.bus.share(r.DurationNS)}
 	for i := range loads {
-		busy := bus.BusyNS(e.o.Profile, &loads[i]) // at the bus's load
-		switch {
-		case i < len(e.cpus):
-			busy = e.cpus[i].busyNS // the time the clock charged
-		case i == len(e.cpus):
-			busy = e.fl.busy // the flusher's, likewise
+		busy := bus.BusyNS(e.o.Profile, &loads[i])
+		if i < len(e.cpus) {
+			busy = e.cpus[i].busyNS
 		}
 		r.Resources = append(r.Resources, Resource{Name: loads[i].Name, BusyNS: busy, Utilisation: finite(busy / r.DurationNS)})
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,6 +54,16 @@ func TestIOKind(t *testing.T) {
 	}
 	assert.Equal(t, "FASM", (FlagSync | FlagMeta | FlagFUA | FlagAhead).String())
 	assert.Equal(t, "", IOFlags(0).String())
+}
+
+// TestIOSize keeps a record at 48 bytes, three 16-byte moves: at 56 a
+// copy's last two moves overlap, and the next copy of a record just
+// copied waits for them (see IO.Flags).
+func TestIOSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the size is stated for 64-bit machines")
+	}
+	assert.Equal(t, uintptr(48), unsafe.Sizeof(IO{}))
 }
 
 func TestIOValid(t *testing.T) {

@@ -99,13 +99,14 @@ type Index[T any] interface {
 	// concurrent Insert is adding, but never an item stored at another index.
 	// The btree's Load takes a read lock. Models xa_load / filemap_get_entry.
 	Load(index uint64) (item *T, levels int)
-	// Warm returns the item Load would and reads, with loads independent of
-	// each other, what a later Load or mark update at index will read (for
-	// the xarray, the leaf's slot and its header, which holds the marks), so
-	// that a caller warming a run of upcoming random indices overlaps their
-	// host cache misses. It is a hint to the host's caches, not a model of
-	// the kernel: it counts nothing and changes nothing. Lock-free like Load
-	// for the xarray; the btree's is its Load. O(height), no allocation.
+	// Warm returns the item Load would and reads what a later Load or mark
+	// update at index will read (for the xarray, after the descent, the
+	// leaf's slot and its header, which holds the marks, with loads
+	// independent of each other), so that a caller warming a run of
+	// upcoming random indices overlaps their host cache misses. It is a
+	// hint to the host's caches, not a model of the kernel: it counts
+	// nothing and changes nothing. Lock-free like Load for the xarray; the
+	// btree's is its Load. O(height), no allocation.
 	Warm(index uint64) *T
 	// Insert stores item at index if the slot is empty and reports whether it
 	// did. It returns false and changes nothing if the slot is occupied (the

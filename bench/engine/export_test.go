@@ -1,0 +1,4 @@
+package engine
+
+// MaxBusShareForTest is maxBusShare, for the external tests.
+const MaxBusShareForTest = maxBusShare
