@@ -127,7 +127,7 @@ func (r *modelRun) beginCall(syscall, wait bool, rd span) {
 // cpuSoFar is the task's CPU time in the call's segment under way: its
 // system call's entry and exit (in its first segment), its events priced,
 // and the block layer's CPU cost of the requests and bios it has
-// submitted (blockNS).
+// submitted (blockNS), stretched by the memory bus's load (memBus).
 func (t *modelClock) cpuSoFar() float64 {
 	return t.bus.stretch(t.call.at(), t.demandSoFar(), t.tap.copied())
 }

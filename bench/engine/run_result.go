@@ -2,11 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"github.com/bhsim/bhsim/bench/timing"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/source"
+	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 )
 
