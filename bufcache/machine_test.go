@@ -125,3 +125,45 @@ func TestIndexKind(t *testing.T) {
 	_, err = NewMachine(Config{Index: IndexBTree + 1})
 	assert.ErrorIs(t, err, ErrUnknownIndexKind)
 }
+
+// TestCPUMoved: Moved holds every kind whose count changed since the last
+// TakeMoved, for a range of operations (and may hold one counted by zero),
+// and TakeMoved returns it and empties it.
+func TestCPUMoved(t *testing.T) {
+	m, err := NewMachine(Config{})
+	require.NoError(t, err)
+	disk, err := blk.NewMemDisk("sda", 4<<20, 512)
+	require.NoError(t, err)
+	d, err := m.Open(disk, DeviceOptions{})
+	require.NoError(t, err)
+	cpu := m.CPU(0)
+	buf := make([]byte, 8192)
+	ops := []struct {
+		name string
+		op   func() error
+	}{
+		{"a write", func() error { _, err := d.Write(cpu, 0, userIter(t, buf)); return err }},
+		{"a sync", func() error { return d.SyncBlockdev(cpu) }},
+		{"a cold read", func() error { _, err := d.Read(cpu, 1<<20, buf); return err }},
+		{"a cached read", func() error { _, err := d.Read(cpu, 1<<20, buf); return err }},
+		{"nothing", func() error { return nil }},
+	}
+	cpu.TakeMoved()
+	for _, tc := range ops {
+		t.Run(tc.name, func(t *testing.T) {
+			before := cpu.Events()
+			require.NoError(t, tc.op())
+			diff := cpu.Events().Sub(before)
+			var want uint64
+			for e, n := range diff {
+				if n != 0 {
+					want |= 1 << e
+				}
+			}
+			moved := cpu.Moved()
+			assert.Zero(t, want&^moved, "kinds that changed, missing from %#x", moved)
+			assert.Equal(t, moved, cpu.TakeMoved())
+			assert.Zero(t, cpu.Moved(), "taken")
+		})
+	}
+}

@@ -1,35 +1,46 @@
 package engine
 
 import (
+	"math/bits"
+
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 )
 
 // eventTap follows one CPU's event counters from operation to operation:
-// seen holds the counts as of the last sync or take, and take compares them
-// kind by kind with the CPU's (CPU.Event) and prices the kinds that moved,
-// with no copy of the counters beyond sync's.
+// seen holds the counts as of the last sync or take, and take prices the
+// kinds that moved since (CPU.TakeMoved: the tap is the CPU's one follower),
+// reading only those, with no copy of the counters beyond sync's.
 type eventTap struct {
 	cpu  *bufcache.CPU
 	seen bufcache.Counters
 }
 
 // newEventTap starts a tap of cpu at its current counts.
-func newEventTap(cpu *bufcache.CPU) eventTap { return eventTap{cpu: cpu, seen: cpu.Events()} }
+func newEventTap(cpu *bufcache.CPU) eventTap {
+	cpu.TakeMoved()
+	return eventTap{cpu: cpu, seen: cpu.Events()}
+}
 
 // sync brings seen up to the CPU's counts, leaving out of the next take what
-// was counted between operations. O(NumEvents).
-func (t *eventTap) sync() { t.seen = t.cpu.Events() }
+// was counted between operations. O(kinds that moved).
+func (t *eventTap) sync() {
+	for m := t.cpu.TakeMoved(); m != 0; m &= m - 1 {
+		e := bufcache.Event(bits.TrailingZeros64(m))
+		t.seen[e] = t.cpu.Event(e)
+	}
+}
 
 // take returns the simulated nanoseconds under p of what the CPU counted
 // since the last sync or take — SimNS of the counters' difference, to the
 // bit: the kinds in the same order, those that did not move adding nothing
 // — and the bh LRU lookups and hits among it, and brings seen up to date.
-// O(NumEvents), no allocation.
+// O(kinds that moved), no allocation.
 func (t *eventTap) take(p *timing.Profile) (ns float64, lruLook, lruHits uint64) {
 	look, hits := t.seen[bufcache.EvLRULookup], t.seen[bufcache.EvLRUHit]
-	for e := range t.seen {
-		if now := t.cpu.Event(bufcache.Event(e)); now != t.seen[e] {
+	for m := t.cpu.TakeMoved(); m != 0; m &= m - 1 {
+		e := bufcache.Event(bits.TrailingZeros64(m))
+		if now := t.cpu.Event(e); now != t.seen[e] {
 			ns += float64(now-t.seen[e]) * p.NS[e]
 			t.seen[e] = now
 		}
@@ -39,10 +50,11 @@ func (t *eventTap) take(p *timing.Profile) (ns float64, lruLook, lruHits uint64)
 
 // peek returns the simulated nanoseconds under p of what the CPU counted
 // since the last sync or take, as take would, without moving seen: the
-// CPU time of a call so far. O(NumEvents), no allocation.
+// CPU time of a call so far. O(kinds that moved), no allocation.
 func (t *eventTap) peek(p *timing.Profile) (ns float64) {
-	for e := range t.seen {
-		if now := t.cpu.Event(bufcache.Event(e)); now != t.seen[e] {
+	for m := t.cpu.Moved(); m != 0; m &= m - 1 {
+		e := bufcache.Event(bits.TrailingZeros64(m))
+		if now := t.cpu.Event(e); now != t.seen[e] {
 			ns += float64(now-t.seen[e]) * p.NS[e]
 		}
 	}
