@@ -84,27 +84,34 @@ func resource(t *testing.T, r *RunResult, name string) Resource {
 }
 
 // TestMemBusCPU checks what a CPU's work puts on the bus and how the bus
-// stretches it: a copy is a load and a store a byte, until the work's
-// end; the stall part (the copy, and the memory-stall share of the rest)
-// takes 1 / (1 − ρ) as long; stretch alone changes nothing.
+// stretches it: a copy is a load and a store a byte, a clear a store a
+// byte, until the work's end; the stall part (the copy and the clear, and
+// the memory-stall share of the rest) takes 1 / (1 − ρ) as long; stretch
+// alone changes nothing.
 func TestMemBusCPU(t *testing.T) {
 	p := timing.X86Server()
 	p.NS[timing.ParamMemByte] = 1
 	p.NS[timing.Ev(bufcache.EvCopyByte)] = 0.5
+	p.NS[timing.ParamZeroByte] = 0.25
 	p.NS[timing.ParamMemStall] = 0.2
 	b := memBus{p: p}
 	b.dma(50, 100) // ρ = 0.5 at 100
 	require.InDelta(t, 0.5, b.share(100), 1e-12)
 	// 100 ns of work copying 40 bytes: a 20 ns stream, and 0.2 of the
 	// other 80 ns, wait: 36 ns, stretched to 72 at ρ = 0.5.
-	assert.InDelta(t, 136, b.stretch(100, 100, 40), 1e-9)
+	assert.InDelta(t, 136, b.stretch(100, 100, streams{copied: 40}), 1e-9)
 	assert.InDelta(t, 0.5, b.share(100), 1e-12, "stretch puts nothing on the bus")
-	assert.InDelta(t, 136, b.cpu(100, 100, 40), 1e-9)
+	assert.InDelta(t, 136, b.cpu(100, 100, streams{copied: 40}), 1e-9)
 	assert.InDelta(t, 130, b.bytes, 1e-9, "the DMA's 50 bytes and the copy's 2 × 40")
 	assert.InDelta(t, 236, b.until, 1e-9, "until the work's end")
-	assert.InDelta(t, 80+20/(1-130.0/300), b.cpu(300, 100, 0), 1e-9, "no copy: the share of the rest alone, at ρ = 130/300")
+	assert.InDelta(t, 80+20/(1-130.0/300), b.cpu(300, 100, streams{}), 1e-9, "no stream: the share of the rest alone, at ρ = 130/300")
+	// 100 ns clearing 80 bytes (a 20 ns stream) and copying 40 (20 ns):
+	// 40 ns of streams and 0.2 of the other 60 wait, at ρ = 130/500.
+	rho := 130.0 / 500
+	assert.InDelta(t, 48+52/(1-rho), b.cpu(500, 100, streams{copied: 40, zeroed: 80}), 1e-9)
+	assert.InDelta(t, 130+80+80, b.bytes, 1e-9, "the clear's 80 bytes, a store each, and the copy's 2 × 40")
 	p.NS[timing.ParamMemStall] = 0
-	assert.Equal(t, 100.0, b.stretch(300, 100, 40), "no memory-stall share: the plain clock")
+	assert.Equal(t, 100.0, b.stretch(300, 100, streams{copied: 40, zeroed: 80}), "no memory-stall share: the plain clock")
 }
 
 // TestMemBusShare checks the bus's utilisation: its work over the time it

@@ -204,6 +204,24 @@ type RunOptions struct {
 	// rate, 0.5 at twice its rate — fio's replay_time_scale=200, which is a
 	// percentage of the rate.
 	ReplayTimeScale float64
+	// FromZero makes every write read its data from /dev/zero first, as
+	// `dd if=/dev/zero of=DEV` does a block: a read(2) of the write's
+	// length into the writer's buffer before its write(2), which costs a
+	// system call and read_zero's clear_user of each byte
+	// (timing.ParamSyscall, ParamZeroByte) on the writer's CPU, the clear a
+	// store of each byte on the memory bus. Without it a write's data is
+	// in its buffer already, as a traced application's is.
+	FromZero bool
+	// LastClose ends the run with dd's close of the device: each stream
+	// CPU closes its file once its operations are done, and the close that
+	// drops the device's last open writes it back and drops its page cache
+	// (bufcache.File.Close: blkdev_put's sync_blockdev and kill_bdev), a
+	// call on the clock that waits for its writes. The run's time then
+	// includes writing back everything its writes left dirty, as coreutils
+	// dd's rate does. Without it the run ends when its last record and the
+	// background writeback under way end, and what is still dirty below the
+	// background threshold stays so.
+	LastClose bool
 
 	// cpusFixed says CPUs was defaulted for a streamed workload: a record
 	// of another CPU is an error (normalize sets it).

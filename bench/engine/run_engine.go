@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/bhsim/bhsim/bench/scenario"
@@ -43,6 +45,9 @@ type cpuState struct {
 	tap      eventTap          // its events since its last operation
 	requests float64           // requests charged to it
 	mqBios   float64           // bio passes through the queue charged to it (stepMeter.queued)
+	// zeroReads and zeroBytes are its reads from /dev/zero
+	// (RunOptions.FromZero) and the bytes they cleared.
+	zeroReads, zeroBytes uint64
 	// task is its dirty throttling state; unweighed the pages it dirtied
 	// that no balance_dirty_pages pass has counted yet (the iomap write
 	// path looks before it dirties each folio, so a call's last folio
@@ -84,10 +89,13 @@ type engine struct {
 	meter stepMeter
 	op    opCall
 	end   float64
-	kinds [source.IODiscard + 1]kindStats
-	tl    timeline
-	buf   []byte
-	ubuf  *bufcache.UserBuf
+	// lastCloseNS is the time of the device's last close
+	// (RunOptions.LastClose).
+	lastCloseNS float64
+	kinds       [source.IODiscard + 1]kindStats
+	tl          timeline
+	buf         []byte
+	ubuf        *bufcache.UserBuf
 	// ubufLen is ubuf's size.
 	ubufLen uint64
 	iov     bufcache.IovIter // the write calls' iterator, reset for each
@@ -118,7 +126,12 @@ type opCall struct {
 	bios, requests   uint64
 	// sys is the system call's entry and exit (timing.ParamSyscall), which
 	// the call's first segment pays, as a timed scenario's does; 0 after.
-	sys float64
+	// With RunOptions.FromZero a write's sys is also the read(2) of its
+	// data from /dev/zero before it, and zeroed the bytes that read
+	// cleared (timing.ParamZeroByte), which the first segment puts on the
+	// memory bus; 0 after.
+	sys    float64
+	zeroed uint64
 }
 
 // newEngine builds the machine and opens the device once per stream CPU,
@@ -247,6 +260,11 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 	if e.o.Progress != nil {
 		e.o.Progress(e.done, max(e.w.Records, e.done)) // at the end, every record is counted
 	}
+	if e.o.LastClose {
+		if err := e.closeFiles(); err != nil {
+			return err
+		}
+	}
 	e.fl.finish() // the background writeback still under way when the records end
 	e.end = max(e.end, e.fl.free, e.clk.diskFree)
 	if e.o.Check {
@@ -353,31 +371,26 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		e.step.before(i, rec, start)
 	}
 	sync := rec.Kind == source.IOFsync || rec.Kind == source.IOFdatasync || rec.Kind == source.IOFlush
-	// Cleared, then set field by field: a literal is built on the stack
-	// and copied with wide loads that wait for its narrow stores.
-	o := &e.op
-	*o = opCall{}
-	o.start, o.wait, o.done = start, sync || rec.Kind == source.IODiscard, start
-	o.c, o.write, o.dirtied, o.sys = c, rec.Kind == source.IOWrite, e.mr.dev.DirtiedPages(), e.o.Profile.NS[timing.ParamSyscall]
+	o := e.beginCall(c, start, sync || rec.Kind == source.IODiscard)
+	o.write = rec.Kind == source.IOWrite
 	if rec.Kind == source.IORead {
 		o.rd = span{rec.Offset >> blk.SectorShift, (rec.End() + 511) >> blk.SectorShift}
 	}
-	c.tap.sync()
-	e.meter.reset()
+	if o.write && e.o.FromZero {
+		p := e.o.Profile
+		o.sys += p.NS[timing.ParamSyscall] + float64(rec.Length)*p.NS[timing.ParamZeroByte]
+		o.zeroed = rec.Length
+		c.zeroReads++
+		c.zeroBytes += rec.Length
+	}
 	err := e.do(c, rec)
 	ks := &e.kinds[rec.Kind]
 	if err != nil {
 		ks.noteError(err)
 	}
-	e.placeSegment()
-	c.unweighed += e.mr.dev.DirtiedPages() - o.dirtied
-	done := e.clk.end(&o.callTime) // a sync waits for the writeback under way too
-	c.free = o.at()
-	c.busyNS += o.cpuNS
-	c.requests += float64(o.requests)
+	done := e.endCall()
 	c.inflight = append(c.inflight, done)
 	c.ops++
-	e.end = max(e.end, done)
 	e.account(ks, rec, done-start, done)
 	if e.step != nil {
 		e.step.after(i, rec, start, o.cpuNS, done, err)
@@ -391,16 +404,86 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 	return nil
 }
 
+// closeFiles is RunOptions.LastClose: each stream CPU closes its file
+// when its operations are done, the earliest first (ties to the lower
+// CPU), each close a call on the clock that waits for its writes; the
+// last opener's writes the device back and drops its page cache
+// (bufcache.File.Close). lastCloseNS is the time of the close that did
+// (or of the last, when the workload's setup left a file open). Errors:
+// bufcache.File.Close's (none for files the run opened and nothing else
+// closes).
+func (e *engine) closeFiles() error {
+	order := make([]int, len(e.cpus))
+	for i := range order {
+		order[i] = i
+	}
+	idle := func(c *cpuState) float64 {
+		t := c.free
+		for _, done := range c.inflight {
+			t = max(t, done)
+		}
+		return t
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(idle(&e.cpus[a]), idle(&e.cpus[b])) })
+	for _, i := range order {
+		c := &e.cpus[i]
+		start := idle(c)
+		e.fl.runUntil(start)
+		e.clk.forget(start)
+		e.beginCall(c, start, true)
+		err := c.file.Close(c.cpu)
+		e.lastCloseNS = e.endCall() - start
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beginCall starts the call of CPU c at start, which waits for its
+// writes when wait says so: its CPU's events and the block steps are
+// counted from here, and its first segment pays its system call's entry
+// and exit. The caller has run the flusher's passes due by start.
+func (e *engine) beginCall(c *cpuState, start float64, wait bool) *opCall {
+	// Cleared, then set field by field: a literal is built on the stack
+	// and copied with wide loads that wait for its narrow stores.
+	o := &e.op
+	*o = opCall{}
+	o.start, o.wait, o.done = start, wait, start
+	o.c, o.dirtied, o.sys = c, e.mr.dev.DirtiedPages(), e.o.Profile.NS[timing.ParamSyscall]
+	c.tap.sync()
+	e.meter.reset()
+	return o
+}
+
+// endCall places the rest of the call under way on the clock and returns
+// its completion: when its CPU work, its sleeps and the I/O it waits for
+// are done (a sync also waits for the writeback under way). Its CPU is
+// free when its work and sleeps are.
+func (e *engine) endCall() float64 {
+	o := &e.op
+	c := o.c
+	e.placeSegment()
+	c.unweighed += e.mr.dev.DirtiedPages() - o.dirtied
+	done := e.clk.end(&o.callTime)
+	c.free = o.at()
+	c.busyNS += o.cpuNS
+	c.requests += float64(o.requests)
+	e.end = max(e.end, done)
+	return done
+}
+
 // placeSegment places the part of the call under way not yet on the
 // clock: its CPU's events since the last segment, priced with the
 // requests and bios it submitted (blockNS) and, in its first segment, its
-// system call's entry and exit, from where the call has got to (its
-// start, CPU time and sleeps so far), with the block steps it made.
+// system call's entry and exit (and a read from /dev/zero before a write,
+// RunOptions.FromZero), from where the call has got to (its start, CPU
+// time and sleeps so far), with the block steps it made.
 func (e *engine) placeSegment() {
 	o := &e.op
-	copied := o.c.tap.copied()
+	passes := streams{copied: o.c.tap.copied(), zeroed: o.zeroed}
 	ns, look, hits := o.c.tap.take(e.o.Profile)
-	ns, o.sys = ns+o.sys, 0
+	ns, o.sys, o.zeroed = ns+o.sys, 0, 0
 	steps := e.meter.steps
 	if ns == 0 && len(steps) == 0 {
 		return
@@ -409,7 +492,7 @@ func (e *engine) placeSegment() {
 	if o.write {
 		steps, issued, queued = e.fl.takeWrites(steps, o.at())
 	}
-	ns = e.clk.bus.cpu(o.at(), ns+blockNS(e.o.Profile, issued, queued), copied)
+	ns = e.clk.bus.cpu(o.at(), ns+blockNS(e.o.Profile, issued, queued), passes)
 	o.c.mqBios += float64(queued)
 	e.clk.segment(&o.callTime, steps, ns)
 	o.lruLook += look
@@ -436,7 +519,7 @@ func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
-	now := o.at() + e.clk.bus.stretch(o.at(), o.sys+o.c.tap.peek(e.o.Profile)+blockNS(e.o.Profile, e.meter.issued, e.meter.queued), o.c.tap.copied())
+	now := o.at() + e.clk.bus.stretch(o.at(), o.sys+o.c.tap.peek(e.o.Profile)+blockNS(e.o.Profile, e.meter.issued, e.meter.queued), streams{copied: o.c.tap.copied(), zeroed: o.zeroed})
 	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
 }
 
@@ -592,7 +675,8 @@ func (e *engine) loads() []timing.Load {
 		l := timing.CPULoad(fmt.Sprintf("cpu%d", i), timing.PerOp(c.cpu.Events().Sub(c.start), 1, 0))
 		l.Q[timing.ParamRequest] = c.requests
 		l.Q[timing.ParamMQBio] = c.mqBios
-		l.Q[timing.ParamSyscall] = float64(c.ops)
+		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads)
+		l.Q[timing.ParamZeroByte] = float64(c.zeroBytes)
 		cpus = append(cpus, l)
 	}
 	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.fl.cpu.Events().Sub(e.flStart), 1, 0))

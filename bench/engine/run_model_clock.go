@@ -129,7 +129,7 @@ func (r *modelRun) beginCall(syscall, wait bool, rd span) {
 // and the block layer's CPU cost of the requests and bios it has
 // submitted (blockNS), stretched by the memory bus's load (memBus).
 func (t *modelClock) cpuSoFar() float64 {
-	return t.bus.stretch(t.call.at(), t.demandSoFar(), t.tap.copied())
+	return t.bus.stretch(t.call.at(), t.demandSoFar(), streams{copied: t.tap.copied()})
 }
 
 // demandSoFar is cpuSoFar on an idle memory bus: the work's own demand.
@@ -150,7 +150,7 @@ func (r *modelRun) submitNow() float64 {
 
 // placeSegment places the call's work since its last segment on the clock.
 func (t *modelClock) placeSegment() {
-	ns := t.bus.cpu(t.call.at(), t.demandSoFar(), t.tap.copied())
+	ns := t.bus.cpu(t.call.at(), t.demandSoFar(), streams{copied: t.tap.copied()})
 	t.tap.sync()
 	t.segment(&t.call, t.meter.steps, ns)
 	t.sys = 0

@@ -47,6 +47,14 @@ type RunResult struct {
 	// Rules are the device's rules in a device line's form ("wbps=8M
 	// max_bytes=1M strict_limit=1"), "" for none.
 	Rules string `json:"rules,omitempty"`
+	// FromZero says every write read its data from /dev/zero first, as dd
+	// does (RunOptions.FromZero).
+	FromZero bool `json:"from_zero,omitempty"`
+	// LastClose says the run ended with the device's last close
+	// (RunOptions.LastClose), and LastCloseNS is that close's time: its
+	// sync of what was still dirty and its drop of the page cache.
+	LastClose   bool    `json:"last_close,omitempty"`
+	LastCloseNS float64 `json:"last_close_ns,omitempty"`
 	// Ops and Bytes are the records run and the bytes they read and wrote;
 	// DurationNS is the simulated time from 0 — the first record's time
 	// stamp: a trace's clock starts at its first event — to the last
@@ -149,7 +157,7 @@ func (e *engine) result(full bool) *RunResult {
 	r := &RunResult{Schema: RunSchema, Workload: e.w.Name, WorkloadKind: e.w.Kind, Kernel: e.k.Name,
 		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
 		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(), LogicalBlockSize: uint32(e.logical()),
-		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
+		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), FromZero: e.o.FromZero, LastClose: e.o.LastClose, LastCloseNS: e.lastCloseNS, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
 	if e.w.Seeded {
 		seed := e.w.Seed
 		r.Seed = &seed
@@ -216,15 +224,21 @@ func (r *RunResult) Header() string {
 	if r.Seed != nil {
 		seed = fmt.Sprint(*r.Seed)
 	}
-	rules := ""
+	more := "" // after the disk: its rules, and dd's source
 	if r.Rules != "" {
-		rules = ", device rules " + r.Rules
+		more = ", device rules " + r.Rules
+	}
+	if r.FromZero {
+		more += "; each write's data read from /dev/zero first, as dd's"
+	}
+	if r.LastClose {
+		more += "; ends with the device's last close, as dd's"
 	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
 		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device (logical blocks of %d bytes, block size %d), %s of memory\n"+
 		"timing: profile %s, %s costs (CPU events); disk %s (requests) served in order%s; writers paced by balance_dirty_pages\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
-		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk, rules)
+		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk, more)
 }
 
 // plural is "1 CPU" or "n CPUs".

@@ -119,7 +119,7 @@ func (f *flusher) pass(at float64) {
 	reqs, bios := f.meter.issued-mark.issued, f.meter.queued-mark.queued
 	copied := f.tap.copied()
 	ns, _, _ := f.tap.take(f.p)
-	ns = f.clk.bus.cpu(at, ns+blockNS(f.p, reqs, bios), copied)
+	ns = f.clk.bus.cpu(at, ns+blockNS(f.p, reqs, bios), streams{copied: copied})
 	f.clk.place(f.meter.steps[mark.steps:], at, ns, false, span{})
 	f.meter.restore(mark)
 	f.free = at + ns
@@ -137,7 +137,7 @@ func (f *flusher) pass(at float64) {
 // submitNow is when the pass under way submits a bio: its start and its
 // CPU work so far, its events priced and its requests and bios.
 func (f *flusher) submitNow() float64 {
-	return f.passAt + f.clk.bus.stretch(f.passAt, f.tap.peek(f.p)+blockNS(f.p, f.meter.issued-f.passMark.issued, f.meter.queued-f.passMark.queued), f.tap.copied())
+	return f.passAt + f.clk.bus.stretch(f.passAt, f.tap.peek(f.p)+blockNS(f.p, f.meter.issued-f.passMark.issued, f.meter.queued-f.passMark.queued), streams{copied: f.tap.copied()})
 }
 
 // balance is balance_dirty_pages_ratelimited for task, which has dirtied

@@ -21,6 +21,9 @@ func WriteRunText(w io.Writer, r *engine.RunResult) error {
 	ew.printf("%s\n", r.Header())
 	ew.printf("%d ops, %.1f MB read and written in %s simulated: %.1f MB/s, %.0f IOPS\n",
 		r.Ops, float64(r.Bytes)/1e6, seconds(r.DurationNS), r.MBps, r.IOPS)
+	if r.LastClose {
+		ew.printf("the last close (sync_blockdev and kill_bdev) took %s of it\n", seconds(r.LastCloseNS))
+	}
 	ew.printf("bottleneck bound (bench/timing): %s, busy %s, allows %.1f MB/s\n\n", r.Bound.Resource, seconds(r.Bound.BusyNS), r.Bound.MBps)
 	ew.printf("latency, simulated µs (quantiles are bucket bounds within 3.1 %%)\n")
 	ew.printf("%-9s %9s %9s %9s %9s %9s %9s %10s %8s %8s %7s\n", "op", "count", "mean", "p50", "p90", "p99", "p99.9", "max", "bios/op", "rqs/op", "errors")

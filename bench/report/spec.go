@@ -145,6 +145,10 @@ type WorkloadSpec struct {
 	// factor of 0.5). engine.RunOptions.ReplayNoStall, ReplayTimeScale.
 	ReplayNoStall   bool
 	ReplayTimeScale string
+	// FromZero makes every write read its data from /dev/zero first, and
+	// LastClose ends the run with the device's last close, as dd does
+	// (engine.RunOptions.FromZero, LastClose).
+	FromZero, LastClose bool
 	// Kernel is the kernel preset (default 6.18); Costs the timing
 	// profile's costs, its default profile x86-server.
 	Kernel string
@@ -362,7 +366,7 @@ func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 		return o, err
 	}
 	o = engine.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
-		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale}
+		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale, FromZero: s.FromZero, LastClose: s.LastClose}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bhsim/bhsim/bench/timing"
+)
+
+// lastCloseRun runs spec on cpus CPUs over the ssd disk, with the last
+// close when last says so, and returns the engine after the run.
+func lastCloseRun(t *testing.T, spec string, last bool) *engine {
+	t.Helper()
+	w := genWorkload(t, spec)
+	o, err := RunOptions{Profile: timing.X86Server(), LastClose: last}.normalize(w)
+	require.NoError(t, err)
+	rd, err := w.Open()
+	require.NoError(t, err)
+	e, err := newEngine(w, o, o.Kernel)
+	require.NoError(t, err)
+	require.NoError(t, e.run(context.Background(), rd))
+	return e
+}
+
+// TestRunLastClose checks RunOptions.LastClose, dd's close of the device:
+// without it a run's writes below the background threshold stay dirty
+// and cached and the disk writes nothing; with it the last close writes
+// every page back and drops the page cache, the disk is busy for those
+// writes (beside the reads' requests, the same in both runs), the close
+// waits for them, and the run takes that much longer. With several CPUs,
+// only the last close writes (the others are not the last opener).
+func TestRunLastClose(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		pages      int64
+	}{
+		{"one writer", "seq:dev=64M,n=64,size=1M,reads=0,cpus=1", 64 << 20 >> 12},
+		{"four writers and readers", "random:dev=64M,n=2000,size=16K,reads=0.3,cpus=4,seed=5", -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plain, closed := lastCloseRun(t, tc.spec, false), lastCloseRun(t, tc.spec, true)
+			require.Zero(t, plain.mr.dev.WrittenPages(), "below the background threshold nothing is written back")
+			require.Positive(t, plain.mr.dev.DirtyPages())
+			require.Positive(t, plain.mr.dev.NrPages())
+
+			dirty := plain.mr.dev.DirtyPages()
+			if tc.pages > 0 {
+				assert.Equal(t, tc.pages, dirty)
+			}
+			assert.Equal(t, dirty, closed.mr.dev.WrittenPages(), "the close writes back what was dirty")
+			assert.Zero(t, closed.mr.dev.DirtyPages())
+			assert.Zero(t, closed.mr.dev.NrPages(), "and drops the page cache")
+			writes := closed.clk.diskBusy - plain.clk.diskBusy // the close's writes
+			assert.Positive(t, writes)
+			r, rp := closed.result(true), plain.result(true)
+			assert.True(t, r.LastClose)
+			assert.False(t, rp.LastClose)
+			assert.Zero(t, rp.LastCloseNS)
+			assert.GreaterOrEqual(t, r.LastCloseNS, writes, "the close waits for its writes")
+			assert.Greater(t, r.DurationNS, rp.DurationNS+0.99*writes, "the run takes the close's time longer")
+			assert.Equal(t, rp.Ops, r.Ops)
+			assert.Equal(t, rp.Bytes, r.Bytes)
+		})
+	}
+}
