@@ -19,8 +19,15 @@ import (
 // run, for its clock and its loads.
 func busRun(t *testing.T, p *timing.Profile) *engine {
 	t.Helper()
-	w := genWorkload(t, "seq:dev=2000M,n=300,size=1M,reads=0,cpus=1")
-	o, err := RunOptions{Kernel: MustKernel("5.10.10"), Profile: p, Disk: Disk{Name: "hdd"}, MemoryBytes: 853 << 20}.normalize(w)
+	return engineRun(t, "seq:dev=2000M,n=300,size=1M,reads=0,cpus=1", RunOptions{Kernel: MustKernel("5.10.10"), Profile: p, Disk: Disk{Name: "hdd"}, MemoryBytes: 853 << 20})
+}
+
+// engineRun runs the generator spec with options o and returns the
+// engine after the run, for its clock, its machine and its loads.
+func engineRun(t *testing.T, spec string, o RunOptions) *engine {
+	t.Helper()
+	w := genWorkload(t, spec)
+	o, err := o.normalize(w)
 	require.NoError(t, err)
 	rd, err := w.Open()
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,19 +9,11 @@ import (
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
-// lastCloseRun runs spec on cpus CPUs over the ssd disk, with the last
-// close when last says so, and returns the engine after the run.
+// lastCloseRun runs spec over the ssd disk, with the last close when
+// last says so, and returns the engine after the run.
 func lastCloseRun(t *testing.T, spec string, last bool) *engine {
 	t.Helper()
-	w := genWorkload(t, spec)
-	o, err := RunOptions{Profile: timing.X86Server(), LastClose: last}.normalize(w)
-	require.NoError(t, err)
-	rd, err := w.Open()
-	require.NoError(t, err)
-	e, err := newEngine(w, o, o.Kernel)
-	require.NoError(t, err)
-	require.NoError(t, e.run(context.Background(), rd))
-	return e
+	return engineRun(t, spec, RunOptions{Profile: timing.X86Server(), LastClose: last})
 }
 
 // TestRunLastClose checks RunOptions.LastClose, dd's close of the device:
