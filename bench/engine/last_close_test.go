@@ -21,8 +21,8 @@ func lastCloseRun(t *testing.T, spec string, last bool) *engine {
 // and cached and the disk writes nothing; with it the last close writes
 // every page back and drops the page cache, the disk is busy for those
 // writes (beside the reads' requests, the same in both runs), the close
-// waits for them, and the run takes that much longer. With several CPUs,
-// only the last close writes (the others are not the last opener).
+// waits for them, and the run takes that much longer, with one CPU or
+// with four, each closing its own file.
 func TestRunLastClose(t *testing.T) {
 	tests := []struct {
 		name, spec string
@@ -55,6 +55,10 @@ func TestRunLastClose(t *testing.T) {
 			assert.Greater(t, r.DurationNS, rp.DurationNS+0.99*writes, "the run takes the close's time longer")
 			assert.Equal(t, rp.Ops, r.Ops)
 			assert.Equal(t, rp.Bytes, r.Bytes)
+			for i := range closed.cpus {
+				c, l := &closed.cpus[i], closed.loads()[i]
+				assert.Equal(t, float64(c.ops+1), l.Q[timing.ParamSyscall], "cpu%d's load: a system call an operation, and its close", i)
+			}
 		})
 	}
 }

@@ -209,8 +209,9 @@ type RunOptions struct {
 	// length into the writer's buffer before its write(2), which costs a
 	// system call and read_zero's clear_user of each byte
 	// (timing.ParamSyscall, ParamZeroByte) on the writer's CPU, the clear a
-	// store of each byte on the memory bus. Without it a write's data is
-	// in its buffer already, as a traced application's is.
+	// store of each byte on the memory bus. A write's latency includes
+	// the read's. Without it a write's data is in its buffer already, as a
+	// traced application's is.
 	FromZero bool
 	// LastClose ends the run with dd's close of the device: each stream
 	// CPU closes its file once its operations are done, and the close that

@@ -48,6 +48,9 @@ type cpuState struct {
 	// zeroReads and zeroBytes are its reads from /dev/zero
 	// (RunOptions.FromZero) and the bytes they cleared.
 	zeroReads, zeroBytes uint64
+	// closes is its closes of its file (RunOptions.LastClose): a system
+	// call each, as its operations are.
+	closes uint64
 	// task is its dirty throttling state; unweighed the pages it dirtied
 	// that no balance_dirty_pages pass has counted yet (the iomap write
 	// path looks before it dirties each folio, so a call's last folio
@@ -406,12 +409,12 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 
 // closeFiles is RunOptions.LastClose: each stream CPU closes its file
 // when its operations are done, the earliest first (ties to the lower
-// CPU), each close a call on the clock that waits for its writes; the
-// last opener's writes the device back and drops its page cache
-// (bufcache.File.Close). lastCloseNS is the time of the close that did
-// (or of the last, when the workload's setup left a file open). Errors:
-// bufcache.File.Close's (none for files the run opened and nothing else
-// closes).
+// CPU), each close a call on the clock. The last one's is the device's
+// last close unless the workload's setup left a file open: it writes the
+// device back and drops its page cache (bufcache.File.Close), and waits
+// for its writes; the others only release their file. lastCloseNS is the
+// last close's time. Errors: bufcache.File.Close's (none for files the
+// run opened and nothing else closes).
 func (e *engine) closeFiles() error {
 	order := make([]int, len(e.cpus))
 	for i := range order {
@@ -425,14 +428,14 @@ func (e *engine) closeFiles() error {
 		return t
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(idle(&e.cpus[a]), idle(&e.cpus[b])) })
-	for _, i := range order {
+	for k, i := range order {
 		c := &e.cpus[i]
 		start := idle(c)
 		e.fl.runUntil(start)
-		e.clk.forget(start)
-		e.beginCall(c, start, true)
+		e.beginCall(c, start, k == len(order)-1)
 		err := c.file.Close(c.cpu)
 		e.lastCloseNS = e.endCall() - start
+		c.closes++
 		if err != nil {
 			return err
 		}
@@ -675,7 +678,7 @@ func (e *engine) loads() []timing.Load {
 		l := timing.CPULoad(fmt.Sprintf("cpu%d", i), timing.PerOp(c.cpu.Events().Sub(c.start), 1, 0))
 		l.Q[timing.ParamRequest] = c.requests
 		l.Q[timing.ParamMQBio] = c.mqBios
-		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads)
+		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads + c.closes)
 		l.Q[timing.ParamZeroByte] = float64(c.zeroBytes)
 		cpus = append(cpus, l)
 	}

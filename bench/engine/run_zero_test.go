@@ -23,7 +23,7 @@ func TestRunFromZero(t *testing.T) {
 		name, gen     string
 		writes, bytes float64
 	}{
-		{"dd's stream of 512-byte buffers", "seq:dev=64M,n=64,size=1M,reads=0,cpus=1", 64, 64 << 20},
+		{"a dd's stream of 1 MiB writes", "seq:dev=64M,n=64,size=1M,reads=0,cpus=1", 64, 64 << 20},
 		{"a random mix", "random:dev=64M,n=400,size=4K,reads=0.5,cpus=1,seed=3", 0, 0},
 	}
 	for _, tc := range tests {

@@ -76,8 +76,11 @@ func (s *Slab[T]) grow(n int) {
 
 // prefault writes a zero byte into every host page of a's memory, all of
 // which is zero already: the writes change nothing but fault the pages in.
-// The bytes written are never a pointer's whole word, and a zero byte in
-// a zero word leaves it nil, so the garbage collector sees nothing new.
+// a is not yet shared (the channel's send orders these writes before any
+// use of it), and a zero byte written into a zero word leaves a pointer
+// nil, so neither another goroutine nor the garbage collector sees a
+// change. (Viewing a []T as bytes relies on the gc toolchain's layout of
+// T, not on a guarantee of unsafe's rules.)
 func prefault[T any](a []T) {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), uintptr(len(a))*unsafe.Sizeof(a[0]))
 	for i := 0; i < len(b); i += hostPage {
