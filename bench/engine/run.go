@@ -171,8 +171,10 @@ type RunOptions struct {
 	// Access is how records reach the page cache.
 	Access Access
 	// MemoryBytes is the machine's memory (0: 2 GiB): the page cache may
-	// hold 3/4 of it, and background writeback starts when a tenth of it is
-	// dirty (dirty_background_ratio's default).
+	// hold 3/4 of it, which is also the dirtyable memory, so background
+	// writeback starts when a tenth of the page cache's capacity is dirty
+	// (dirty_background_ratio's default) and writers are paused at a
+	// fifth (dirty_ratio's).
 	MemoryBytes uint64
 	// Data keeps page data (the device and the page cache hold real
 	// bytes); by default the device is metadata-only, so that memory does

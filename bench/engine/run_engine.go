@@ -146,15 +146,21 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	}
 	page := uint64(4096)
 	e := &engine{w: w, o: o, k: k}
+	// The page cache may hold three quarters of the memory; the rest is
+	// the kernel's and the processes'. That is also the dirtyable memory
+	// (global_dirtyable_memory, v6.18: the free pages and the file pages,
+	// what the page cache can grow into), which the dirty thresholds are
+	// ratios of.
+	cacheLimit := o.MemoryBytes / 4 * 3 / page
 	spec := machineSpec{size: w.DeviceSize, logical: lbs, cpus: o.CPUs, flusher: true,
-		cacheLimit: int(o.MemoryBytes / 4 * 3 / page), balancer: e,
+		cacheLimit: int(cacheLimit), balancer: e,
 		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT}
 	mr, err := newModelRun(spec, k, ModelOptions{Kernel: k, Check: o.Check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
 	}
 	e.mr, e.kswapd = mr, mr.m.CPU(o.CPUs+1)
-	thr, err := bufcache.NewDirtyThrottle(bufcache.DirtyLimits{Dirtyable: int64(o.MemoryBytes / page),
+	thr, err := bufcache.NewDirtyThrottle(bufcache.DirtyLimits{Dirtyable: int64(cacheLimit),
 		MaxBytes: w.Rules.MaxBytes, StrictLimit: w.Rules.StrictLimit, HZ: blk.DefaultHZ, CPUs: o.CPUs})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)

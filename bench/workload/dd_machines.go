@@ -48,11 +48,19 @@ func Helios4DD(l Layout, k engine.Kernel, read bool) DD {
 		PageCacheLimit: helios4PageCache >> 12, DirtyLimit: helios4PageCache / 10 >> 12}
 }
 
+// imx8PageCache is what the page cache of Xu Yang's board may hold, as the
+// timing.IMX8Board profile assumes it: three quarters of its 2 GiB, the
+// rest the kernel's and the processes'. It is the dirtyable memory too
+// (global_dirtyable_memory counts the free pages and the file pages, what
+// the page cache can grow into), as for the Helios4 and the engine's
+// machines (engine.RunOptions.MemoryBytes).
+const imx8PageCache = 1536 << 20
+
 // IMX8BoardDD returns Xu Yang's run for kernel k and dd bs: `dd
 // if=/dev/zero of=/dev/sda bs=X count=N` writing about 4 GiB (scale scales
 // it: 1 is the thread's size) on his board as the timing.IMX8Board profile
-// assumes it — four CPUs, 2 GiB of RAM (1.5 GiB of page cache, background
-// writeback at 10 %), a 64 GB SSD with 512-byte logical blocks, which
+// assumes it — four CPUs, 2 GiB of RAM (1.5 GiB of page cache, which is
+// also the dirtyable memory: background writeback at 10 % of it), a 64 GB SSD with 512-byte logical blocks, which
 // set_init_blocksize grows to 4096 (6.6 has the revert of the Helios4
 // thread). The thread names no disk, so the SSD has no timing model of its
 // own: the profile prices its requests and bytes (timing.ParamDiskRequest,
@@ -60,5 +68,5 @@ func Helios4DD(l Layout, k engine.Kernel, read bool) DD {
 func IMX8BoardDD(k engine.Kernel, bs uint64, scale float64) DD {
 	count := uint64(float64(4<<30)/float64(bs)*scale + 0.5)
 	return DD{Layout: LayoutDirect, Kernel: k, BS: bs, Count: max(count, 1), CPUs: 4, Disk: blk.Null{},
-		DiskBytes: 64e9 / 4096 * 4096, PageCacheLimit: 1536 << 20 >> 12, DirtyLimit: (2 << 30 / 10) >> 12}
+		DiskBytes: 64e9 / 4096 * 4096, PageCacheLimit: imx8PageCache >> 12, DirtyLimit: imx8PageCache / 10 >> 12}
 }

@@ -119,7 +119,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.StringVar(&s.CSVColumns, "csv-columns", "", "a CSV trace's `COLUMNS`, by index or header name, with units: time=0:us,op=1,offset=2:sector,length=3 (docs/traces.md)")
 	fs.BoolVar(&s.ReplayNoStall, "replay-no-stall", false, "issue a trace's records as fast as the model takes them, ignoring their times (fio's replay_no_stall)")
 	fs.StringVar(&s.ReplayTimeScale, "replay-time-scale", "", "a `FACTOR` on the time between a trace's records (2: half the rate), or fio's percentage of the rate (200%)")
-	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth dirty")
+	fs.StringVar(&s.Memory, "memory", s.Memory, "the machine's memory `SIZE`: page cache 3/4 of it, writeback from a tenth of that dirty")
 	fs.StringVar(&s.Rules, "rules", "", "a trace's or a generator's device `RULES`, as a scenario's device line writes them: wbps=8M riops=200 sched=kyber wbt=off max_bytes=4M strict_limit=1 (docs/scenario-language.md)")
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
 	fs.BoolVar(&s.FromZero, "from-zero", false, "each write reads its data from /dev/zero first, as dd if=/dev/zero does a block: one more system call and a clear of its bytes on the writer's CPU and the memory bus")
