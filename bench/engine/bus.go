@@ -50,16 +50,22 @@ func (b *memBus) share(t float64) float64 {
 // bytes through the memory controller at its pace: bytes copied
 // (copy_from_user or copy_to_user, bufcache.EvCopyByte: a load and a store
 // each) and bytes cleared (read_zero's clear_user of a read from
-// /dev/zero, timing.ParamZeroByte: a store each).
-type streams struct{ copied, zeroed uint64 }
+// /dev/zero, timing.ParamZeroByte: a store each) and, for raid5d's work
+// (mdTap), the bytes of RAID6 parity computed (timing.ParamParityByte) and
+// every byte its passes move.
+type streams struct {
+	copied, zeroed, parity uint64
+	moved                  float64
+}
 
 // ns is the CPU time of s's passes under p.
 func (s streams) ns(p *timing.Profile) float64 {
-	return float64(s.copied)*p.NS[timing.Ev(bufcache.EvCopyByte)] + float64(s.zeroed)*p.NS[timing.ParamZeroByte]
+	return float64(s.copied)*p.NS[timing.Ev(bufcache.EvCopyByte)] + float64(s.zeroed)*p.NS[timing.ParamZeroByte] +
+		float64(s.parity)*p.NS[timing.ParamParityByte]
 }
 
 // bytes is the bytes s's passes move through the memory controller.
-func (s streams) bytes() float64 { return 2*float64(s.copied) + float64(s.zeroed) }
+func (s streams) bytes() float64 { return 2*float64(s.copied) + float64(s.zeroed) + s.moved }
 
 // stretch returns the time of ns of CPU work from at whose passes over
 // data are s, at the bus's load at at (see memBus). It changes nothing.

@@ -27,9 +27,10 @@ import (
 //     this as each bio is submitted, at the time its CPU work so far gives
 //     (blk.Queue.SetThrottle), so that the bios one timer tick releases
 //     form requests together, as the kthrotld worker's plug forms them;
-//   - a request leaves for the disk when the last of its bio parts has,
-//     and the disk serves requests one at a time in that order (first come,
-//     first served), each for the time its model prices;
+//   - a request leaves for its disk when the last of its bio parts has,
+//     and each disk serves its requests one at a time in that order (first
+//     come, first served), each for the time its model prices; an md
+//     array's members are disks of their own (array.go);
 //   - a flush follows the data writes before it: it is issued when they
 //     have completed, as the fsync path waits for writeback before it sends
 //     the cache flush;
@@ -52,7 +53,9 @@ import (
 
 // blockStep is one block-layer event of a call, in the order it happened.
 type blockStep struct {
-	kind  blk.TraceKind // TraceBioQueue, TraceSplit or TraceRqIssue
+	kind blk.TraceKind // TraceBioQueue, TraceSplit or TraceRqIssue
+	// disk is the queue it happened on: 0, or an array's member.
+	disk  uint8
 	op    blk.Op
 	flags blk.BioFlags
 	// sector is a bio's or request's first sector, bytes its size.
@@ -78,6 +81,9 @@ type blockStep struct {
 type stepMeter struct {
 	steps          []blockStep
 	issued, queued int
+	// disk is the queue whose events come in (memberTracer), 0 for a
+	// single disk.
+	disk uint8
 }
 
 // meterMark is where a stepMeter was: its steps, requests and bios, so
@@ -109,10 +115,10 @@ func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.queued++ // a split's part passes blk_mq_submit_bio again
-		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes})
 	case blk.TraceRqIssue:
 		m.issued++
-		m.steps = append(m.steps, blockStep{kind: e.Kind, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
 }
 
@@ -128,7 +134,7 @@ func (t teeTracer) Trace(e blk.TraceEvent) {
 	t.b.Trace(e)
 }
 
-// clock places calls on simulated time: the disk's queue and the bio parts
+// clock places calls on simulated time: the disks' queues and the bio parts
 // on their way to requests.
 type clock struct {
 	// thr is the device's blk-throttle, nil without rules. With queued,
@@ -138,11 +144,10 @@ type clock struct {
 	// the writes before them completed.
 	thr    *blk.Throttle
 	queued bool
-	// diskFree is when the disk is next free, diskBusy its time serving.
-	diskFree, diskBusy float64
-	// parts are the submission times of the bio parts not yet in a
-	// request, in submission order.
-	parts fifo[float64]
+	// disks are the disks, by the index of the queue their requests
+	// come from (blockStep.disk), each with the submission times of its
+	// bio parts not yet in a request; grown as requests reach them.
+	disks []diskClock
 	// reads are read requests in flight that no call waited for (async
 	// readahead): a later read of their sectors waits for them.
 	reads []inflightRead
@@ -166,6 +171,46 @@ type clock struct {
 	// bus is the memory bus: the DMA of the requests placed, the CPUs'
 	// copies, and the stretch its load gives a CPU's work (memBus).
 	bus memBus
+	// md is the array's tap (RunOptions.Array), nil for one disk: a
+	// placement whose RAID6 writes raid5d handles (mdTap.charge) puts
+	// raid5d's work on the clock, and its bios leave over that work.
+	md *mdTap
+}
+
+// diskClock is one disk on the clock: when it is next free, its time
+// serving, and the submission times of the bio parts its queue has not yet
+// put in a request, in submission order.
+type diskClock struct {
+	free, busy float64
+	parts      fifo[float64]
+}
+
+// disk returns disk d's clock, adding the disks up to it. O(1) once
+// added.
+func (c *clock) disk(d uint8) *diskClock {
+	for int(d) >= len(c.disks) {
+		c.disks = append(c.disks, diskClock{})
+	}
+	return &c.disks[d]
+}
+
+// diskFree is when every disk is next free: the end of the last request
+// placed.
+func (c *clock) diskFree() float64 {
+	t := 0.0
+	for i := range c.disks {
+		t = max(t, c.disks[i].free)
+	}
+	return t
+}
+
+// diskBusy is the disks' time serving, summed.
+func (c *clock) diskBusy() float64 {
+	t := 0.0
+	for i := range c.disks {
+		t += c.disks[i].busy
+	}
+	return t
 }
 
 // inflightWrite is a write request's completion time and the pages of
@@ -262,11 +307,17 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 	}
 	var rawSoFar, carried int64
 	lastSubmit, k := start, 0
+	from, over := start, cpuNS // where the bios leave from, and over what
+	if c.md != nil {
+		if r5, ns, ok := c.md.take(&c.bus, start); ok {
+			from, over = r5, ns
+		}
+	}
 	for _, s := range steps {
 		switch s.kind {
 		case blk.TraceBioQueue:
 			k++
-			at := start + cpuNS*float64(k)/float64(bios)
+			at := from + over*float64(k)/float64(bios)
 			empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
 			switch {
 			case empty:
@@ -277,22 +328,22 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				lastSubmit = at
 			default:
 				lastSubmit = c.throttle(at, s, false)
-				c.parts.push(lastSubmit)
+				c.disk(s.disk).parts.push(lastSubmit)
 			}
 		case blk.TraceSplit: // a part of the bio just submitted
 			if !c.queued {
 				lastSubmit = c.throttle(lastSubmit, s, true)
-				c.parts.push(lastSubmit)
+				c.disk(s.disk).parts.push(lastSubmit)
 			}
 		case blk.TraceRqIssue:
 			issue := s.ready
 			if !c.queued {
-				issue = c.takeParts(s.parts, start)
+				issue = c.disk(s.disk).takeParts(s.parts, start)
 			}
 			if s.op == blk.OpFlush { // after the writes before it and its bio
 				issue = max(issue, p.ioDone, lastSubmit)
 			}
-			fin := c.serve(issue, s.svc)
+			fin := c.disk(s.disk).serve(issue, s.svc)
 			if s.reqs == 0 { // reqs > 0 is a discard's step, which moves no data
 				c.bus.dma(s.bytes, fin)
 			}
@@ -384,16 +435,16 @@ func (c *clock) lastWrite() float64 {
 // serve puts a request issued at issue, needing svc of the disk, on the
 // disk's queue and returns when it completes: first come, first served.
 // O(1).
-func (c *clock) serve(issue, svc float64) float64 {
-	c.diskFree = max(c.diskFree, issue) + svc
-	c.diskBusy += svc
-	return c.diskFree
+func (d *diskClock) serve(issue, svc float64) float64 {
+	d.free = max(d.free, issue) + svc
+	d.busy += svc
+	return d.free
 }
 
-// takeParts removes the next n bio parts and returns when the last of them
-// was submitted (from, when there are none: a request of parts
+// takeParts removes the disk's next n bio parts and returns when the last
+// of them was submitted (from, when there are none: a request of parts
 // submitted before the clock's run). Amortised O(n).
-func (c *clock) takeParts(n int, from float64) float64 {
+func (c *diskClock) takeParts(n int, from float64) float64 {
 	t := from
 	for ; n > 0 && !c.parts.empty(); n-- {
 		t = max(t, c.parts.pop())

@@ -46,7 +46,9 @@ func TestClockPlace(t *testing.T) {
 			c := clock{}
 			got := c.place(tc.steps, tc.start, tc.cpu, tc.wait, span{})
 			assert.Equal(t, tc.want, got)
-			assert.True(t, c.parts.empty(), "every bio part went into a request")
+			for i := range c.disks {
+				assert.True(t, c.disks[i].parts.empty(), "every bio part went into a request")
+			}
 		})
 	}
 }

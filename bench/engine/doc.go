@@ -50,9 +50,13 @@
 // scenario has when its device sets bdi dirty limits; and the memory bus
 // (bus.go), whose load — the CPUs' copies and the requests' DMA —
 // stretches a CPU's work under a profile with a memory-stall share, as
-// bench/timing's Contended does for a run's loads. A dd of the threads'
-// experiments is not on it yet: bench/workload prices a dd's phases by
-// their busiest resource (docs/known-differences.md).
+// bench/timing's Contended does for a run's loads. The device may be an
+// md array ([Array]): each member a disk of its own on the clock, md's
+// per-bio work on the submitting CPU, a RAID6 write's stripes on raid5d.
+// Run as a dd runs (RunOptions.FromZero, LastClose) it gives the threads'
+// dd writes the MB/s of their phases within a few per cent; the threads'
+// tables still price a dd's phases by their busiest resource
+// (bench/workload; docs/known-differences.md).
 //
 // The experiments of the threads (dd, writetest, the lookup module, sweeps)
 // live above it, in package bench/workload.

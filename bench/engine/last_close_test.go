@@ -45,7 +45,7 @@ func TestRunLastClose(t *testing.T) {
 			assert.Equal(t, dirty, closed.mr.dev.WrittenPages(), "the close writes back what was dirty")
 			assert.Zero(t, closed.mr.dev.DirtyPages())
 			assert.Zero(t, closed.mr.dev.NrPages(), "and drops the page cache")
-			writes := closed.clk.diskBusy - plain.clk.diskBusy // the close's writes
+			writes := closed.clk.diskBusy() - plain.clk.diskBusy() // the close's writes
 			assert.Positive(t, writes)
 			r, rp := closed.result(true), plain.result(true)
 			assert.True(t, r.LastClose)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/bhsim/bhsim/bench/scenario"
@@ -225,6 +226,12 @@ type RunOptions struct {
 	// background writeback under way end, and what is still dirty below the
 	// background threshold stays so.
 	LastClose bool
+	// Array, if its Members is not 0, makes the device an md array of
+	// that many disks of the disk model (Array): each member a queue and a
+	// disk of its own on the clock, md's work on the CPUs and on raid5d.
+	// The device's rules (Workload.Rules) are a single queue's and are
+	// refused with an array.
+	Array Array
 
 	// cpusFixed says CPUs was defaulted for a streamed workload: a record
 	// of another CPU is an error (normalize sets it).
@@ -377,6 +384,10 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 		return bad("access %d", o.Access)
 	case o.MemoryBytes < 1<<20:
 		return bad("memory of %d bytes (want at least 1 MiB)", o.MemoryBytes)
+	case o.Array.Members != 0 && w.Rules.Any():
+		return bad("the device's rules (%s) are a single queue's: an md array takes none", strings.TrimSpace(w.Rules.String()))
+	case o.Array.Members < 0 || o.Array.Members > MaxArrayMembers:
+		return bad("an array of %d members (want 1 to %d)", o.Array.Members, MaxArrayMembers)
 	}
 	for _, s := range o.MRCSizes {
 		if s < 1 || s > maxMRCSize {

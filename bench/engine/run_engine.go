@@ -51,6 +51,8 @@ type cpuState struct {
 	// closes is its closes of its file (RunOptions.LastClose): a system
 	// call each, as its operations are.
 	closes uint64
+	// md is the md layer's work charged to it (RunOptions.Array; mdTap).
+	md timing.Quantities
 	// task is its dirty throttling state; unweighed the pages it dirtied
 	// that no balance_dirty_pages pass has counted yet (the iomap write
 	// path looks before it dirties each folio, so a call's last folio
@@ -154,7 +156,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	cacheLimit := o.MemoryBytes / 4 * 3 / page
 	spec := machineSpec{size: w.DeviceSize, logical: lbs, cpus: o.CPUs, flusher: true,
 		cacheLimit: int(cacheLimit), balancer: e,
-		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT}
+		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT, array: o.Array}
 	mr, err := newModelRun(spec, k, ModelOptions{Kernel: k, Check: o.Check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)
@@ -172,7 +174,14 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	}
 	e.fl = newFlusher(thr, mr.dev, mr.m.CPU(o.CPUs), &e.clk, &e.meter, o.Profile)
 	e.clk.ended, e.clk.bus.p = mr.dev.WrittenPages, o.Profile
-	mr.queue.SetTracer(&e.meter)
+	if mr.array != nil {
+		for i, q := range mr.members {
+			q.SetTracer(memberTracer{&e.meter, uint8(i)})
+		}
+		e.clk.md = newMDTap(mr.array, len(mr.members))
+	} else {
+		mr.queue.SetTracer(&e.meter)
+	}
 	mr.dev.SetTracer(nil)
 	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them
 		var or scenario.OpResult
@@ -275,7 +284,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 		}
 	}
 	e.fl.finish() // the background writeback still under way when the records end
-	e.end = max(e.end, e.fl.free, e.clk.diskFree)
+	e.end = max(e.end, e.fl.free, e.clk.diskFree())
 	if e.o.Check {
 		return e.mr.m.Check()
 	}
@@ -501,6 +510,11 @@ func (e *engine) placeSegment() {
 	if o.write {
 		steps, issued, queued = e.fl.takeWrites(steps, o.at())
 	}
+	if e.clk.md != nil {
+		var mdNS float64
+		mdNS, issued, queued = e.clk.md.charge(e.o.Profile, &o.c.md, issued, queued)
+		ns += mdNS
+	}
 	ns = e.clk.bus.cpu(o.at(), ns+blockNS(e.o.Profile, issued, queued), passes)
 	o.c.mqBios += float64(queued)
 	e.clk.segment(&o.callTime, steps, ns)
@@ -686,20 +700,41 @@ func (e *engine) loads() []timing.Load {
 		l.Q[timing.ParamMQBio] = c.mqBios
 		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads + c.closes)
 		l.Q[timing.ParamZeroByte] = float64(c.zeroBytes)
+		addQuantities(&l.Q, &c.md)
 		cpus = append(cpus, l)
 	}
 	fl := timing.CPULoad(fmt.Sprintf("cpu%d (flusher)", len(e.cpus)), timing.PerOp(e.fl.cpu.Events().Sub(e.flStart), 1, 0))
 	fl.Q[timing.ParamRequest] = e.fl.reqs
 	fl.Q[timing.ParamMQBio] = e.fl.bios
+	addQuantities(&fl.Q, &e.fl.md)
 	cpus = append(cpus, fl)
 	servers := len(cpus)
 	cpus = append(cpus, timing.CPULoad("kswapd0", timing.PerOp(e.kswapd.Events().Sub(e.ksStart), 1, 0)))
+	if e.clk.md != nil && e.clk.md.raid6 { // raid5d: a thread on the CPUs, as kswapd
+		cpus = append(cpus, timing.CPULoad("md0_raid6", e.clk.md.thread))
+	}
 	loads := append(cpus, timing.AllCPUs(servers, cpus...))
 	var bus timing.Quantities
 	bus[timing.ParamMemByte] = e.clk.bus.bytes
 	loads = append(loads, timing.MemoryLoad(bus))
-	loads = append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy, Servers: 1})
+	if e.mr.array == nil {
+		loads = append(loads, timing.Load{Name: "disk (" + e.o.Disk.Name + ")", FixedNS: e.clk.diskBusy(), Servers: 1})
+	}
+	for i, q := range e.mr.members {
+		busy := 0.0
+		if i < len(e.clk.disks) {
+			busy = e.clk.disks[i].busy
+		}
+		loads = append(loads, timing.Load{Name: q.Name() + " (" + e.o.Disk.Name + ")", FixedNS: busy, Servers: 1})
+	}
 	return append(loads, e.throttleLoads()...)
+}
+
+// addQuantities adds q to sum. O(parameters).
+func addQuantities(sum, q *timing.Quantities) {
+	for i, n := range q {
+		sum[i] += n
+	}
 }
 
 // throttleLoads are the device's blk-throttle rules as resources, one per
@@ -709,6 +744,9 @@ func (e *engine) loads() []timing.Load {
 // a tenth of a second). None without rules.
 func (e *engine) throttleLoads() []timing.Load {
 	r := throttleRules(e.w.Rules)
+	if !r.Any() {
+		return nil
+	}
 	st := e.mr.queue.Stats()
 	var loads []timing.Load
 	for _, d := range []struct {

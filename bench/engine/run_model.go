@@ -10,6 +10,7 @@ import (
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/bufcache/blk/md"
 	"github.com/bhsim/bhsim/iomap"
 )
 
@@ -158,14 +159,18 @@ func RunModel(ctx context.Context, s *scenario.Scenario, opts ModelOptions) (*sc
 
 // modelRun is one scenario's machine, device and open files.
 type modelRun struct {
-	m      *bufcache.Machine
-	cpu    *bufcache.CPU
-	queue  *blk.Queue
-	mem    *blk.MemDisk
-	dev    *bufcache.BlockDevice
-	rec    *counting
-	limits *scenario.QueueLimits
-	files  map[string]*bufcache.File
+	m     *bufcache.Machine
+	cpu   *bufcache.CPU
+	queue *blk.Queue
+	// array and members are the md array and its members' queues
+	// (machineSpec.array; queue is then nil).
+	array   *md.Array
+	members []*blk.Queue
+	mem     *blk.MemDisk
+	dev     *bufcache.BlockDevice
+	rec     *counting
+	limits  *scenario.QueueLimits
+	files   map[string]*bufcache.File
 	// timed is the run's clock when it is timed (ModelOptions.Profile),
 	// nil otherwise; now is when the task's CPU is next free.
 	timed *modelClock
@@ -192,6 +197,9 @@ type machineSpec struct {
 	// (RunModel's dirty limits).
 	balancer     bufcache.DirtyBalancer
 	selfBalanced bool
+	// array, if it has members, makes the device an md array of them
+	// (RunOptions.Array).
+	array Array
 }
 
 // RunOnQueue is RunModel with only the queue limits set: the scenario run
@@ -249,25 +257,32 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 		// queue's own value is no change at all (queue_wb_lat_store).
 		lim.WriteThrottleDepth = blk.WBTDefaultDepth
 	}
-	mem, err := blk.NewMemDisk(modelDevice, spec.size, lim.LogicalBlockSize)
-	if err != nil {
-		return nil, err
-	}
 	disk := spec.disk
 	if disk == nil {
 		disk = blk.Null{}
 	}
-	queue, err := blk.NewQueue(modelDevice, mem, disk, lim)
-	if err != nil {
-		return nil, err
+	*r = modelRun{m: m, cpu: m.CPU(0), rec: &counting{}, files: map[string]*bufcache.File{}}
+	var dev blk.Device
+	if spec.array.Members != 0 {
+		if r.array, r.members, err = spec.array.newArray(spec.size, lim.LogicalBlockSize, disk, lim); err != nil {
+			return nil, err
+		}
+		dev = r.array
+	} else {
+		if r.mem, err = blk.NewMemDisk(modelDevice, spec.size, lim.LogicalBlockSize); err != nil {
+			return nil, err
+		}
+		if r.queue, err = blk.NewQueue(modelDevice, r.mem, disk, lim); err != nil {
+			return nil, err
+		}
+		r.queue.SetTracer(blockTracer{r.rec})
+		dev = r.queue
 	}
-	*r = modelRun{m: m, cpu: m.CPU(0), queue: queue, mem: mem, rec: &counting{}, files: map[string]*bufcache.File{}}
-	queue.SetTracer(blockTracer{r.rec})
 	readAhead := uint32(0)
 	if q != nil {
 		readAhead = uint32(q.ReadAheadKB)
 	}
-	if r.dev, err = m.AddDisk(queue, bufcache.DeviceOptions{ReadAheadKB: readAhead, MetadataOnly: spec.metadataOnly}); err != nil {
+	if r.dev, err = m.AddDisk(dev, bufcache.DeviceOptions{ReadAheadKB: readAhead, MetadataOnly: spec.metadataOnly}); err != nil {
 		return nil, err
 	}
 	r.dev.SetTracer(r.rec)

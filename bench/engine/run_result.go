@@ -55,6 +55,9 @@ type RunResult struct {
 	// sync of what was still dirty and its drop of the page cache.
 	LastClose   bool    `json:"last_close,omitempty"`
 	LastCloseNS float64 `json:"last_close_ns,omitempty"`
+	// Array is the md array the device is (RunOptions.Array: "raid6 of 4
+	// disks, 512 KiB chunks"), "" for one disk.
+	Array string `json:"array,omitempty"`
 	// Ops and Bytes are the records run and the bytes they read and wrote;
 	// DurationNS is the simulated time from 0 — the first record's time
 	// stamp: a trace's clock starts at its first event — to the last
@@ -158,6 +161,9 @@ func (e *engine) result(full bool) *RunResult {
 		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
 		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(), LogicalBlockSize: uint32(e.logical()),
 		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), FromZero: e.o.FromZero, LastClose: e.o.LastClose, LastCloseNS: e.lastCloseNS, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
+	if e.o.Array.Members != 0 {
+		r.Array = e.o.Array.String()
+	}
 	if e.w.Seeded {
 		seed := e.w.Seed
 		r.Seed = &seed
@@ -234,11 +240,16 @@ func (r *RunResult) Header() string {
 	if r.LastClose {
 		more += "; ends with the device's last close, as dd's"
 	}
+	device, disk := "device (", fmt.Sprintf("disk %s (requests) served in order", r.Disk)
+	if r.Array != "" {
+		device = "md array (" + r.Array + "; "
+		disk = fmt.Sprintf("disks %s (requests), each serving its own in order", r.Disk)
+	}
 	return fmt.Sprintf("workload %s (%s), seed %s\n"+
-		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s device (logical blocks of %d bytes, block size %d), %s of memory\n"+
-		"timing: profile %s, %s costs (CPU events); disk %s (requests) served in order%s; writers paced by balance_dirty_pages\n",
+		"model: kernel %s, %s + flusher and kswapd, queue depth %d, access %s, %s %slogical blocks of %d bytes, block size %d), %s of memory\n"+
+		"timing: profile %s, %s costs (CPU events); %s%s; writers paced by balance_dirty_pages\n",
 		r.Workload, r.WorkloadKind, seed, r.Kernel, plural(r.CPUs, "CPU"), r.QueueDepth, r.Access,
-		scenario.FormatDDSize(r.DeviceBytes), r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, r.Disk, more)
+		scenario.FormatDDSize(r.DeviceBytes), device, r.LogicalBlockSize, r.BlockSize, scenario.FormatDDSize(r.MemoryBytes), r.Profile, r.ProfileCosts, disk, more)
 }
 
 // plural is "1 CPU" or "n CPUs".

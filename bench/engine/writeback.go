@@ -53,8 +53,10 @@ type flusher struct {
 	active     bool
 	next, free float64
 	// busy is its CPU time, reqs the requests it issued and bios its
-	// bios' passes through the queue (stepMeter.queued).
+	// bios' passes through the queue (stepMeter.queued); md the md
+	// layer's work charged to it (mdTap).
 	busy, reqs, bios float64
+	md               timing.Quantities
 	// passing says a pass is under way, from passAt, the meter at
 	// passMark when it began: what submitNow tells a queue whose throttle
 	// stage asks when a bio is submitted.
@@ -119,6 +121,11 @@ func (f *flusher) pass(at float64) {
 	reqs, bios := f.meter.issued-mark.issued, f.meter.queued-mark.queued
 	copied := f.tap.copied()
 	ns, _, _ := f.tap.take(f.p)
+	if f.clk.md != nil {
+		var mdNS float64
+		mdNS, reqs, bios = f.clk.md.charge(f.p, &f.md, reqs, bios)
+		ns += mdNS
+	}
 	ns = f.clk.bus.cpu(at, ns+blockNS(f.p, reqs, bios), streams{copied: copied})
 	f.clk.place(f.meter.steps[mark.steps:], at, ns, false, span{})
 	f.meter.restore(mark)

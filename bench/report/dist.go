@@ -44,7 +44,11 @@ func WriteRunText(w io.Writer, r *engine.RunResult) error {
 		}
 	}
 	if shared != "" {
-		ew.printf("  (%s: the busy time of every CPU and of kswapd, shared over them: the bound if the work spread evenly)\n", shared)
+		threads := "kswapd"
+		if r.Array != "" && strings.HasPrefix(r.Array, "raid6") {
+			threads = "kswapd and raid5d"
+		}
+		ew.printf("  (%s: the busy time of every CPU and of %s, shared over them: the bound if the work spread evenly)\n", shared, threads)
 	}
 	ew.printf("\nbh LRU: %d slots per CPU, %d lookups, %d hits", r.LRU.Size, r.LRU.Lookups, r.LRU.Hits)
 	if r.LRU.Lookups > 0 {
@@ -126,7 +130,9 @@ func runCSVRows(r *engine.RunResult) [][]string {
 	for _, kv := range [][2]string{{"seed", seed}, {"kernel", r.Kernel}, {"profile", r.Profile}, {"profile_costs", r.ProfileCosts},
 		{"disk", r.Disk}, {"cpus", strconv.Itoa(r.CPUs)}, {"queue_depth", strconv.Itoa(r.QueueDepth)}, {"access", r.Access},
 		{"ops", strconv.FormatUint(r.Ops, 10)}, {"bytes", strconv.FormatUint(r.Bytes, 10)}, {"duration_ns", Num(r.DurationNS)},
-		{"mb_per_s", Num(r.MBps)}, {"iops", Num(r.IOPS)}, {"bound_resource", r.Bound.Resource}, {"bound_mb_per_s", Num(r.Bound.MBps)}} {
+		{"mb_per_s", Num(r.MBps)}, {"iops", Num(r.IOPS)}, {"bound_resource", r.Bound.Resource}, {"bound_mb_per_s", Num(r.Bound.MBps)},
+		{"array", r.Array}, {"from_zero", strconv.FormatBool(r.FromZero)}, {"last_close", strconv.FormatBool(r.LastClose)},
+		{"last_close_ns", Num(r.LastCloseNS)}} {
 		add("run", "", kv[0], kv[1])
 	}
 	for _, k := range r.Kinds {

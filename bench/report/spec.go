@@ -149,6 +149,9 @@ type WorkloadSpec struct {
 	// LastClose ends the run with the device's last close, as dd does
 	// (engine.RunOptions.FromZero, LastClose).
 	FromZero, LastClose bool
+	// Array makes the device an md array (engine.ParseArray: "raid6:4",
+	// "raid0:4:64K"); "" is one disk.
+	Array string
 	// Kernel is the kernel preset (default 6.18); Costs the timing
 	// profile's costs, its default profile x86-server.
 	Kernel string
@@ -365,7 +368,11 @@ func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o = engine.RunOptions{Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
+	arr, err := engine.ParseArray(s.Array)
+	if err != nil {
+		return o, &FieldError{"WorkloadSpec.Array", s.Array, err}
+	}
+	o = engine.RunOptions{Array: arr, Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
 		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale, FromZero: s.FromZero, LastClose: s.LastClose}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)

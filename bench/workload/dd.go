@@ -111,10 +111,9 @@ var ErrInvalidDD = errors.New("workload: invalid dd")
 // bounded. (A write(2) moves at most MAX_RW_COUNT, just under 2 GiB, anyway.)
 const MaxBS = 64 << 20
 
-// MaxMembers is the most disks a DD's array spans, a bound of the model's:
-// md's MD_SB_DISKS for a version-0.90 superblock (mdadm's default 1.2
-// metadata allows far more), and far more than any thread's machine.
-const MaxMembers = 27
+// MaxMembers is the most disks a DD's array spans, a bound of the model's
+// (engine.MaxArrayMembers), far more than any thread's machine.
+const MaxMembers = engine.MaxArrayMembers
 
 // Start builds the machine, the disks and the array of d and opens the
 // device (set_init_blocksize applies the kernel's policy). Errors, all
@@ -221,7 +220,7 @@ func (r *DDRun) newDisks() ([]blk.Device, error) {
 	}
 	members := make([]blk.Device, n)
 	for i := range n {
-		name := ddDiskName(i)
+		name := engine.MemberName(i)
 		logical := max(d.Logical, 512)
 		store, err := blk.NewMemDisk(name, d.DiskBytes, logical)
 		if err != nil {
@@ -240,15 +239,6 @@ func (r *DDRun) newDisks() ([]blk.Device, error) {
 		members[i] = q
 	}
 	return members, nil
-}
-
-// ddDiskName is the name of the run's i-th disk (i < MaxMembers): sda,
-// sdb, …, sdz, then sdaa as the kernel's sd naming goes on.
-func ddDiskName(i int) string {
-	if i >= 26 {
-		return "sda" + string(rune('a'+i-26))
-	}
-	return "sd" + string(rune('a'+i))
 }
 
 // allocBuffer makes dd's buffer: a read's destination, or a write's user
