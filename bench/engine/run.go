@@ -216,6 +216,11 @@ type RunOptions struct {
 	// the read's. Without it a write's data is in its buffer already, as a
 	// traced application's is.
 	FromZero bool
+	// ToNull makes every read write its data to /dev/null after, as `dd
+	// if=DEV of=/dev/null` does a block: a write(2) that write_null
+	// answers at once, a system call (timing.ParamSyscall) on the reader's
+	// CPU, in the read's latency.
+	ToNull bool
 	// LastClose ends the run with dd's close of the device: each stream
 	// CPU closes its file once its operations are done, and the close that
 	// drops the device's last open writes it back and drops its page cache

@@ -46,8 +46,9 @@ type cpuState struct {
 	requests float64           // requests charged to it
 	mqBios   float64           // bio passes through the queue charged to it (stepMeter.queued)
 	// zeroReads and zeroBytes are its reads from /dev/zero
-	// (RunOptions.FromZero) and the bytes they cleared.
-	zeroReads, zeroBytes uint64
+	// (RunOptions.FromZero) and the bytes they cleared; nullWrites its
+	// writes to /dev/null (RunOptions.ToNull).
+	zeroReads, zeroBytes, nullWrites uint64
 	// closes is its closes of its file (RunOptions.LastClose): a system
 	// call each, as its operations are.
 	closes uint64
@@ -401,6 +402,10 @@ func (e *engine) exec(i int, rec source.IO, start float64) error {
 		c.zeroReads++
 		c.zeroBytes += rec.Length
 	}
+	if rec.Kind == source.IORead && e.o.ToNull {
+		o.sys += e.o.Profile.NS[timing.ParamSyscall]
+		c.nullWrites++
+	}
 	err := e.do(c, rec)
 	ks := &e.kinds[rec.Kind]
 	if err != nil {
@@ -698,7 +703,7 @@ func (e *engine) loads() []timing.Load {
 		l := timing.CPULoad(fmt.Sprintf("cpu%d", i), timing.PerOp(c.cpu.Events().Sub(c.start), 1, 0))
 		l.Q[timing.ParamRequest] = c.requests
 		l.Q[timing.ParamMQBio] = c.mqBios
-		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads + c.closes)
+		l.Q[timing.ParamSyscall] = float64(c.ops + c.zeroReads + c.nullWrites + c.closes)
 		l.Q[timing.ParamZeroByte] = float64(c.zeroBytes)
 		addQuantities(&l.Q, &c.md)
 		cpus = append(cpus, l)

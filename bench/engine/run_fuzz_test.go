@@ -28,7 +28,7 @@ func FuzzRun(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		w := csvWorkload("f.csv", text, 64<<10, 1024, 2)
 		_, err := Run(context.Background(), w, RunOptions{Kernel: MustKernel("5.10.10"), Check: true, MRCSizes: []int{2},
-			Step: &StepOptions{W: io.Discard, Quiz: len(text)%2 == 0}, FromZero: len(text)%3 == 0, LastClose: len(text)%5 < 3,
+			Step: &StepOptions{W: io.Discard, Quiz: len(text)%2 == 0}, FromZero: len(text)%3 == 0, ToNull: len(text)%3 == 1, LastClose: len(text)%5 < 3,
 			Array: fuzzArrays[len(text)%len(fuzzArrays)]})
 		var te *source.TraceError
 		if err != nil && !errors.Is(err, source.ErrNoRecords) && (!errors.As(err, &te) || te.Line <= 0) {

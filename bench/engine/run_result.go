@@ -50,6 +50,9 @@ type RunResult struct {
 	// FromZero says every write read its data from /dev/zero first, as dd
 	// does (RunOptions.FromZero).
 	FromZero bool `json:"from_zero,omitempty"`
+	// ToNull says every read wrote its data to /dev/null after, as dd
+	// does (RunOptions.ToNull).
+	ToNull bool `json:"to_null,omitempty"`
 	// LastClose says the run ended with the device's last close
 	// (RunOptions.LastClose), and LastCloseNS is that close's time: its
 	// sync of what was still dirty and its drop of the page cache.
@@ -160,7 +163,7 @@ func (e *engine) result(full bool) *RunResult {
 	r := &RunResult{Schema: RunSchema, Workload: e.w.Name, WorkloadKind: e.w.Kind, Kernel: e.k.Name,
 		Profile: e.o.Profile.Name, ProfileCosts: e.o.ProfileCosts, Disk: e.o.Disk.Name, CPUs: len(e.cpus), QueueDepth: e.o.QueueDepth,
 		Access: e.o.Access.String(), DeviceBytes: e.w.DeviceSize, BlockSize: e.mr.dev.BlockSize(), LogicalBlockSize: uint32(e.logical()),
-		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), FromZero: e.o.FromZero, LastClose: e.o.LastClose, LastCloseNS: e.lastCloseNS, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
+		MemoryBytes: e.o.MemoryBytes, Rules: strings.TrimSpace(e.w.Rules.String()), FromZero: e.o.FromZero, ToNull: e.o.ToNull, LastClose: e.o.LastClose, LastCloseNS: e.lastCloseNS, Ops: e.done, Bytes: e.bytes, DurationNS: e.end}
 	if e.o.Array.Members != 0 {
 		r.Array = e.o.Array.String()
 	}
@@ -236,6 +239,9 @@ func (r *RunResult) Header() string {
 	}
 	if r.FromZero {
 		more += "; each write's data read from /dev/zero first, as dd's"
+	}
+	if r.ToNull {
+		more += "; each read's data written to /dev/null after, as dd's"
 	}
 	if r.LastClose {
 		more += "; ends with the device's last close, as dd's"

@@ -68,3 +68,32 @@ func TestRunFromZero(t *testing.T) {
 		})
 	}
 }
+
+// TestRunToNull checks RunOptions.ToNull, dd's write of each block it read
+// to /dev/null: each read's CPU pays one more system call and its latency
+// with it, writes pay nothing more, and the memory bus carries nothing more.
+func TestRunToNull(t *testing.T) {
+	g, err := source.ParseGenerator("random:dev=64M,n=400,size=16K,reads=0.5,cpus=1,seed=4")
+	require.NoError(t, err)
+	w, err := engine.GenWorkload(g)
+	require.NoError(t, err)
+	p := timing.X86Server()
+	run := func(null bool) *engine.RunResult {
+		r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p, ToNull: null, Disk: engine.Disk{Name: "null"}})
+		require.NoError(t, err)
+		return r
+	}
+	plain, null := run(false), run(true)
+	rd, ok := plain.Kind("read")
+	require.True(t, ok)
+	require.Positive(t, rd.Ops)
+	rdNull, _ := null.Kind("read")
+	sys := p.NS[timing.ParamSyscall]
+	assert.InDelta(t, rd.Latency.MeanNS+sys, rdNull.Latency.MeanNS, 1e-6*sys, "a read's latency has one more call")
+	wr, _ := plain.Kind("write")
+	wrNull, _ := null.Kind("write")
+	assert.Equal(t, wr.Latency, wrNull.Latency, "writes pay nothing more")
+	assert.InDelta(t, plain.DurationNS+float64(rd.Ops)*sys, null.DurationNS, 1e-6*plain.DurationNS, "the run, one CPU at depth 1, is longer by the calls")
+	assert.True(t, null.ToNull)
+	assert.Contains(t, null.Header(), "each read's data written to /dev/null after")
+}

@@ -131,7 +131,7 @@ func runCSVRows(r *engine.RunResult) [][]string {
 		{"disk", r.Disk}, {"cpus", strconv.Itoa(r.CPUs)}, {"queue_depth", strconv.Itoa(r.QueueDepth)}, {"access", r.Access},
 		{"ops", strconv.FormatUint(r.Ops, 10)}, {"bytes", strconv.FormatUint(r.Bytes, 10)}, {"duration_ns", Num(r.DurationNS)},
 		{"mb_per_s", Num(r.MBps)}, {"iops", Num(r.IOPS)}, {"bound_resource", r.Bound.Resource}, {"bound_mb_per_s", Num(r.Bound.MBps)},
-		{"array", r.Array}, {"from_zero", strconv.FormatBool(r.FromZero)}, {"last_close", strconv.FormatBool(r.LastClose)},
+		{"array", r.Array}, {"from_zero", strconv.FormatBool(r.FromZero)}, {"to_null", strconv.FormatBool(r.ToNull)}, {"last_close", strconv.FormatBool(r.LastClose)},
 		{"last_close_ns", Num(r.LastCloseNS)}} {
 		add("run", "", kv[0], kv[1])
 	}

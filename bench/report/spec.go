@@ -145,10 +145,11 @@ type WorkloadSpec struct {
 	// factor of 0.5). engine.RunOptions.ReplayNoStall, ReplayTimeScale.
 	ReplayNoStall   bool
 	ReplayTimeScale string
-	// FromZero makes every write read its data from /dev/zero first, and
-	// LastClose ends the run with the device's last close, as dd does
-	// (engine.RunOptions.FromZero, LastClose).
-	FromZero, LastClose bool
+	// FromZero makes every write read its data from /dev/zero first,
+	// ToNull every read write its data to /dev/null after, and LastClose
+	// ends the run with the device's last close, as dd does
+	// (engine.RunOptions.FromZero, ToNull, LastClose).
+	FromZero, ToNull, LastClose bool
 	// Array makes the device an md array (engine.ParseArray: "raid6:4",
 	// "raid0:4:64K"); "" is one disk.
 	Array string
@@ -373,7 +374,7 @@ func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 		return o, &FieldError{"WorkloadSpec.Array", s.Array, err}
 	}
 	o = engine.RunOptions{Array: arr, Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
-		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale, FromZero: s.FromZero, LastClose: s.LastClose}
+		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale, FromZero: s.FromZero, ToNull: s.ToNull, LastClose: s.LastClose}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -14,16 +14,21 @@ import (
 	"github.com/bhsim/bhsim/internal/race"
 )
 
-// ddOnTheClock runs d's write as the engine's clock runs a workload: a
+// ddOnTheClock runs d as the engine's clock runs a workload: a
 // sequential stream of d's blocks on one CPU that reads each block from
-// /dev/zero first and ends with the device's last close
-// (engine.RunOptions.FromZero, LastClose), over the disk called disk (or
+// /dev/zero first (a write) or writes it to /dev/null after (a read) and
+// ends with the device's last close (engine.RunOptions.FromZero, ToNull,
+// LastClose), over the disk called disk (or
 // d's md array of such disks, engine.RunOptions.Array), on
 // a machine of mem bytes (its page cache three quarters of it), priced by
 // p. It returns the run's MB/s.
 func ddOnTheClock(t *testing.T, d DD, p *timing.Profile, disk string, mem uint64) float64 {
 	t.Helper()
-	g, err := source.ParseGenerator(fmt.Sprintf("seq:dev=%d,n=%d,size=%d,reads=0,cpus=1", d.BS*d.Count, d.Count, d.BS))
+	reads := 0
+	if d.Read {
+		reads = 1
+	}
+	g, err := source.ParseGenerator(fmt.Sprintf("seq:dev=%d,n=%d,size=%d,reads=%d,cpus=1", d.BS*d.Count, d.Count, d.BS, reads))
 	require.NoError(t, err)
 	w, err := engine.GenWorkload(g)
 	require.NoError(t, err)
@@ -33,7 +38,7 @@ func ddOnTheClock(t *testing.T, d DD, p *timing.Profile, disk string, mem uint64
 	if d.Layout != LayoutDirect {
 		arr = engine.Array{Level: layoutLevels[d.Layout], Members: d.Members, Chunk: d.Chunk}
 	}
-	r, err := engine.Run(context.Background(), w, engine.RunOptions{Kernel: d.Kernel, Profile: p, Disk: dk, MemoryBytes: mem, FromZero: true, LastClose: true, Array: arr})
+	r, err := engine.Run(context.Background(), w, engine.RunOptions{Kernel: d.Kernel, Profile: p, Disk: dk, MemoryBytes: mem, FromZero: !d.Read, ToNull: d.Read, LastClose: true, Array: arr})
 	require.NoError(t, err)
 	require.Positive(t, r.LastCloseNS, "the run ends with the last close")
 	return r.MBps
@@ -57,9 +62,9 @@ const clockAgreement = 0.05
 
 // TestDDOnTheClock checks that the clock, running a dd as dd runs (its
 // reads of /dev/zero and its last close), gives the MB/s of the dd's
-// phases for the threads' writes: the Helios4 at 512- and 4096-byte
-// buffers, whose ratio is the set_init_blocksize thread's, on one disk and
-// on its md arrays, and
+// phases for the threads' dd runs: the Helios4's writes at 512- and
+// 4096-byte buffers, whose ratio is the set_init_blocksize thread's, and
+// its reads, on one disk and on its md arrays, and
 // Xu Yang's board across dd's bs, whose fall on 6.6 and flat line with the
 // fix are the iomap thread's; and that both give the curves' shapes.
 func TestDDOnTheClock(t *testing.T) {
@@ -102,6 +107,10 @@ func TestDDOnTheClock(t *testing.T) {
 			d := Helios4DD(a.l, kernel(a.kernel), false)
 			d.Count /= 2
 			runs = append(runs, run{fmt.Sprintf("%s, %s, half the run", a.l, a.kernel), d})
+		}
+		// and the reads, which the kernels do alike
+		for _, l := range []Layout{LayoutDirect, LayoutRaid0, LayoutRaid10N2, LayoutRaid6} {
+			runs = append(runs, run{fmt.Sprintf("%s, read", l), Helios4DD(l, kernel("5.10.10"), true)})
 		}
 		// 853 MiB: three quarters of it is the 640 MiB page cache the
 		// Helios4's low memory leaves (helios4PageCache).
