@@ -40,41 +40,17 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/report"
 	"github.com/bhsim/bhsim/bench/scenario"
+	"github.com/bhsim/bhsim/internal/gcpolicy"
 )
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	gcpolicy.Apply()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// gcPercent is the garbage collector's target the command runs with unless
-// GOGC says otherwise: a simulated page cache is a large heap of pointers
-// (folios, buffer heads, the index) that every cycle marks, with write
-// barriers on while it does. At 400 instead of Go's default of 100 it
-// collects a quarter as often. A built reproduce on the 2-core development
-// VM took 9.7–10.0 s of wall time and 17.7–18.3 s of CPU time at 400,
-// 10.5–11.1 s and 19.3–20.3 s at 200 (before the segment-count change that
-// brought it to 9.0–9.4 s). It changes no simulated figure.
-const gcPercent = 400
-
-// memoryLimit is the soft heap limit the command runs with unless GOMEMLIMIT
-// says otherwise: at gcPercent the heap may grow to five times what is live
-// before a collection, and a reproduce's peak RSS varied from 1.3 to 2.6 GiB
-// without a limit (1.1–1.3 GiB at GOGC 200); with it, 1.1–1.6 GiB over four
-// runs, in the same time. Near the limit the collector runs sooner; below
-// it nothing changes, and a workload whose live heap is larger still runs,
-// with the collector busier.
-const memoryLimit = 2 << 30
 
 // command is one subcommand: its name, what it does, and its implementation,
 // which returns a usageError for a mistake in the command line.

@@ -14,11 +14,11 @@ import (
 
 // reproduceMemoryLimit returns the soft heap limit reproduce runs its
 // threads under, with procs the GOMAXPROCS it runs at, unless GOMEMLIMIT
-// says otherwise (instead of the command's memoryLimit). Its heap is bounded
+// says otherwise (instead of gcpolicy.MemoryLimit). Its heap is bounded
 // by design: at most procs dd runs are in progress at a time
 // (workload.RunAll), each a machine whose page cache is recycled as it
 // goes, beside the small threads; the most a collection found live at 2
-// was 234 MB. At gcPercent the heap still grew to about 1 GB between two
+// was 234 MB. At gcpolicy.Percent the heap still grew to about 1 GB between two
 // collections, and every page of it the process touched first was a page
 // fault, 6-20 µs each on the development VM (a guest's first touch):
 // 210 000-320 000 faults, about 2 s of system time, for memory that held
