@@ -23,8 +23,10 @@ type CPU struct {
 	id int
 	m  *Machine
 	ev Counters
-	// moved has bit e set when kind e was counted since the last TakeMoved.
-	moved uint64
+	// moved has bit e set when kind e was counted since the last TakeMoved;
+	// followed says its one follower has claimed it (Follow).
+	moved    uint64
+	followed bool
 
 	bhFree freelist.List[BufferHead]
 	// bhSlab and folioSlab carve new buffer heads and folios from arrays
@@ -77,12 +79,23 @@ func (c *CPU) Event(e Event) uint64 { return c.ev[e] }
 func (c *CPU) Moved() uint64 { return c.moved }
 
 // TakeMoved returns Moved and empties it. It is for one follower of c's
-// counters: a second follower would no longer see what the first took.
-// O(1).
+// counters (Follow): a second follower would no longer see what the first
+// took. O(1).
 func (c *CPU) TakeMoved() uint64 {
 	m := c.moved
 	c.moved = 0
 	return m
+}
+
+// Follow claims c's counters for one follower, the caller of TakeMoved,
+// and empties Moved: it reports false, and changes nothing, when another
+// follower has claimed them. O(1).
+func (c *CPU) Follow() bool {
+	if c.followed {
+		return false
+	}
+	c.followed, c.moved = true, 0
+	return true
 }
 
 // The kinds of event fit the bits of Moved's set.

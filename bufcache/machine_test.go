@@ -148,7 +148,8 @@ func TestCPUMoved(t *testing.T) {
 		{"a cached read", func() error { _, err := d.Read(cpu, 1<<20, buf); return err }},
 		{"nothing", func() error { return nil }},
 	}
-	cpu.TakeMoved()
+	require.True(t, cpu.Follow(), "the first follower claims the CPU")
+	assert.False(t, cpu.Follow(), "a second follower is refused")
 	for _, tc := range ops {
 		t.Run(tc.name, func(t *testing.T) {
 			before := cpu.Events()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/bhsim/bhsim/bench/timing"
@@ -16,9 +17,13 @@ type eventTap struct {
 	seen bufcache.Counters
 }
 
-// newEventTap starts a tap of cpu at its current counts.
+// newEventTap starts a tap of cpu at its current counts. It panics when
+// cpu already has a tap (CPU.Follow): a programming error, which would
+// leave each tap blind to what the other took.
 func newEventTap(cpu *bufcache.CPU) eventTap {
-	cpu.TakeMoved()
+	if !cpu.Follow() {
+		panic(fmt.Sprintf("engine: a second event tap on cpu%d: a CPU's moved kinds (bufcache.CPU.TakeMoved) have one follower", cpu.ID()))
+	}
 	return eventTap{cpu: cpu, seen: cpu.Events()}
 }
 

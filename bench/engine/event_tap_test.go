@@ -17,41 +17,42 @@ import (
 // (to the bit, for every profile), counts its bh LRU lookups and hits, and
 // sync leaves out what was counted between operations.
 func TestEventTapPricesAsSimNS(t *testing.T) {
-	m, err := bufcache.NewMachine(bufcache.Config{})
-	require.NoError(t, err)
-	disk, err := blk.NewMemDisk("sda", 4<<20, 512)
-	require.NoError(t, err)
-	d, err := m.Open(disk, bufcache.DeviceOptions{})
-	require.NoError(t, err)
-	cpu := m.CPU(0)
-	write := func(off uint64) error {
-		it, err := bufcache.NewUserBuf(make([]byte, 16384), 0, 4096).Iter(0, 16384)
-		require.NoError(t, err)
-		_, err = d.Write(cpu, off, it)
-		return err
-	}
-	buf := make([]byte, 8192)
-	ops := []struct {
-		name    string
-		between func() error // counted between operations: left out by sync
-		op      func() error
-	}{
-		{"a write", nil, func() error { return write(0) }},
-		{"a sync after a write between", func() error { return write(1 << 20) }, func() error { return d.SyncBlockdev(cpu) }},
-		{"a cold read", nil, func() error { _, err := d.Read(cpu, 2<<20, buf); return err }},
-		{"getblk twice: an LRU miss, then a hit", nil, func() error {
-			for range 2 {
-				bh, err := d.Getblk(cpu, 3, 4096)
-				if err != nil {
-					return err
-				}
-				bufcache.Brelse(cpu, bh)
-			}
-			return nil
-		}},
-		{"nothing", func() error { _, err := d.Read(cpu, 0, buf); return err }, func() error { return nil }},
-	}
 	for _, p := range timing.Profiles() {
+		// a machine a profile: a CPU has one tap
+		m, err := bufcache.NewMachine(bufcache.Config{})
+		require.NoError(t, err)
+		disk, err := blk.NewMemDisk("sda", 4<<20, 512)
+		require.NoError(t, err)
+		d, err := m.Open(disk, bufcache.DeviceOptions{})
+		require.NoError(t, err)
+		cpu := m.CPU(0)
+		write := func(off uint64) error {
+			it, err := bufcache.NewUserBuf(make([]byte, 16384), 0, 4096).Iter(0, 16384)
+			require.NoError(t, err)
+			_, err = d.Write(cpu, off, it)
+			return err
+		}
+		buf := make([]byte, 8192)
+		ops := []struct {
+			name    string
+			between func() error // counted between operations: left out by sync
+			op      func() error
+		}{
+			{"a write", nil, func() error { return write(0) }},
+			{"a sync after a write between", func() error { return write(1 << 20) }, func() error { return d.SyncBlockdev(cpu) }},
+			{"a cold read", nil, func() error { _, err := d.Read(cpu, 2<<20, buf); return err }},
+			{"getblk twice: an LRU miss, then a hit", nil, func() error {
+				for range 2 {
+					bh, err := d.Getblk(cpu, 3, 4096)
+					if err != nil {
+						return err
+					}
+					bufcache.Brelse(cpu, bh)
+				}
+				return nil
+			}},
+			{"nothing", func() error { _, err := d.Read(cpu, 0, buf); return err }, func() error { return nil }},
+		}
 		tap := newEventTap(cpu)
 		for _, tc := range ops {
 			t.Run(p.Name+"/"+tc.name, func(t *testing.T) {
@@ -74,4 +75,15 @@ func TestEventTapPricesAsSimNS(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestEventTapOneACPU: a CPU's moved kinds have one follower, so a second
+// tap on a CPU is refused.
+func TestEventTapOneACPU(t *testing.T) {
+	m, err := bufcache.NewMachine(bufcache.Config{CPUs: 2})
+	require.NoError(t, err)
+	newEventTap(m.CPU(0))
+	newEventTap(m.CPU(1))
+	assert.PanicsWithValue(t, "engine: a second event tap on cpu0: a CPU's moved kinds (bufcache.CPU.TakeMoved) have one follower",
+		func() { newEventTap(m.CPU(0)) })
 }
