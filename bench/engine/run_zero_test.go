@@ -12,6 +12,18 @@ import (
 	"github.com/bhsim/bhsim/bench/timing"
 )
 
+// runGen runs the generator gen with o to its end.
+func runGen(t *testing.T, gen string, o engine.RunOptions) *engine.RunResult {
+	t.Helper()
+	g, err := source.ParseGenerator(gen)
+	require.NoError(t, err)
+	w, err := engine.GenWorkload(g)
+	require.NoError(t, err)
+	r, err := engine.Run(context.Background(), w, o)
+	require.NoError(t, err)
+	return r
+}
+
 // TestRunFromZero checks RunOptions.FromZero, dd's read of each block
 // from /dev/zero before its write: on a profile without a memory-stall
 // share, each write's CPU pays one more system call and a clear of its
@@ -28,18 +40,10 @@ func TestRunFromZero(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := source.ParseGenerator(tc.gen)
-			require.NoError(t, err)
-			w, err := engine.GenWorkload(g)
-			require.NoError(t, err)
 			p := timing.X86Server()
 			require.Zero(t, p.NS[timing.ParamMemStall], "the plain clock")
-			run := func(zero bool) *engine.RunResult {
-				r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p, FromZero: zero, Disk: engine.Disk{Name: "null"}})
-				require.NoError(t, err)
-				return r
-			}
-			plain, zero := run(false), run(true)
+			plain := runGen(t, tc.gen, engine.RunOptions{Profile: p, Disk: engine.Disk{Name: "null"}})
+			zero := runGen(t, tc.gen, engine.RunOptions{Profile: p, FromZero: true, Disk: engine.Disk{Name: "null"}})
 			wr, ok := plain.Kind("write")
 			require.True(t, ok)
 			writes, bytes := float64(wr.Ops), float64(wr.Bytes)
@@ -73,17 +77,10 @@ func TestRunFromZero(t *testing.T) {
 // to /dev/null: each read's CPU pays one more system call and its latency
 // with it, writes pay nothing more, and the memory bus carries nothing more.
 func TestRunToNull(t *testing.T) {
-	g, err := source.ParseGenerator("random:dev=64M,n=400,size=16K,reads=0.5,cpus=1,seed=4")
-	require.NoError(t, err)
-	w, err := engine.GenWorkload(g)
-	require.NoError(t, err)
+	const gen = "random:dev=64M,n=400,size=16K,reads=0.5,cpus=1,seed=4"
 	p := timing.X86Server()
-	run := func(null bool) *engine.RunResult {
-		r, err := engine.Run(context.Background(), w, engine.RunOptions{Profile: p, ToNull: null, Disk: engine.Disk{Name: "null"}})
-		require.NoError(t, err)
-		return r
-	}
-	plain, null := run(false), run(true)
+	plain := runGen(t, gen, engine.RunOptions{Profile: p, Disk: engine.Disk{Name: "null"}})
+	null := runGen(t, gen, engine.RunOptions{Profile: p, ToNull: true, Disk: engine.Disk{Name: "null"}})
 	rd, ok := plain.Kind("read")
 	require.True(t, ok)
 	require.Positive(t, rd.Ops)
