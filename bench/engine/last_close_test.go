@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,6 +60,29 @@ func TestRunLastClose(t *testing.T) {
 				c, l := &closed.cpus[i], closed.loads()[i]
 				assert.Equal(t, float64(c.ops+1), l.Q[timing.ParamSyscall], "cpu%d's load: a system call an operation, and its close", i)
 			}
+		})
+	}
+}
+
+// TestStepShowsCloses checks step mode's blocks of the closes: one a CPU,
+// the last one's saying it writes back and drops the page cache, with its
+// bios, and nothing dirty or cached after it; a quiz hides the answers.
+func TestStepShowsCloses(t *testing.T) {
+	for _, quiz := range []bool{false, true} {
+		t.Run(map[bool]string{false: "answers", true: "quiz"}[quiz], func(t *testing.T) {
+			var out strings.Builder
+			engineRun(t, "seq:dev=64K,n=3,size=4K,reads=0,cpus=2", RunOptions{Profile: timing.X86Server(), LastClose: true,
+				Step: &StepOptions{W: &out, Quiz: quiz}})
+			s := out.String()
+			assert.Equal(t, 2, strings.Count(s, ": close(2) of the device"), "a close a CPU:\n%s", s)
+			require.Equal(t, 1, strings.Count(s, "its last: sync_blockdev writes back"), "%s", s)
+			last := s[strings.Index(s, "its last:"):]
+			assert.Contains(t, last, "dirty folios 0, cached pages 0")
+			if quiz {
+				assert.Contains(t, last, "Bios:   ?")
+				return
+			}
+			assert.Contains(t, last, "Bios:   write 0+8 (sync), write 8+8 (sync), write 16+8 (sync)")
 		})
 	}
 }

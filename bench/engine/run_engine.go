@@ -452,10 +452,21 @@ func (e *engine) closeFiles() error {
 		c := &e.cpus[i]
 		start := idle(c)
 		e.fl.runUntil(start)
-		e.beginCall(c, start, k == len(order)-1)
+		last := k == len(order)-1
+		if e.step != nil {
+			e.step.beforeClose()
+		}
+		o := e.beginCall(c, start, last)
 		err := c.file.Close(c.cpu)
-		e.lastCloseNS = e.endCall() - start
+		done := e.endCall()
+		e.lastCloseNS = done - start
 		c.closes++
+		if e.step != nil {
+			e.step.closed(i, last, start, o.cpuNS, done, err)
+			if e.step.err != nil {
+				return e.step.err
+			}
+		}
 		if err != nil {
 			return err
 		}

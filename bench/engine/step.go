@@ -132,6 +132,38 @@ func (s *stepper) after(i int, rec source.IO, start, cpuNS, done float64, err er
 	s.printf("   dirty folios %d, requests in flight %d\n\n", e.mr.dev.NrDirty(), len(s.reqDone))
 }
 
+// beforeClose starts a close's block (RunOptions.LastClose).
+func (s *stepper) beforeClose() {
+	s.access = s.access[:0]
+	s.bioList, s.discards = s.bioList[:0], s.discards[:0]
+}
+
+// closed prints the block of cpu i's close of its file, which began at
+// start, took cpuNS of its CPU and completed at done; last says it is the
+// device's last close, which writes back what is dirty and drops the page
+// cache.
+func (s *stepper) closed(i int, last bool, start, cpuNS, done float64, err error) {
+	what := "close(2) of the device"
+	if last {
+		what += ", its last: sync_blockdev writes back what is dirty, kill_bdev drops the page cache"
+	}
+	s.printf("-. cpu%d at %s: %s\n", i, fmtNS(start), what)
+	result := "ok"
+	if err != nil {
+		result = bufcache.ErrnoOf(err).String()
+	}
+	answer := func(v string) string {
+		if s.o.Quiz && !s.o.Show {
+			return "?"
+		}
+		return v
+	}
+	s.printf("   Cost:   %s\n", answer(fmt.Sprintf("cpu %s, done at %s (latency %s), %s", fmtNS(cpuNS), fmtNS(done), fmtNS(done-start), result)))
+	s.printf("   Bios:   %s\n", answer(s.bios()))
+	s.prune(done)
+	s.printf("   dirty folios %d, cached pages %d, requests in flight %d\n\n", s.e.mr.dev.NrDirty(), s.e.mr.dev.NrPages(), len(s.reqDone))
+}
+
 // noteRequest records a request's completion time (for "in flight").
 func (s *stepper) noteRequest(t float64) { s.reqDone = append(s.reqDone, t) }
 
