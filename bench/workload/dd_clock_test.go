@@ -50,10 +50,14 @@ func ddOnTheClock(t *testing.T, d DD, p *timing.Profile, disk string, mem uint64
 // phase's resources overlap perfectly; the phases have no
 // balance_dirty_pages), and what shows is the last close's: a Helios4 dd
 // at 512-byte buffers closes in 0.74 s in its phases and in 1.12 s on the
-// clock, both leaving the close a tenth of the page cache's 640 MiB dirty.
-// Part of it is that the clock stretches the close at the memory bus's
-// average load over the run (memBus), where the close phase has only its
-// own: without the memory-stall share the closes are 0.72 s and 0.90 s.
+// clock. The clock's writer is paced by balance_dirty_pages near its
+// freerun ceiling, so it closes with 96 MiB dirty (halfway between the
+// background threshold, a tenth of the 640 MiB page cache, and the dirty
+// threshold, a fifth), where the phases close with the background
+// threshold's 64 MiB; and the clock stretches the close at the memory
+// bus's average load over the run (memBus), where the close phase has
+// only its own: without the memory-stall share the closes are 0.72 s and
+// 0.90 s.
 // Measured on 2026-12-05 for the runs below: −3.0 to +3.0 %, the clock
 // faster only for RAID6 at 4096-byte buffers, where raid5d's work overlaps
 // the flusher's and the disks' on the clock as it does in the phases, but
