@@ -9,6 +9,7 @@ import (
 
 	"github.com/bhsim/bhsim/bench/scenario"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
 )
 
@@ -189,4 +190,35 @@ func TestMemberName(t *testing.T) {
 	for i, want := range map[int]string{0: "sda", 1: "sdb", 25: "sdz", 26: "sdaa", 27: "sdab"} {
 		assert.Equal(t, want, MemberName(i), "disk %d", i)
 	}
+}
+
+// TestRunLimits checks RunOptions.Limits: a disk of the Helios4's AHCI
+// queue (168 segments) gets requests of 168 512-byte buffers, where the
+// loop-like queue's 128 segments cut them at 128; and limits that do not
+// fit the workload are refused.
+func TestRunLimits(t *testing.T) {
+	const spec = "seq:dev=8M,n=8,size=1M,reads=0,cpus=1"
+	k := MustKernel("5.10.10") // 512-byte buffers on a disk of 512-byte blocks
+	ahci := blk.DefaultLimits(512, 4096)
+	ahci.MaxSegments = blk.AHCIMaxSegments
+	requests := func(lim *blk.Limits) uint64 {
+		e := engineRun(t, spec, RunOptions{Kernel: k, Profile: timing.Helios4(), LastClose: true, Limits: lim})
+		st := e.mr.queue.Stats()
+		require.Equal(t, uint64(8<<20>>9), st.Write.Sectors, "the close wrote everything")
+		return st.Write.Requests
+	}
+	loop, sata := requests(nil), requests(&ahci)
+	assert.Equal(t, uint64(8<<20/(128*512)), loop, "128 buffers a request")
+	assert.Equal(t, uint64((8<<20+168*512-1)/(168*512)), sata, "168 buffers a request")
+
+	w := genWorkload(t, spec)
+	bad := blk.DefaultLimits(4096, 4096)
+	_, err := Run(t.Context(), w, RunOptions{Limits: &bad})
+	require.ErrorIs(t, err, ErrRunOptions)
+	assert.Contains(t, err.Error(), "queue limits of 4096-byte logical blocks for a device of 512-byte blocks")
+	w.Rules, err = scenario.ParseRules("wbps=1M")
+	require.NoError(t, err)
+	_, err = Run(t.Context(), w, RunOptions{Limits: &ahci})
+	require.ErrorIs(t, err, ErrRunOptions)
+	assert.Contains(t, err.Error(), "give one")
 }

@@ -53,10 +53,11 @@
 // bench/timing's Contended does for a run's loads. The device may be an
 // md array ([Array]): each member a disk of its own on the clock, md's
 // per-bio work on the submitting CPU, a RAID6 write's stripes on raid5d.
-// Run as a dd runs (RunOptions.FromZero, LastClose) it gives the threads'
-// dd writes the MB/s of their phases within a few per cent; the threads'
-// tables still price a dd's phases by their busiest resource
-// (bench/workload; docs/known-differences.md).
+// Run as a dd runs (RunOptions.FromZero, ToNull, LastClose, Limits;
+// bench/workload's DD.OnClock) it gives the threads' dd runs the MB/s of
+// their phases within a few per cent; the threads' tables still price a
+// dd's phases by their busiest resource (bench/workload;
+// docs/known-differences.md).
 //
 // The experiments of the threads (dd, writetest, the lookup module, sweeps)
 // live above it, in package bench/workload.

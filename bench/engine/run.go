@@ -237,6 +237,13 @@ type RunOptions struct {
 	// The device's rules (Workload.Rules) are a single queue's and are
 	// refused with an array.
 	Array Array
+	// Limits, if not nil, are the disk's queue limits (each member's, on
+	// an array) in place of the loop-like queue's (blk.LoopLimits of the
+	// workload's logical block size): a SATA disk behind AHCI
+	// (blk.AHCIMaxSegments), as a dd of the threads' machines has. Their
+	// logical block size must be the workload's; the kernel's block-layer
+	// version replaces theirs.
+	Limits *blk.Limits
 
 	// cpusFixed says CPUs was defaulted for a streamed workload: a record
 	// of another CPU is an error (normalize sets it).
@@ -393,6 +400,10 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 		return bad("the device's rules (%s) are a single queue's: an md array takes none", strings.TrimSpace(w.Rules.String()))
 	case o.Array.Members < 0 || o.Array.Members > MaxArrayMembers:
 		return bad("an array of %d members (want 1 to %d)", o.Array.Members, MaxArrayMembers)
+	case o.Limits != nil && o.Limits.LogicalBlockSize != max(w.LogicalBlockSize, 512):
+		return bad("queue limits of %d-byte logical blocks for a device of %d-byte blocks", o.Limits.LogicalBlockSize, max(w.LogicalBlockSize, 512))
+	case o.Limits != nil && w.Rules.Any():
+		return bad("queue limits of their own and the device's rules (%s): give one", strings.TrimSpace(w.Rules.String()))
 	}
 	for _, s := range o.MRCSizes {
 		if s < 1 || s > maxMRCSize {

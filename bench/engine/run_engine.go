@@ -157,7 +157,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	cacheLimit := o.MemoryBytes / 4 * 3 / page
 	spec := machineSpec{size: w.DeviceSize, logical: lbs, cpus: o.CPUs, flusher: true,
 		cacheLimit: int(cacheLimit), balancer: e,
-		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT, array: o.Array}
+		metadataOnly: !o.Data, disk: o.Disk.Model, scheduler: w.Rules.Scheduler, wbt: w.Rules.WBT, array: o.Array, limits: o.Limits}
 	mr, err := newModelRun(spec, k, ModelOptions{Kernel: k, Check: o.Check})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRunOptions, err)

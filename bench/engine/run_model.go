@@ -198,8 +198,10 @@ type machineSpec struct {
 	balancer     bufcache.DirtyBalancer
 	selfBalanced bool
 	// array, if it has members, makes the device an md array of them
-	// (RunOptions.Array).
-	array Array
+	// (RunOptions.Array); limits, if not nil, are its queue limits
+	// (RunOptions.Limits).
+	array  Array
+	limits *blk.Limits
 }
 
 // RunOnQueue is RunModel with only the queue limits set: the scenario run
@@ -247,6 +249,9 @@ func newModelRun(spec machineSpec, k Kernel, opts ModelOptions) (*modelRun, erro
 	lim, err := blk.LoopLimitsFrom(attrs)
 	if err != nil {
 		return nil, err
+	}
+	if spec.limits != nil {
+		lim = *spec.limits
 	}
 	lim.Version = k.Block
 	switch { // written after the scheduler, as the host runner writes it

@@ -9,40 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bhsim/bhsim/bench/engine"
-	"github.com/bhsim/bhsim/bench/source"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/internal/race"
 )
-
-// ddOnTheClock runs d as the engine's clock runs a workload: a
-// sequential stream of d's blocks on one CPU that reads each block from
-// /dev/zero first (a write) or writes it to /dev/null after (a read) and
-// ends with the device's last close (engine.RunOptions.FromZero, ToNull,
-// LastClose), over the disk called disk (or
-// d's md array of such disks, engine.RunOptions.Array), on
-// a machine of mem bytes (its page cache three quarters of it), priced by
-// p. It returns the run's MB/s.
-func ddOnTheClock(t *testing.T, d DD, p *timing.Profile, disk string, mem uint64) float64 {
-	t.Helper()
-	reads := 0
-	if d.Read {
-		reads = 1
-	}
-	g, err := source.ParseGenerator(fmt.Sprintf("seq:dev=%d,n=%d,size=%d,reads=%d,cpus=1", d.BS*d.Count, d.Count, d.BS, reads))
-	require.NoError(t, err)
-	w, err := engine.GenWorkload(g)
-	require.NoError(t, err)
-	dk, err := engine.DiskByName(disk)
-	require.NoError(t, err)
-	var arr engine.Array
-	if d.Layout != LayoutDirect {
-		arr = engine.Array{Level: layoutLevels[d.Layout], Members: d.Members, Chunk: d.Chunk}
-	}
-	r, err := engine.Run(context.Background(), w, engine.RunOptions{Kernel: d.Kernel, Profile: p, Disk: dk, MemoryBytes: mem, FromZero: !d.Read, ToNull: d.Read, LastClose: true, Array: arr})
-	require.NoError(t, err)
-	require.Positive(t, r.LastCloseNS, "the run ends with the last close")
-	return r.MBps
-}
 
 // clockAgreement bounds how far a dd's MB/s on the clock may lie from its
 // phases' (DDResult.MBps) for the threads' direct-disk writes. The two
@@ -85,11 +54,14 @@ func TestDDOnTheClock(t *testing.T) {
 		name string
 		dd   DD
 	}
-	mbps := func(t *testing.T, runs []run, p *timing.Profile, disk string, mem uint64) (phases, clock []float64) {
+	mbps := func(t *testing.T, runs []run, p *timing.Profile) (phases, clock []float64) {
 		for _, r := range runs {
 			res, err := r.dd.Run()
 			require.NoError(t, err)
-			ph, cl := res.MBps(p), ddOnTheClock(t, r.dd, p, disk, mem)
+			cr, err := r.dd.OnClock(context.Background(), p)
+			require.NoError(t, err)
+			require.Positive(t, cr.LastCloseNS, "the run ends with the last close")
+			ph, cl := res.MBps(p), cr.MBps
 			assert.InEpsilon(t, ph, cl, clockAgreement, "%s: the clock against the phases", r.name)
 			t.Logf("%s: phases %.1f MB/s, clock %.1f MB/s (%+.1f %%)", r.name, ph, cl, 100*(cl/ph-1))
 			phases, clock = append(phases, ph), append(clock, cl)
@@ -117,9 +89,7 @@ func TestDDOnTheClock(t *testing.T) {
 		for _, l := range []Layout{LayoutDirect, LayoutRaid6} {
 			runs = append(runs, run{fmt.Sprintf("%s, read", l), Helios4DD(l, kernel("5.10.10"), true)})
 		}
-		// 853 MiB: three quarters of it is the 640 MiB page cache the
-		// Helios4's low memory leaves (helios4PageCache).
-		phases, clock := mbps(t, runs, timing.Helios4(), "hdd", 853<<20)
+		phases, clock := mbps(t, runs, timing.Helios4())
 		for _, i := range []int{0, 4} { // direct, RAID6
 			assert.Greater(t, phases[i+1]/phases[i], 1.2, "%s: the phases: the revert is faster", runs[i].name)
 			assert.Greater(t, clock[i+1]/clock[i], 1.2, "%s: the clock: the revert is faster", runs[i].name)
@@ -132,12 +102,44 @@ func TestDDOnTheClock(t *testing.T) {
 				runs = append(runs, run{fmt.Sprintf("%s bs=%d", k, bs), IMX8BoardDD(kernel(k), bs, 0.125)})
 			}
 		}
-		// The "ssd" disk is the profile's assumed SSD, which the phases
-		// price through its request and byte costs.
-		phases, clock := mbps(t, runs, timing.IMX8Board(), "ssd", 2<<30)
+		phases, clock := mbps(t, runs, timing.IMX8Board())
 		for name, v := range map[string][]float64{"phases": phases, "clock": clock} {
 			assert.Greater(t, v[0], 1.3*v[2], "%s: 6.6 falls as bs grows", name)
 			assert.InEpsilon(t, v[3], v[5], 0.05, "%s: the fix is flat", name)
 		}
 	})
+}
+
+// TestDDOnClockRefuses checks that OnClock refuses what Run refuses, with
+// ErrInvalidDD, and a kernel it does not know.
+func TestDDOnClockRefuses(t *testing.T) {
+	good := Helios4DD(LayoutDirect, engine.MustKernel("5.10.10"), false)
+	for _, tc := range []struct {
+		name string
+		edit func(d *DD)
+	}{
+		{"one CPU", func(d *DD) { d.CPUs = 1 }},
+		{"no count", func(d *DD) { d.Count = 0 }},
+		{"bs too large", func(d *DD) { d.BS = MaxBS + 1 }},
+		{"no disk", func(d *DD) { d.Disk = nil }},
+		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }},
+		{"an unknown kernel", func(d *DD) { d.Kernel = engine.Kernel{Name: "2.4"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := good
+			tc.edit(&d)
+			_, err := d.OnClock(context.Background(), timing.Helios4())
+			assert.ErrorIs(t, err, ErrInvalidDD)
+		})
+	}
+}
+
+// TestClockMemory checks that the engine's page cache from clockMemory
+// holds exactly the folios asked for.
+func TestClockMemory(t *testing.T) {
+	for _, folios := range []int{1, 3, 163840, 393216, 1<<20 + 7} {
+		mem := clockMemory(folios)
+		assert.Equal(t, uint64(folios), mem/4*3/4096, "%d folios", folios)
+	}
+	assert.Zero(t, clockMemory(0), "the engine's default")
 }
