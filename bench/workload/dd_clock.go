@@ -29,10 +29,11 @@ import (
 //
 // A disk with no timing model (blk.Null, as Xu Yang's board's) is priced
 // by p, as the phases price it: an SSD of p's disk-requests latency and
-// disk-bytes rate. d.Data, d.UntouchedBuffer and d.SetBlocksize are not
-// used (the engine's device is metadata-only, a write's data reaches it
-// through the clock's model of dd's buffer). Errors: d's (ErrInvalidDD)
-// and engine.Run's. O(the run's work), as Run.
+// disk-bytes rate. d.Data and d.UntouchedBuffer are not used (the
+// engine's device is metadata-only, and its writes' buffers are the
+// engine's). Errors: d's (ErrInvalidDD), a SetBlocksize (not on the clock
+// yet: the engine sets no block size between dd's open and its first
+// block; ErrInvalidDD), and engine.Run's. O(the run's work), as Run.
 func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, error) {
 	k, err := d.Kernel.Resolved()
 	if err != nil {
@@ -41,6 +42,9 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, 
 	d.Kernel = k
 	if err := d.check(); err != nil {
 		return nil, err
+	}
+	if d.SetBlocksize != 0 {
+		return nil, fmt.Errorf("%w: a block size set after dd's open (%d) is not run on the clock yet", ErrInvalidDD, d.SetBlocksize)
 	}
 	reads := 0
 	if d.Read {

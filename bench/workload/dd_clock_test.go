@@ -124,6 +124,7 @@ func TestDDOnClockRefuses(t *testing.T) {
 		{"no disk", func(d *DD) { d.Disk = nil }},
 		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }},
 		{"an unknown kernel", func(d *DD) { d.Kernel = engine.Kernel{Name: "2.4"} }},
+		{"a block size set after the open", func(d *DD) { d.SetBlocksize = 16384 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := good
