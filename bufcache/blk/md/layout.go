@@ -76,3 +76,43 @@ func (a *Array) dataDev(row uint64, k int) int {
 	pd, _ := a.parityDevs(row)
 	return (pd + 2 + k) % len(a.members)
 }
+
+// ArraySector returns the array sector whose data member dev holds at
+// member sector sector: the inverse of the personality's address mapping
+// (chunkCopies), for either copy of a raid10 chunk. ok is false for a
+// sector that holds no data of the array: a RAID6 row's P or Q, the
+// members' tail beyond the last whole chunk, a member the array does not
+// have. It lets a tracer of the members' queues tell which array data a
+// member request carries. O(1).
+func (a *Array) ArraySector(dev int, sector uint64) (uint64, bool) {
+	n := uint64(len(a.members))
+	if dev < 0 || uint64(dev) >= n {
+		return 0, false
+	}
+	shift := a.chunkShift - blk.SectorShift
+	row, off := sector>>shift, sector&(1<<shift-1)
+	var c uint64 // the array chunk
+	switch a.level {
+	case Raid0:
+		c = row*n + uint64(dev)
+	case Raid10Near2:
+		c = (row*n + uint64(dev)) / 2
+	case Raid10Far2:
+		if row >= a.rowChunks { // a far copy: the near one is on the member before
+			row -= a.rowChunks
+			dev = int((uint64(dev) + n - 1) % n)
+		}
+		c = row*n + uint64(dev)
+	default: // Raid6
+		pd, qd := a.parityDevs(row)
+		if dev == pd || dev == qd {
+			return 0, false
+		}
+		k := (uint64(dev) + 2*n - uint64(pd) - 2) % n
+		c = row*a.dataDisks() + k
+	}
+	if row >= a.rowChunks || c<<shift >= a.sectors {
+		return 0, false
+	}
+	return c<<shift + off, true
+}
