@@ -13,10 +13,10 @@ import (
 )
 
 // Array is an md array for Run's device (RunOptions.Array): Members disks
-// of the run's disk model, each behind a loop-like queue of its own, under
-// one md array of Level (md.Array), as `mdadm --create --level L
-// --raid-devices N --chunk C` builds it. The zero Array is no array: one
-// disk.
+// of the run's disk model, each behind a queue of its own (loop-like, or
+// RunOptions.Limits), under one md array of Level (md.Array), as `mdadm
+// --create --level L --raid-devices N --chunk C` builds it. The zero Array
+// is no array: one disk.
 //
 // On the clock each member is a disk that serves its own requests in
 // order. md's per-bio work runs on the CPU that submits the bio
@@ -26,6 +26,14 @@ import (
 // and the member bios and requests they make, placed after the thread's
 // earlier work, the member writes leaving over it. That is where a dd's
 // loads put the same work (bench/workload.DDResult.Loads).
+//
+// Where it is coarse: md's work is taken at each placement of a call or a
+// flusher pass, so a RAID6 placement that handled stripes gives raid5d all
+// of its member bios and requests, and the writeback that reclaim starts
+// inside a buffered write (rare: a page cache full of dirty pages) is
+// charged with the write; a read of a member request that spans two chunks
+// is matched to the first chunk's array sectors; discards are refused
+// (EOPNOTSUPP).
 type Array struct {
 	// Level is the personality and layout.
 	Level md.Level
@@ -112,17 +120,21 @@ func (a Array) newArray(size uint64, lbs uint32, disk blk.Model, lim blk.Limits)
 }
 
 // memberTracer sends a member queue's block events to the run's step
-// meter as that member's (blockStep.disk).
+// meter as that member's (blockStep.disk), with the array's sectors of
+// their data (blockStep.at): a request's first sector's, which holds for
+// the whole request when it stays within a chunk, as a readahead window
+// smaller than a chunk does.
 type memberTracer struct {
 	m    *stepMeter
+	a    *md.Array
 	disk uint8
 }
 
 // Trace implements blk.Tracer.
 func (t memberTracer) Trace(e blk.TraceEvent) {
-	t.m.disk = t.disk
+	t.m.disk, t.m.arr = t.disk, t.a
 	t.m.Trace(e)
-	t.m.disk = 0
+	t.m.disk, t.m.arr = 0, nil
 }
 
 // mdTap follows an md array's counters between the clock's placements:

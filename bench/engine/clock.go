@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"math"
 	"sort"
 
 	"github.com/bhsim/bhsim/bench/timing"
 
 	"github.com/bhsim/bhsim/bufcache/blk"
+	"github.com/bhsim/bhsim/bufcache/blk/md"
 )
 
 // The model's simulated time is one discrete-event clock. Its parts, from
@@ -58,9 +60,14 @@ type blockStep struct {
 	disk  uint8
 	op    blk.Op
 	flags blk.BioFlags
-	// sector is a bio's or request's first sector, bytes its size.
+	// sector is a bio's or request's first sector on its disk, bytes its
+	// size; at is the device's sector of its data, which a read's sectors
+	// are matched against: sector itself on one disk, the array's sector
+	// for a member's (md.Array.ArraySector), noData for a member sector
+	// that holds none (RAID6 parity).
 	sector uint64
 	bytes  uint64
+	at     uint64
 	// reqs is how many requests a TraceRqIssue step stands for: 0 is one;
 	// a discard's requests, which reach no queue, are one step of many.
 	reqs uint64
@@ -81,10 +88,15 @@ type blockStep struct {
 type stepMeter struct {
 	steps          []blockStep
 	issued, queued int
-	// disk is the queue whose events come in (memberTracer), 0 for a
-	// single disk.
+	// disk is the queue whose events come in and arr its array
+	// (memberTracer), 0 and nil for a single disk.
 	disk uint8
+	arr  *md.Array
 }
+
+// noData is blockStep.at for a member sector that holds no data of the
+// array: it overlaps no read.
+const noData = math.MaxUint64 >> 1
 
 // meterMark is where a stepMeter was: its steps, requests and bios, so
 // that the steps of a flusher pass or a throttle release made inside a
@@ -112,13 +124,20 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 
 // Trace implements blk.Tracer.
 func (m *stepMeter) Trace(e blk.TraceEvent) {
+	at := e.Sector
+	if m.arr != nil {
+		var ok bool
+		if at, ok = m.arr.ArraySector(int(m.disk), e.Sector); !ok {
+			at = noData
+		}
+	}
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.queued++ // a split's part passes blk_mq_submit_bio again
-		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes, at: at})
 	case blk.TraceRqIssue:
 		m.issued++
-		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, at: at, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
 }
 
@@ -152,8 +171,9 @@ type clock struct {
 	// readahead): a later read of their sectors waits for them.
 	reads []inflightRead
 	// writes are the write requests placed and not yet forgotten, in
-	// completion order (the disk serves in order); written is the pages
-	// of those forgotten as complete, placed the pages of all.
+	// completion order (insertWrite: a disk serves in order, but an
+	// array's members complete out of each other's order); written is the
+	// pages of those forgotten as complete, placed the pages of all.
 	writes          fifo[inflightWrite]
 	written, placed int64
 	// ended, if set, is the device's pages whose writeback has ended in
@@ -213,11 +233,32 @@ func (c *clock) diskBusy() float64 {
 	return t
 }
 
-// inflightWrite is a write request's completion time and the pages of
-// every write request placed up to it.
+// inflightWrite is a write request's completion time, its pages, and the
+// pages of every write request that completes by it.
 type inflightWrite struct {
-	done float64
-	cum  int64
+	done       float64
+	pages, cum int64
+}
+
+// insertWrite puts a write request of pages completing at done among the
+// writes in flight, in completion order, and brings the sums of the
+// requests after it up to date. O(1) for a request that completes last (one
+// disk), O(requests it overtakes) otherwise.
+func (c *clock) insertWrite(done float64, pages int64) {
+	c.writes.push(inflightWrite{done: done, pages: pages})
+	w := c.writes.live()
+	i := len(w) - 1
+	for ; i > 0 && w[i-1].done > done; i-- {
+		w[i], w[i-1] = w[i-1], w[i]
+	}
+	cum := c.written
+	if i > 0 {
+		cum = w[i-1].cum
+	}
+	for ; i < len(w); i++ {
+		cum += w[i].pages
+		w[i].cum = cum
+	}
 }
 
 // pageBytes is the page size the clock counts a write request's pages in
@@ -352,17 +393,18 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				c.finished(fin)
 			}
 			if s.op == blk.OpWrite && s.reqs == 0 { // writeback, not a discard
+				var n int64
 				if raw > 0 {
 					rawSoFar += requestPages(s.bytes)
 					share := pages * rawSoFar / raw
-					c.placed += share - carried
-					carried = share
+					n, carried = share-carried, share
 				}
-				c.writes.push(inflightWrite{fin, c.placed})
+				c.placed += n
+				c.insertWrite(fin, n)
 			}
 			switch {
-			case s.op == blk.OpRead && rd != span{} && !rd.overlaps(s.sector, s.sector+s.bytes>>blk.SectorShift):
-				c.reads = append(c.reads, inflightRead{s.sector, s.sector + s.bytes>>blk.SectorShift, fin})
+			case s.op == blk.OpRead && rd != span{} && !rd.overlaps(s.at, s.at+s.bytes>>blk.SectorShift):
+				c.reads = append(c.reads, inflightRead{s.at, s.at + s.bytes>>blk.SectorShift, fin})
 			case wait || s.op != blk.OpWrite:
 				p.done = max(p.done, fin)
 			}

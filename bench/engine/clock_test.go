@@ -67,8 +67,8 @@ func TestClockReadahead(t *testing.T) {
 	// waits for its own request, and a later read of sector 16 for the
 	// readahead's.
 	c := clock{}
-	own := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 0, bytes: 4096, parts: 1, svc: 100}
-	ahead := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 8, bytes: 124 << 10, parts: 1, svc: 1000}
+	own := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 0, at: 0, bytes: 4096, parts: 1, svc: 100}
+	ahead := blockStep{kind: blk.TraceRqIssue, op: blk.OpRead, sector: 8, at: 8, bytes: 124 << 10, parts: 1, svc: 1000}
 	first := c.place([]blockStep{bio(blk.OpRead, 4096), own, bio(blk.OpRead, 124<<10), ahead}, 0, 10, false, span{0, 8})
 	assert.Equal(t, placed{10, 105, 1105}, first)
 	second := c.place(nil, first.done, 10, false, span{16, 24})
@@ -111,4 +111,24 @@ func TestClockCountsFoliosOnce(t *testing.T) {
 			assert.Equal(t, tc.all, written)
 		})
 	}
+}
+
+// TestClockWritesOutOfOrder: an array's members complete their writes out
+// of the order they were placed in, and a sync waits for the last to
+// complete, not the last placed; balance_dirty_pages's counts follow the
+// completions.
+func TestClockWritesOutOfOrder(t *testing.T) {
+	on := func(s blockStep, disk uint8) blockStep { s.disk = disk; return s }
+	c := clock{}
+	steps := []blockStep{on(bio(blk.OpWrite, 8192), 0), on(rq(blk.OpWrite, 1, 1000), 0),
+		on(bio(blk.OpWrite, 4096), 1), on(rq(blk.OpWrite, 1, 10), 1)}
+	steps[1].bytes, steps[3].bytes = 8192, 4096
+	p := c.place(steps, 0, 2, true, span{})
+	assert.InDelta(t, 1001, p.ioDone, 1e-9, "the slow member's write completes last")
+	assert.InDelta(t, 1001, c.lastWrite(), 1e-9, "a sync waits for it, not for the last placed")
+	inflight, written := c.writesAt(500)
+	assert.Equal(t, [2]int64{2, 1}, [2]int64{inflight, written}, "at 500: the fast member's page written, the slow one's two in flight")
+	c.forget(500)
+	inflight, written = c.writesAt(2000)
+	assert.Equal(t, [2]int64{0, 3}, [2]int64{inflight, written})
 }

@@ -177,7 +177,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	e.clk.ended, e.clk.bus.p = mr.dev.WrittenPages, o.Profile
 	if mr.array != nil {
 		for i, q := range mr.members {
-			q.SetTracer(memberTracer{&e.meter, uint8(i)})
+			q.SetTracer(memberTracer{&e.meter, mr.array, uint8(i)})
 		}
 		e.clk.md = newMDTap(mr.array, len(mr.members))
 	} else {
