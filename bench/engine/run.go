@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -234,8 +235,9 @@ type RunOptions struct {
 	// Array, if its Members is not 0, makes the device an md array of
 	// that many disks of the disk model (Array): each member a queue and a
 	// disk of its own on the clock, md's work on the CPUs and on raid5d.
-	// The device's rules (Workload.Rules) are a single queue's and are
-	// refused with an array.
+	// The device's rules (Workload.Rules: blk-throttle, the scheduler,
+	// wbt, the bdi's dirty limits) and a scenario's backing store are
+	// modelled for a single disk only and are refused with an array.
 	Array Array
 	// Limits, if not nil, are the disk's queue limits (each member's, on
 	// an array) in place of the loop-like queue's (blk.LoopLimits of the
@@ -397,9 +399,11 @@ func (o RunOptions) normalize(w Workload) (RunOptions, error) {
 	case o.MemoryBytes < 1<<20:
 		return bad("memory of %d bytes (want at least 1 MiB)", o.MemoryBytes)
 	case o.Array.Members != 0 && w.Rules.Any():
-		return bad("the device's rules (%s) are a single queue's: an md array takes none", strings.TrimSpace(w.Rules.String()))
+		return bad("the device's rules (%s) are not modelled on an md array: the model gives them to a single disk", strings.TrimSpace(w.Rules.String()))
 	case o.Array.Members < 0 || o.Array.Members > MaxArrayMembers:
 		return bad("an array of %d members (want 1 to %d)", o.Array.Members, MaxArrayMembers)
+	case o.Array.Members != 0 && slices.ContainsFunc(w.Setup, func(op scenario.Op) bool { _, ok := op.(scenario.BackingFull); return ok }):
+		return bad("a scenario's backing store (its `backing` line) is a loop device's: an md array has none")
 	case o.Limits != nil && o.Limits.LogicalBlockSize != max(w.LogicalBlockSize, 512):
 		return bad("queue limits of %d-byte logical blocks for a device of %d-byte blocks", o.Limits.LogicalBlockSize, max(w.LogicalBlockSize, 512))
 	case o.Limits != nil && w.Rules.Any():

@@ -42,12 +42,18 @@ func SSDDiscardPrior() DiscardModel {
 // errNoDiscard is BLKDISCARD's error on a disk without discard.
 var errNoDiscard = fmt.Errorf("engine: the disk does not discard: %w", bufcache.EOPNOTSUPP)
 
+// errArrayDiscard is BLKDISCARD's error on an md array (RunOptions.Array):
+// md splits a discard by chunk and member (raid0, raid10) or refuses it
+// unless its members discard safely (raid456's
+// devices_handle_discard_safely), which the model does not follow.
+var errArrayDiscard = fmt.Errorf("engine: discard on an md array is not modelled: %w", bufcache.EOPNOTSUPP)
+
 // discardBioMax is the most sectors one discard bio carries: its size is
 // an unsigned int of bytes (BIO_MAX_SECTORS, UINT_MAX >> SECTOR_SHIFT).
 const discardBioMax = (1<<32 - 1) >> 9
 
 // discard models BLKDISCARD (blk_ioctl_discard, 6.18) on c's CPU:
-// EOPNOTSUPP on a disk without discard; the range's cached pages dropped
+// EOPNOTSUPP on a disk without discard, and on an md array; the range's cached pages dropped
 // (truncate_bdev_range, whose EINVAL refuses a range not aligned to the
 // logical block size); then blkdev_issue_discard's bios, each split into
 // requests at the queue's limits (discardPieces), which the meter counts
@@ -56,6 +62,9 @@ const discardBioMax = (1<<32 - 1) >> 9
 // merges nothing and is not traced as one.
 func (e *engine) discard(c *cpuState, rec source.IO) error {
 	lim := e.o.Disk.Discard
+	if e.mr.array != nil {
+		return errArrayDiscard
+	}
 	if lim.MaxSectors == 0 {
 		return errNoDiscard
 	}
@@ -69,7 +78,7 @@ func (e *engine) discard(c *cpuState, rec source.IO) error {
 	})
 	e.op.bios += bios
 	svc := float64(reqs)*lim.RequestNS + float64(rec.Length)*lim.ByteNS
-	e.meter.steps = append(e.meter.steps, blockStep{kind: blk.TraceRqIssue, op: blk.OpWrite, sector: rec.Offset >> 9,
+	e.meter.steps = append(e.meter.steps, blockStep{kind: blk.TraceRqIssue, op: blk.OpWrite, sector: rec.Offset >> 9, at: rec.Offset >> 9,
 		bytes: rec.Length, svc: svc, reqs: reqs})
 	// Each request is one part of a bio that bio_split_discard cut: one
 	// pass through blk_mq_submit_bio and one request (blockNS).

@@ -188,7 +188,8 @@ func (s *stepper) prune(t float64) {
 }
 
 // bios lists the operation's bios as "write 8+8" (sector+sectors) with
-// their flags, "none" for none.
+// their flags, "none" for none; on an array each is a member's, "sdb
+// write 8+8" in its sectors.
 func (s *stepper) bios() string {
 	list := s.bioList
 	if len(list) == 0 && len(s.discards) == 0 {
@@ -204,6 +205,9 @@ func (s *stepper) bios() string {
 			break
 		}
 		name := map[blk.Op]string{blk.OpRead: "read", blk.OpWrite: "write", blk.OpFlush: "flush"}[b.op]
+		if s.e.mr.array != nil { // a member's bio, in its sectors
+			name = MemberName(int(b.disk)) + " " + name
+		}
 		if b.bytes == 0 {
 			parts = append(parts, name+" (empty)"+bioFlags(b.flags))
 			continue

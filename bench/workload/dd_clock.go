@@ -27,7 +27,10 @@ import (
 // two within a few per cent for the threads' runs, and
 // docs/known-differences.md says where they part.
 //
-// A disk with no timing model (blk.Null, as Xu Yang's board's) is priced
+// The clock's machine has dd's CPU, the flusher's and kswapd; d.CPUs
+// beyond dd's and the flusher's are idle in a dd, and only the all-CPU
+// bound would count them. A disk with no timing model (blk.Null, as Xu
+// Yang's board's) is priced
 // by p, as the phases price it: an SSD of p's disk-requests latency and
 // disk-bytes rate. d.Data and d.UntouchedBuffer are not used (the
 // engine's device is metadata-only, and its writes' buffers are the
