@@ -122,12 +122,8 @@ const MaxMembers = engine.MaxArrayMembers
 // name, no disk model, an array of too few or too many members, disks or
 // a disk model that do not validate, a SetBlocksize the kernel refuses).
 func (d DD) Start() (*DDRun, error) {
-	k, err := d.Kernel.Resolved()
+	d, err := d.resolved()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
-	}
-	d.Kernel = k
-	if err := d.check(); err != nil {
 		return nil, err
 	}
 	// One CPU context more than the machine's CPUs: kswapd's, a thread
@@ -156,6 +152,18 @@ func (d DD) Start() (*DDRun, error) {
 		r.cpus = append(r.cpus, m.CPU(i).Events())
 	}
 	return r, nil
+}
+
+// resolved returns d with its kernel resolved (engine.Kernel.Resolved),
+// or the error, wrapping ErrInvalidDD, of a kernel that does not resolve
+// or a configuration check refuses.
+func (d DD) resolved() (DD, error) {
+	k, err := d.Kernel.Resolved()
+	if err != nil {
+		return d, fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	}
+	d.Kernel = k
+	return d, d.check()
 }
 
 // check refuses a configuration Start cannot run (its kernel resolved):

@@ -38,12 +38,8 @@ import (
 // yet: the engine sets no block size between dd's open and its first
 // block; ErrInvalidDD), and engine.Run's. O(the run's work), as Run.
 func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, error) {
-	k, err := d.Kernel.Resolved()
+	d, err := d.resolved()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
-	}
-	d.Kernel = k
-	if err := d.check(); err != nil {
 		return nil, err
 	}
 	if d.SetBlocksize != 0 {
