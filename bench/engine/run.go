@@ -246,6 +246,14 @@ type RunOptions struct {
 	// logical block size must be the workload's; the kernel's block-layer
 	// version replaces theirs.
 	Limits *blk.Limits
+	// SetBlocksize, if not 0, is the block size set on the device once the
+	// CPUs have opened it and before the first record (set_blocksize, as a
+	// BLKBSZSET or a filesystem's sb_set_blocksize sets it): the way to
+	// blocks above a page, 8 KiB to 64 KiB, which only a kernel with
+	// blocksize.RulesLarge accepts. Its work is not the run's. Errors: the
+	// kernel's refusal (bufcache.BlockDevice.SetBlocksize), wrapping
+	// ErrRunOptions.
+	SetBlocksize uint32
 
 	// cpusFixed says CPUs was defaulted for a streamed workload: a record
 	// of another CPU is an error (normalize sets it).

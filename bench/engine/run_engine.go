@@ -198,6 +198,14 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		if c.file, err = mr.dev.Open(c.cpu, bufcache.ORdWr); err != nil {
 			return nil, err
 		}
+	}
+	if o.SetBlocksize != 0 { // after the opens, as dd's BLKBSZSET after its open
+		if err := mr.dev.SetBlocksize(e.cpus[0].cpu, o.SetBlocksize); err != nil {
+			return nil, fmt.Errorf("%w: kernel %s: %w", ErrRunOptions, k.Name, err)
+		}
+	}
+	for i := range e.cpus {
+		c := &e.cpus[i]
 		c.start = c.cpu.Events()
 		c.tap = newEventTap(c.cpu)
 		c.inflight = make([]float64, 0, o.QueueDepth)

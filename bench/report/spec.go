@@ -151,8 +151,10 @@ type WorkloadSpec struct {
 	// (engine.RunOptions.FromZero, ToNull, LastClose).
 	FromZero, ToNull, LastClose bool
 	// Array makes the device an md array (engine.ParseArray: "raid6:4",
-	// "raid0:4:64K"); "" is one disk.
-	Array string
+	// "raid0:4:64K"); "" is one disk. SetBlocksize is a block size set
+	// once the device is open ("16K"; engine.RunOptions.SetBlocksize); ""
+	// keeps the kernel's policy's.
+	Array, SetBlocksize string
 	// Kernel is the kernel preset (default 6.18); Costs the timing
 	// profile's costs, its default profile x86-server.
 	Kernel string
@@ -373,7 +375,13 @@ func (s WorkloadSpec) Options() (engine.RunOptions, error) {
 	if err != nil {
 		return o, &FieldError{"WorkloadSpec.Array", s.Array, err}
 	}
-	o = engine.RunOptions{Array: arr, Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
+	var bsize uint64
+	if s.SetBlocksize != "" {
+		if bsize, err = scenario.ParseDDSize(s.SetBlocksize); err != nil || bsize > math.MaxUint32 {
+			return o, &FieldError{"WorkloadSpec.SetBlocksize", s.SetBlocksize, fmt.Errorf("want a block size such as 16K")}
+		}
+	}
+	o = engine.RunOptions{Array: arr, SetBlocksize: uint32(bsize), Kernel: k, Profile: p, ProfileCosts: costs, Disk: d, CPUs: s.CPUs, QueueDepth: s.QueueDepth, Access: a,
 		MemoryBytes: mem, Data: s.Data, ReplayNoStall: s.ReplayNoStall, ReplayTimeScale: scale, FromZero: s.FromZero, ToNull: s.ToNull, LastClose: s.LastClose}
 	for _, v := range s.MRC {
 		n, err := strconv.Atoi(v)

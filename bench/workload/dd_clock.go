@@ -32,18 +32,16 @@ import (
 // bound would count them. A disk with no timing model (blk.Null, as Xu
 // Yang's board's) is priced
 // by p, as the phases price it: an SSD of p's disk-requests latency and
-// disk-bytes rate. d.Data and d.UntouchedBuffer are not used (the
-// engine's device is metadata-only, and its writes' buffers are the
-// engine's). Errors: d's (ErrInvalidDD), a SetBlocksize (not on the clock
-// yet: the engine sets no block size between dd's open and its first
-// block; ErrInvalidDD), and engine.Run's. O(the run's work), as Run.
+// disk-bytes rate. d.SetBlocksize is set once dd has opened the device
+// (engine.RunOptions.SetBlocksize). d.Data and d.UntouchedBuffer are not
+// used (the engine's device is metadata-only, and its writes' buffers are
+// the engine's). Errors: d's (ErrInvalidDD) and engine.Run's (a block
+// size the kernel refuses wraps engine.ErrRunOptions). O(the run's work),
+// as Run.
 func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, error) {
 	d, err := d.resolved()
 	if err != nil {
 		return nil, err
-	}
-	if d.SetBlocksize != 0 {
-		return nil, fmt.Errorf("%w: a block size set after dd's open (%d) is not run on the clock yet", ErrInvalidDD, d.SetBlocksize)
 	}
 	reads := 0
 	if d.Read {
@@ -64,7 +62,7 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, 
 		lim.MaxSegments = d.MaxSegments
 	}
 	o := engine.RunOptions{Kernel: d.Kernel, Profile: p, Disk: d.clockDisk(p), MemoryBytes: clockMemory(d.PageCacheLimit),
-		FromZero: !d.Read, ToNull: d.Read, LastClose: true, Limits: &lim}
+		FromZero: !d.Read, ToNull: d.Read, LastClose: true, Limits: &lim, SetBlocksize: d.SetBlocksize}
 	if d.Layout != LayoutDirect {
 		o.Array = engine.Array{Level: layoutLevels[d.Layout], Members: d.Members, Chunk: d.Chunk}
 	}

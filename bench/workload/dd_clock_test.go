@@ -124,7 +124,6 @@ func TestDDOnClockRefuses(t *testing.T) {
 		{"no disk", func(d *DD) { d.Disk = nil }},
 		{"an array of no members", func(d *DD) { d.Layout, d.Members = LayoutRaid0, 0 }},
 		{"an unknown kernel", func(d *DD) { d.Kernel = engine.Kernel{Name: "2.4"} }},
-		{"a block size set after the open", func(d *DD) { d.SetBlocksize = 16384 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := good
@@ -143,4 +142,18 @@ func TestClockMemory(t *testing.T) {
 		assert.Equal(t, uint64(folios), mem/4*3/4096, "%d folios", folios)
 	}
 	assert.Zero(t, clockMemory(0), "the engine's default")
+}
+
+// TestDDOnClockSetsBlocksize checks a dd whose block size is set after its
+// open: 16 KiB blocks on 6.18, whose rules take blocks above a page, and
+// refused on 5.10.10, whose rules stop at a page.
+func TestDDOnClockSetsBlocksize(t *testing.T) {
+	d := IMX8BoardDD(engine.MustKernel("6.18"), 1<<20, 1.0/256)
+	d.SetBlocksize = 16384
+	r, err := d.OnClock(context.Background(), timing.IMX8Board())
+	require.NoError(t, err)
+	assert.Equal(t, uint32(16384), r.BlockSize)
+	d.Kernel = engine.MustKernel("5.10.10")
+	_, err = d.OnClock(context.Background(), timing.IMX8Board())
+	assert.ErrorIs(t, err, engine.ErrRunOptions)
 }

@@ -124,6 +124,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 	fs.BoolVar(&s.Data, "data", false, "keep page data (default: a metadata-only device, memory independent of the data)")
 	fs.BoolVar(&s.FromZero, "from-zero", false, "each write reads its data from /dev/zero first, as dd if=/dev/zero does a block: one more system call and a clear of its bytes on the writer's CPU and the memory bus")
 	fs.BoolVar(&s.ToNull, "to-null", false, "each read writes its data to /dev/null after, as dd of=/dev/null does a block: one more system call on the reader's CPU")
+	fs.StringVar(&s.SetBlocksize, "set-blocksize", "", "set the device's block size to `SIZE` once it is open, as BLKBSZSET does (16K: blocks above a page need a 6.15+ kernel)")
 	fs.StringVar(&s.Array, "array", "", "make the device an md array of the disk model: `LEVEL:N[:CHUNK]`, as raid6:4 or raid0:4:64K (raid0, raid10n2, raid10f2, raid6; chunk 512K by default)")
 	fs.BoolVar(&s.LastClose, "last-close", false, "end the run with the device's last close, as dd's: it writes back what is still dirty and drops the page cache, and the run's time includes it")
 	fs.BoolVar(&s.OnePass, "one-pass", false, "read a trace FILE once, as it runs, not first for its CPUs, records and extent: faster, needs --dev, runs on --cpus (default 1); its progress and ten-minute estimate count bytes of the file, not records; not with --mrc or --step")
@@ -140,7 +141,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 
 // workloadFlagNames are the names of the flags addWorkloadFlags adds.
 var workloadFlagNames = []string{"gen", "s", "cpus", "qd", "disk", "access", "dev", "lbs", "trace-dev", "trace-file", "replay", "trace-format",
-	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "rules", "mrc", "data", "from-zero", "to-null", "last-close", "array", "one-pass", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
+	"csv-columns", "replay-no-stall", "replay-time-scale", "memory", "rules", "mrc", "data", "from-zero", "to-null", "last-close", "array", "set-blocksize", "one-pass", "dist", "step", "quiz", "show", "plot", "profile", "cost", "shard"}
 
 // firstSet returns the first of names that set holds, or "".
 func firstSet(set map[string]bool, names []string) string {
