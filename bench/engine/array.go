@@ -61,21 +61,22 @@ func MemberName(i int) string {
 // String describes the array as a header line gives it: "raid6 of 4
 // disks, 512 KiB chunks".
 func (a Array) String() string {
-	chunk := a.Chunk
-	if chunk == 0 {
-		chunk = md.DefaultChunkSize
+	return fmt.Sprintf("%s of %d disks, %d KiB chunks", a.Level, a.Members, a.chunk()>>10)
+}
+
+// chunk is the array's chunk size in bytes: Chunk, or md's default.
+func (a Array) chunk() uint32 {
+	if a.Chunk == 0 {
+		return md.DefaultChunkSize
 	}
-	return fmt.Sprintf("%s of %d disks, %d KiB chunks", a.Level, a.Members, chunk>>10)
+	return a.Chunk
 }
 
 // memberBytes is the size of each member for an array that holds size
 // bytes: a whole number of chunks, one more than the level's share of size
 // needs (md rounds each member down to whole chunks).
 func (a Array) memberBytes(size uint64) uint64 {
-	chunk := uint64(a.Chunk)
-	if chunk == 0 {
-		chunk = md.DefaultChunkSize
-	}
+	chunk := uint64(a.chunk())
 	data, copies := uint64(a.Members), uint64(1)
 	switch a.Level {
 	case md.Raid10Near2, md.Raid10Far2:
@@ -151,10 +152,12 @@ type mdTap struct {
 	// thread is raid5d's work so far, as quantities the profile prices
 	// (its load).
 	thread timing.Quantities
-	// r5 is raid5d on the clock: when it is next free and its busy time.
+	// free and busy are raid5d on the clock: when it is next free, and
+	// its time working.
 	free, busy float64
-	// pending is raid5d's work of the piece of work about to be placed,
-	// its passes over data pendingS; charge sets them, place takes them.
+	// pending is raid5d's work of the piece of work about to be placed and
+	// pendingS its passes over data; handles says there is such work.
+	// charge sets them, take puts them on the clock and clears them.
 	pending  float64
 	pendingS streams
 	handles  bool

@@ -36,18 +36,17 @@ func WriteRunText(w io.Writer, r *engine.RunResult) error {
 		}
 	}
 	ew.printf("\nresources, busy time and utilisation over %s\n", seconds(r.DurationNS))
-	shared := ""
+	shared, threads := "", "kswapd"
 	for _, res := range r.Resources {
 		ew.printf("  %-22s %12s %7.1f %%\n", res.Name, seconds(res.BusyNS), 100*res.Utilisation)
-		if strings.HasPrefix(res.Name, "all ") {
+		switch {
+		case strings.HasPrefix(res.Name, "all "):
 			shared = res.Name
+		case res.Name == "md0_raid6":
+			threads = "kswapd and raid5d"
 		}
 	}
 	if shared != "" {
-		threads := "kswapd"
-		if r.Array != "" && strings.HasPrefix(r.Array, "raid6") {
-			threads = "kswapd and raid5d"
-		}
 		ew.printf("  (%s: the busy time of every CPU and of %s, shared over them: the bound if the work spread evenly)\n", shared, threads)
 	}
 	ew.printf("\nbh LRU: %d slots per CPU, %d lookups, %d hits", r.LRU.Size, r.LRU.Lookups, r.LRU.Hits)
