@@ -36,6 +36,11 @@ type Observation struct {
 	// Input marks a cell whose simulated figure echoes a model input that was
 	// itself taken from the published table (LabelInput).
 	Input bool
+	// Clock, when set, simulates the observation on the engine's clock:
+	// its time under a profile is a run's (Q, Loads and Phases are then
+	// not priced). Observations with the same Run share one run per
+	// profile. A calibration's observations all have one or none do.
+	Clock ClockRun
 }
 
 // Key returns the name a Fit gives the observation: "row/column".
@@ -58,6 +63,9 @@ type Fit struct {
 	// without it a negative cost is an error. FittedParam.Pinned marks a
 	// pinned cost: the cells ask less of it than the other costs explain.
 	NonNegative bool
+	// Progress, when set, is called after each run of a fit on the clock
+	// with the runs so far (their total depends on how fast it converges).
+	Progress func(runs int)
 }
 
 // PriorFactor is how far a fitted cost may move from its documented prior,
@@ -162,7 +170,9 @@ func (fp FittedParam) WithinPrior() bool {
 }
 
 // Calibrate fits the costs fit.Params to the observations fit.Cells names by
-// least squares on relative errors — linear (simulated time is linear in
+// least squares on relative errors. Observations on the clock
+// (Observation.Clock) are fitted by Gauss–Newton rounds of runs
+// (fitClock); priced ones — linear (simulated time is linear in
 // every cost at an idle memory bus), then, for a profile with a memory-stall
 // share or fitted observations in phases, Gauss–Newton steps from there (a
 // CPU's time then depends on the bus's cost through its load; a run in
@@ -184,32 +194,106 @@ func (fp FittedParam) WithinPrior() bool {
 // least-squares solves of len(fit.Cells) × len(fit.Params), and under a
 // share or with phases up to
 // maxRefineRounds Gauss–Newton steps of len(fit.Params)+1 simulations of
-// each fitted cell.
+// each fitted cell. On the clock: up to maxClockRounds rounds of
+// len(fit.Params)+1 runs of each fitted run, then one run of every run for
+// the report. A fit on the clock refuses NonNegative.
 func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, error) {
+	fitted, pinned, sims, chosen, err := fitOnly(p, fit, obs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := negativeCost(fitted, fit.Params); err != nil {
+		return nil, nil, err
+	}
+	rows := strings.Join(fit.Cells, ", ")
+	for _, q := range fit.Params {
+		fitted.Source[q] = fmt.Sprintf("fitted to %s (prior %.3g ns: %s)", rows, p.NS[q], p.Source[q])
+		if pinned[q] {
+			fitted.Source[q] = fmt.Sprintf("pinned at 0 by a fit to %s, which asked for a negative cost (prior %.3g ns: %s)", rows, p.NS[q], p.Source[q])
+		}
+		if why := fit.Why[q]; !(FittedParam{Before: p.NS[q], After: fitted.NS[q]}).WithinPrior() && why != "" {
+			fitted.Source[q] += "; beyond its prior because " + why
+		}
+	}
+	cal, err := report(p, fitted, fit, obs, chosen, sims)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fitted, cal, nil
+}
+
+// fitOnly is Calibrate's fit: the fitted costs, the costs pinned at 0,
+// the runner of clocked observations (nil for priced ones) and which
+// observations it fitted.
+func fitOnly(p *Profile, fit Fit, obs []Observation) (*Profile, map[Param]bool, *clockSims, []bool, error) {
 	chosen, err := fit.select_(obs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	fitted, pinned, err := fitNonNegative(p, fit, obs, chosen)
+	onClock, err := clocked(obs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	rows := make([]string, len(fit.Cells))
-	copy(rows, fit.Cells)
-	cal := &Calibration{Profile: p.Name, DOF: len(fit.Cells) - len(fit.Params)}
+	if !onClock {
+		fitted, pinned, err := fitNonNegative(p, fit, obs, chosen)
+		return fitted, pinned, nil, chosen, err
+	}
+	if fit.NonNegative {
+		return nil, nil, nil, nil, errClockNonNegative
+	}
+	sims := &clockSims{obs: obs, progress: fit.Progress}
+	fitted, err := fitClock(p, fit.Params, sims, chosen)
+	return fitted, map[Param]bool{}, sims, chosen, err
+}
+
+// Reported returns the report of a calibration made before: fitted is
+// what Calibrate(prior, fit, obs) returned (a recorded copy of it), and
+// every cell is simulated under it (observations on the clock are run,
+// in parallel) and labelled as Calibrate labels it. A cost fit.NonNegative
+// left at 0 is reported pinned. Errors: Calibrate's checks of fit and obs;
+// a run's.
+func Reported(prior, fitted *Profile, fit Fit, obs []Observation) (*Calibration, error) {
+	chosen, err := fit.select_(obs)
+	if err != nil {
+		return nil, err
+	}
+	onClock, err := clocked(obs)
+	if err != nil {
+		return nil, err
+	}
+	var sims *clockSims
+	if onClock {
+		sims = &clockSims{obs: obs, progress: fit.Progress}
+	}
+	return report(prior, fitted, fit, obs, chosen, sims)
+}
+
+// report is the calibration report of fitted, fitted from prior to the
+// chosen observations: each parameter's move and each cell, simulated
+// under fitted (by sims when the observations run on the clock) and
+// labelled.
+func report(prior, fitted *Profile, fit Fit, obs []Observation, chosen []bool, sims *clockSims) (*Calibration, error) {
+	cal := &Calibration{Profile: prior.Name, DOF: len(fit.Cells) - len(fit.Params)}
 	for _, q := range fit.Params {
-		if fitted.NS[q] < 0 {
-			return nil, nil, fmt.Errorf("timing: calibrate: %s comes out negative (%.3g ns): the model cannot fit the data with these parameters", q, fitted.NS[q])
+		pinned := fit.NonNegative && fitted.NS[q] == 0 && prior.NS[q] != 0
+		cal.Params = append(cal.Params, FittedParam{Param: q, Before: prior.NS[q], After: fitted.NS[q],
+			PriorSource: prior.Source[q], Why: fit.Why[q], Pinned: pinned})
+	}
+	simulated := make([]float64, len(obs))
+	if sims != nil {
+		all := make([]int, len(obs))
+		for i := range all {
+			all[i] = i
 		}
-		fitted.Source[q] = fmt.Sprintf("fitted to %s (prior %.3g ns: %s)", strings.Join(rows, ", "), p.NS[q], p.Source[q])
-		if pinned[q] {
-			fitted.Source[q] = fmt.Sprintf("pinned at 0 by a fit to %s, which asked for a negative cost (prior %.3g ns: %s)", strings.Join(rows, ", "), p.NS[q], p.Source[q])
+		figs, err := sims.figures([]*Profile{fitted}, all)
+		if err != nil {
+			return nil, err
 		}
-		fp := FittedParam{Param: q, Before: p.NS[q], After: fitted.NS[q], PriorSource: p.Source[q], Why: fit.Why[q], Pinned: pinned[q]}
-		if !fp.WithinPrior() && fp.Why != "" {
-			fitted.Source[q] += "; beyond its prior because " + fp.Why
+		simulated = figs[0]
+	} else {
+		for i, o := range obs {
+			simulated[i] = fitted.Simulate(o)
 		}
-		cal.Params = append(cal.Params, fp)
 	}
 	fittedRuns := map[string]bool{}
 	for i, o := range obs {
@@ -228,9 +312,20 @@ func Calibrate(p *Profile, fit Fit, obs []Observation) (*Profile, *Calibration, 
 			label = LabelInput
 		}
 		cal.Cells = append(cal.Cells, Cell{Row: o.Row, Column: o.Column, Published: o.Published,
-			Simulated: fitted.Simulate(o), Label: label})
+			Simulated: simulated[i], Label: label})
 	}
-	return fitted, cal, nil
+	return cal, nil
+}
+
+// negativeCost is the error of a fit that leaves one of params negative:
+// the model cannot explain the data with them.
+func negativeCost(fitted *Profile, params []Param) error {
+	for _, q := range params {
+		if fitted.NS[q] < 0 {
+			return fmt.Errorf("timing: calibrate: %s comes out negative (%.3g ns): the model cannot fit the data with these parameters", q, fitted.NS[q])
+		}
+	}
+	return nil
 }
 
 // select_ checks f against obs and returns which observations it fits.
@@ -285,7 +380,9 @@ type LeftOut struct {
 
 // CrossValidate returns, for each cell fit.Cells names, in that order, the
 // cell as a fit without it predicts it (leave-one-out): the honest error of
-// a fitted cell. Errors: those of Calibrate's checks of the fit;
+// a fitted cell. Each fit starts from p's costs, as the full fit does:
+// started from the full fit's, a fit on the clock could stop where the
+// left-out cell put it. Errors: those of Calibrate's checks of the fit;
 // ErrNoSpareCell for a fit with as many fitted cells as parameters.
 func CrossValidate(p *Profile, fit Fit, obs []Observation) ([]LeftOut, error) {
 	if _, err := fit.select_(obs); err != nil {
@@ -298,13 +395,25 @@ func CrossValidate(p *Profile, fit Fit, obs []Observation) ([]LeftOut, error) {
 	for i, key := range fit.Cells {
 		o := obs[slices.IndexFunc(obs, func(o Observation) bool { return o.Key() == key })]
 		c := Cell{Row: o.Row, Column: o.Column, Published: o.Published, Label: LabelPredicted}
-		rest := Fit{Params: fit.Params, Cells: slices.Delete(slices.Clone(fit.Cells), i, i+1)}
-		fitted, _, err := Calibrate(p, rest, obs)
+		rest := fit
+		rest.Cells = slices.Delete(slices.Clone(fit.Cells), i, i+1)
+		fitted, _, _, _, err := fitOnly(p, rest, obs)
+		if err == nil {
+			err = negativeCost(fitted, fit.Params)
+		}
 		if err != nil {
 			out = append(out, LeftOut{Cell: c, Why: err.Error()})
 			continue
 		}
-		c.Simulated = fitted.Simulate(o)
+		if o.Clock != nil {
+			t, err := o.Clock(fitted)
+			if err != nil {
+				return nil, fmt.Errorf("timing: run %s: %w", runName(&o), err)
+			}
+			c.Simulated = o.figure(t)
+		} else {
+			c.Simulated = fitted.Simulate(o)
+		}
 		out = append(out, LeftOut{Cell: c})
 	}
 	return out, nil
@@ -491,9 +600,15 @@ func refine(p *Profile, params []Param, obs []Observation, chosen []bool) *Profi
 // leastSquares returns the x minimising ‖a x − b‖ by a QR factorisation of a
 // (rows ≥ columns). Errors: a singular system.
 func leastSquares(a *mat.Dense, b *mat.VecDense) ([]float64, error) {
+	return leastSquaresCond(a, b, singularCond)
+}
+
+// leastSquaresCond is leastSquares refusing a system whose condition
+// number is not below cond.
+func leastSquaresCond(a *mat.Dense, b *mat.VecDense, cond float64) ([]float64, error) {
 	var qr mat.QR
 	qr.Factorize(a)
-	if c := qr.Cond(); !(c < singularCond) {
+	if c := qr.Cond(); !(c < cond) {
 		return nil, errors.New("singular system: a parameter is not exercised by the fitted cells, or two are indistinguishable")
 	}
 	var x mat.VecDense
