@@ -81,6 +81,11 @@ type RunResult struct {
 	Throughput []ThroughputBin `json:"throughput"`
 	// Resources is each resource's busy time and utilisation.
 	Resources []Resource `json:"resources"`
+	// Loads are the resources' demands as the bound prices them (Bound,
+	// Resources): each CPU's events, system calls, bios and requests, the
+	// memory bus's bytes, each disk's busy time. Not in the JSON: its
+	// counts are the model's, its line names Resources'.
+	Loads []timing.Load `json:"-"`
 	// LRU is the bh LRU's lookups and hits at the kernel's size; MRC the
 	// miss ratio at each size of the curve (the kernel's among them).
 	LRU LRUStats   `json:"lru"`
@@ -210,6 +215,7 @@ func (e *engine) result(full bool) *RunResult {
 		}
 		r.Resources = append(r.Resources, Resource{Name: loads[i].Name, BusyNS: busy, Utilisation: finite(busy / r.DurationNS)})
 	}
+	r.Loads = loads
 	if b, t := e.o.Profile.Bottleneck(loads); b >= 0 {
 		r.Bound = Bound{Resource: loads[b].Name, BusyNS: t, MBps: finite(float64(r.Bytes) * 1e3 / t)}
 	}

@@ -37,7 +37,8 @@ import (
 // used (the engine's device is metadata-only, and its writes' buffers are
 // the engine's). Errors: d's (ErrInvalidDD) and engine.Run's (a block
 // size the kernel refuses wraps engine.ErrRunOptions). O(the run's work),
-// as Run.
+// as Run; it holds one of the process's dd slots (RunAll's) while it runs,
+// so that callers side by side run GOMAXPROCS dd runs at a time.
 func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, error) {
 	d, err := d.resolved()
 	if err != nil {
@@ -66,7 +67,12 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, 
 	if d.Layout != LayoutDirect {
 		o.Array = engine.Array{Level: layoutLevels[d.Layout], Members: d.Members, Chunk: d.Chunk}
 	}
-	return engine.Run(ctx, w, o)
+	var res *engine.RunResult
+	err = ddSlots.Do(func() error {
+		res, err = engine.Run(ctx, w, o)
+		return err
+	})
+	return res, err
 }
 
 // clockDisk is d's disk on the clock: its model, named as the built-in
