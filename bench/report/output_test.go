@@ -114,7 +114,7 @@ func TestReproduceLRU(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	prog := NewProgress(&buf, "bhsim reproduce", "lru")
-	rs, err := RunThreads(context.Background(), ths, []*timing.Profile{nil}, prog)
+	rs, err := RunThreads(context.Background(), ths, []*timing.Profile{nil}, false, prog)
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	doc := ReproduceOf(Tool{Name: "bhsim"}, ths, rs, []string{"built-in"})

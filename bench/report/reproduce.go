@@ -41,15 +41,16 @@ func ThreadsNamed(names ...string) ([]threads.Thread, error) {
 // the order of ths and do not depend on the parallelism. Errors: the first
 // thread's, in order, that failed; ctx's cause as soon as ctx is done (a
 // thread's runs do not watch a context: they go on in the background until
-// they end, for a process about to exit). Preconditions: len(profiles) ==
+// they end, for a process about to exit). crossValidate is
+// threads.Options.CrossValidate. Preconditions: len(profiles) ==
 // len(ths).
-func RunThreads(ctx context.Context, ths []threads.Thread, profiles []*timing.Profile, progress *Progress) ([]*threads.Reproduction, error) {
+func RunThreads(ctx context.Context, ths []threads.Thread, profiles []*timing.Profile, crossValidate bool, progress *Progress) ([]*threads.Reproduction, error) {
 	results := make([]*threads.Reproduction, len(ths))
 	done := make(chan error, 1)
 	go func() {
 		done <- fanout.Run(context.Background(), len(ths), len(ths), func(_ context.Context, i int) error {
 			var err error
-			results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: progress.Task(i)})
+			results[i], err = ths[i].Run(profiles[i], threads.Options{Progress: progress.Task(i), CrossValidate: crossValidate})
 			return err
 		}, nil)
 	}()

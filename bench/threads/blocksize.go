@@ -2,11 +2,13 @@ package threads
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bufcache"
 )
 
 // The set_init_blocksize revert thread. Maxim Mikityanskiy, "[PATCH] Revert
@@ -60,11 +62,20 @@ type blocksizeRun struct {
 	read   bool
 }
 
-// blocksizeRuns are the table's simulated runs. Only the block-size policy of
-// the table's kernels is modelled, so the rows of one policy share runs: the
-// runs are those of the two 5.10.10 rows, and the older rows reuse them (and
-// are labelled so).
-type blocksizeRuns map[blocksizeRun]*workload.DDResult
+// blocksizeRuns are the table's simulated runs, on the clock under the
+// fitted profile. Only the block-size policy of the table's kernels is
+// modelled, so the rows of one policy share runs: the runs are those of the
+// two 5.10.10 rows, and the older rows reuse them (and are labelled so).
+type blocksizeRuns map[blocksizeRun]*engine.RunResult
+
+// name is the run's name among the thread's clock runs: "5.10.10/raid6/W".
+func (k blocksizeRun) name() string {
+	dir := "W"
+	if k.read {
+		dir = "R"
+	}
+	return fmt.Sprintf("%s/%s/%s", k.kernel, k.layout, dir)
+}
 
 // policyRow maps each row of the table to the row whose runs it shares.
 var policyRow = map[string]string{
@@ -78,31 +89,28 @@ func runBlocksize(p *timing.Profile, opts Options) (*Reproduction, error) {
 	return r, err
 }
 
-// reproduceBlocksize runs dd for both 5.10.10 kernels on every layout, writes
-// and reads, with 2000 × scale blocks of 1 MiB, calibrates fit's costs of p to
-// the fitted cells and returns the reproduction and the runs.
+// reproduceBlocksize runs dd on the clock for both 5.10.10 kernels on every
+// layout, writes and reads, with 2000 × scale blocks of 1 MiB, calibrates
+// fit's costs of p to the fitted cells (calibratedOnClock: the recorded fit
+// for the built-in profile) and returns the reproduction and the runs
+// under the fitted costs.
 func reproduceBlocksize(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduction, blocksizeRuns, error) {
 	count := max(uint64(2000*opts.scale()+0.5), 1)
-	var dds []workload.DD
+	clock := newClockRuns()
 	var keys []blocksizeRun
-	for _, name := range []string{"5.10.10", "5.10.10+revert"} {
-		for _, read := range []bool{false, true} {
-			for _, l := range workload.Layouts() {
+	var names []string // the longest first: writes at 512-byte buffers, the arrays with most member bios first
+	for _, read := range []bool{false, true} {
+		for _, name := range []string{"5.10.10", "5.10.10+revert"} {
+			layouts := workload.Layouts()
+			slices.Reverse(layouts)
+			for _, l := range layouts {
 				dd := workload.Helios4DD(l, engine.MustKernel(name), read)
 				dd.Count = count
-				dd.UntouchedBuffer = true // the thread uses the counts alone
-				dds = append(dds, dd)
-				keys = append(keys, blocksizeRun{name, l, read})
+				k := blocksizeRun{name, l, read}
+				clock.add(k.name(), dd)
+				keys, names = append(keys, k), append(names, k.name())
 			}
 		}
-	}
-	results, err := workload.RunAll(dds, opts.Progress)
-	if err != nil {
-		return nil, nil, err
-	}
-	runs := blocksizeRuns{}
-	for i, k := range keys {
-		runs[k] = results[i]
 	}
 	var obs []timing.Observation
 	for _, row := range helios4Published {
@@ -113,24 +121,29 @@ func reproduceBlocksize(p *timing.Profile, fit timing.Fit, opts Options) (*Repro
 					pub, dir = row.read[i], "R"
 				}
 				key := blocksizeRun{policyRow[row.kernel], l, read}
-				o := runs[key].Obs(row.kernel, l.Column()+" "+dir, pub)
-				o.Run = fmt.Sprintf("%s/%s/%s", key.kernel, l, dir)
-				obs = append(obs, o)
+				obs = append(obs, clock.obs(key.name(), row.kernel, l.Column()+" "+dir, pub))
 			}
 		}
 	}
-	rep, err := calibrated(p, fit, obs, timing.Table{
+	rep, err := calibratedOnClock(p, fit, obs, timing.Table{
 		ID:     "blocksize-helios4",
 		Title:  fmt.Sprintf("dd bs=1M count=%d on a Helios4: write (W) and read (R)", count),
 		Source: helios4Source,
 		Unit:   "MB/s",
-	})
+	}, opts, clock, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	fitted := rep.Profile
+	results, err := clock.all(rep.Profile, names, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := blocksizeRuns{}
+	for i, k := range keys {
+		runs[k] = results[i]
+	}
 	rep.Derived = []timing.Table{blocksizeRatios(rep.Table)}
-	rep.Notes = blocksizeNotes(fitted, runs)
+	rep.Notes = blocksizeNotes(rep.Profile, runs)
 	rep.Figures = []Figure{helios4Figure(rep.Table)}
 	return rep, runs, nil
 }
@@ -153,19 +166,20 @@ func blocksizeRatios(t timing.Table) timing.Table {
 }
 
 // blocksizeNotes renders, for each layout, what one page cost each resource
-// under both policies.
+// under both policies, on the clock under p.
 func blocksizeNotes(p *timing.Profile, runs blocksizeRuns) string {
 	var sb strings.Builder
-	sb.WriteString("where the time goes (µs per 4 KiB page written, by resource; the busiest sets the pace, and dd's start\n" +
-		"before writeback and its close, which run on their own, add to it: the MB/s are the whole run's):\n")
+	sb.WriteString("where the time goes (µs per 4 KiB page written, by resource, each busy for that long over the run on\n" +
+		"the clock; the busiest bounds the pace, and what does not overlap adds to it: the MB/s are the whole run's):\n")
 	for _, l := range workload.Layouts() {
 		for _, k := range []string{"5.10.10", "5.10.10+revert"} {
 			r := runs[blocksizeRun{k, l, false}]
+			pages := float64(r.Bytes) / 4096
 			fmt.Fprintf(&sb, "  %s, block size %d: %.2f bios/page, %.1f requests/MiB, %.1f MB/s\n", l.Column(), r.BlockSize,
-				r.BiosPerPage(), r.RequestsPerMiB(), r.MBps(p))
-			loads := r.Loads()
+				clockPerPage(r, timing.Ev(bufcache.EvBioSubmit)), 256*clockPerPage(r, timing.ParamRequest), r.MBps)
+			loads := slices.Clone(r.Loads)
 			for i := range loads {
-				loads[i] = loads[i].Scaled(1 / r.Pages())
+				loads[i] = loads[i].Scaled(1 / pages)
 			}
 			sb.WriteString(indent(p.DescribeLoads(loads), "  "))
 		}

@@ -6,6 +6,13 @@
 // tables derived from it, the calibration that labels every cell, the
 // thread's own account of what the model counted, and its charts.
 //
+// The dd runs of the blocksize and iomap threads are on the engine's clock
+// (workload.DD.OnClock): each cell is a run of dd as dd runs it, and
+// fitting its costs reruns the fitted runs at every step. Those two threads
+// therefore read the fit of their built-in profile, and its leave-one-out,
+// from a record (fitted/<profile>.json and .cv.json, [Thread.RecordsFit];
+// Options.Refit fits anew), and run every cell under it.
+//
 // # The set_init_blocksize revert (blocksize)
 //
 // Maxim Mikityanskiy bisected a write regression on a Helios4 NAS (two

@@ -3,8 +3,8 @@ package threads
 import (
 	"testing"
 
+	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
-	"github.com/bhsim/bhsim/bench/workload"
 )
 
 // The tables at full size, each made once for this test binary (memo) and
@@ -18,7 +18,7 @@ import (
 // fullRun is a table's full-size reproduction and its dd runs.
 type fullRun[K comparable] struct {
 	rep  *Reproduction
-	runs map[K]*workload.DDResult
+	runs map[K]*engine.RunResult
 }
 
 var (

@@ -9,9 +9,11 @@ import (
 )
 
 // fittedFiles holds each built-in profile as its thread calibrates it, one
-// fitted/<profile>.json a profile (written by `go test ./bench/threads -run
-// TestFittedProfiles -update`; the threads' full-size tests fail when a copy
-// is not what the calibration gives).
+// fitted/<profile>.json a profile, and for a thread on the clock the fit's
+// leave-one-out, fitted/<profile>.cv.json (written by `go test
+// ./bench/threads -run TestFittedProfiles -update`; the threads' full-size
+// tests fail when a priced fit's copy is not what the calibration gives,
+// and `-refit`, which .ci/run passes, when a fit on the clock's is not).
 //
 //go:embed fitted/*.json
 var fittedFiles embed.FS

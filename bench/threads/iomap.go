@@ -84,56 +84,59 @@ func runIomap(p *timing.Profile, opts Options) (*Reproduction, error) {
 	return r, err
 }
 
-// reproduceIomap runs Xu Yang's dd for the three kernels and six block
-// sizes, each writing scale × 4 GiB, calibrates fit's costs of p and returns
-// the reproduction and the runs.
-func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduction, map[iomapRun]*workload.DDResult, error) {
-	var dds []workload.DD
+// name is the run's name among the thread's clock runs: "6.6/409600".
+func (k iomapRun) name() string { return fmt.Sprintf("%s/%d", k.kernel, k.bs) }
+
+// reproduceIomap runs Xu Yang's dd on the clock for the three kernels and
+// six block sizes, each writing scale × 4 GiB, calibrates fit's costs of p
+// (calibratedOnClock: the recorded fit for the built-in profile) and
+// returns the reproduction and the runs under the fitted costs.
+func reproduceIomap(p *timing.Profile, fit timing.Fit, opts Options) (*Reproduction, map[iomapRun]*engine.RunResult, error) {
+	clock := newClockRuns()
 	var keys []iomapRun
+	var names []string
 	for _, k := range iomapKernels {
 		for _, bs := range IomapBS() {
-			dd := workload.IMX8BoardDD(engine.MustKernel(k.name), bs, opts.scale())
-			dd.UntouchedBuffer = true // the thread uses the counts alone: no Go time is measured
-			dds = append(dds, dd)
-			keys = append(keys, iomapRun{k.name, bs})
+			key := iomapRun{k.name, bs}
+			clock.add(key.name(), workload.IMX8BoardDD(engine.MustKernel(k.name), bs, opts.scale()))
+			keys, names = append(keys, key), append(names, key.name())
 		}
-	}
-	results, err := workload.RunAll(dds, opts.Progress)
-	if err != nil {
-		return nil, nil, err
-	}
-	runs := map[iomapRun]*workload.DDResult{}
-	for i, k := range keys {
-		runs[k] = results[i]
 	}
 	var obs []timing.Observation
 	for _, row := range iomapPublished {
 		for i, k := range iomapKernels {
-			o := runs[iomapRun{k.name, row.kib << 10}].Obs(iomapRowName(row.kib), k.column, row.mbps[i])
-			obs = append(obs, o)
+			key := iomapRun{k.name, row.kib << 10}
+			obs = append(obs, clock.obs(key.name(), iomapRowName(row.kib), k.column, row.mbps[i]))
 		}
 	}
-	rep, err := calibrated(p, fit, obs, timing.Table{
+	rep, err := calibratedOnClock(p, fit, obs, timing.Table{
 		ID:     "iomap-xu-yang",
 		Title:  fmt.Sprintf("dd if=/dev/zero of=/dev/sda, %.3g GiB per run, by dd bs", 4*opts.scale()),
 		Source: "Xu Yang, \"Re: [PATCH 5/6] block: use iomap for writes to block devices\", LKML 2024-04-26",
 		Unit:   "MB/s",
-	})
+	}, opts, clock, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	fitted := rep.Profile
-	rep.Notes = iomapNotes(fitted, runs)
+	results, err := clock.all(rep.Profile, names, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := map[iomapRun]*engine.RunResult{}
+	for i, k := range keys {
+		runs[k] = results[i]
+	}
+	rep.Notes = iomapNotes(runs)
 	rep.Figures = []Figure{iomapFigure(rep.Table)}
 	return rep, runs, nil
 }
 
-// iomapNotes renders, per bs, what the model counted: pre-faulted user pages
-// per page written and the writer's time per page, the root cause step by
-// step.
-func iomapNotes(p *timing.Profile, runs map[iomapRun]*workload.DDResult) string {
+// iomapNotes renders, per bs, what the model counted on the clock:
+// pre-faulted user pages per page written, the run's time per page and
+// its MB/s — the root cause step by step.
+func iomapNotes(runs map[iomapRun]*engine.RunResult) string {
 	var sb strings.Builder
-	sb.WriteString("what the model counted per 4 KiB page written (faultin = user pages pre-faulted):\n")
+	sb.WriteString("what the model counted per 4 KiB page written (faultin = user pages pre-faulted; µs = the run's time on the clock):\n")
 	fmt.Fprintf(&sb, "  %-8s", "bs")
 	for _, k := range iomapKernels {
 		fmt.Fprintf(&sb, " %28s", k.name+": faultin, µs, MB/s")
@@ -143,8 +146,8 @@ func iomapNotes(p *timing.Profile, runs map[iomapRun]*workload.DDResult) string 
 		fmt.Fprintf(&sb, "  %-8s", scenario.FormatDDSize(bs))
 		for _, k := range iomapKernels {
 			r := runs[iomapRun{k.name, bs}]
-			ns := r.SimNS(p)
-			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", r.FaultInPerPage(), ns/r.Pages()/1e3, r.MBps(p)))
+			pages := float64(r.Bytes) / 4096
+			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", clockPerPage(r, timing.Ev(bufcache.EvFaultInPage)), r.DurationNS/pages/1e3, r.MBps))
 		}
 		sb.WriteString("\n")
 	}

@@ -24,7 +24,17 @@ type Thread struct {
 	// fitsNothing marks a thread whose cells are all predicted: it prices
 	// its runs with the profile as given and calibrates no cost of it.
 	fitsNothing bool
+	// onClock marks a thread whose runs are on the clock: its fit of the
+	// built-in profile is recorded with its leave-one-out
+	// (calibratedOnClock).
+	onClock bool
 }
+
+// RecordsFit reports whether the thread reads its built-in profile's fit,
+// and that fit's leave-one-out, from a record (fitted/<profile>.json and
+// fitted/<profile>.cv.json) rather than fitting as it runs: its runs are on
+// the clock, and a fit reruns them at every step (Options.Refit).
+func (t Thread) RecordsFit() bool { return t.onClock }
 
 // Calibrates reports whether the thread fits costs of its profile to its
 // published cells (its fitted copy, Fitted, is that calibration); the host
@@ -40,6 +50,14 @@ type Options struct {
 	// Progress, when not nil, is called after each simulated run of the
 	// reproduction with the runs done and the total.
 	Progress func(done, total int)
+	// Refit makes a thread whose runs are on the clock (blocksize, iomap)
+	// fit its costs anew, with leave-one-out, where it would read the
+	// recorded fit of its built-in profile: several minutes.
+	Refit bool
+	// CrossValidate makes a fit on the clock from costs other than the
+	// built-in profile's run its leave-one-out too: one more fit per
+	// fitted cell.
+	CrossValidate bool
 }
 
 // scale returns o.Scale, 1 for the zero value.
@@ -170,8 +188,8 @@ type Series struct {
 func All() []Thread {
 	return []Thread{
 		{Name: "alloc", Subject: "alloc_page_buffers circular list", Profile: "x86-2017", run: runAlloc},
-		{Name: "blocksize", Subject: "set_init_blocksize revert", Profile: "helios4", run: runBlocksize},
-		{Name: "iomap", Subject: "iomap writes to block devices", Profile: "xu-yang-board", run: runIomap},
+		{Name: "blocksize", Subject: "set_init_blocksize revert", Profile: "helios4", run: runBlocksize, onClock: true},
+		{Name: "iomap", Subject: "iomap writes to block devices", Profile: "xu-yang-board", run: runIomap, onClock: true},
 		{Name: "lru", Subject: "per-CPU bh LRU", Profile: "x86-server", run: runLRU},
 		{Name: "host", Subject: "set_init_blocksize on this machine's kernel", Profile: "x86-server", run: runHost, fitsNothing: true},
 	}

@@ -63,18 +63,20 @@ func todayOf(name string, r *Reproduction, opts Options) ([]Today, error) {
 	return nil, nil
 }
 
-// todayBlocksize runs Maxim's dd writes on 6.18 as his Helios4 can run it:
-// without transparent huge pages (todayNoTHP), every layout.
+// todayBlocksize runs Maxim's dd writes on the clock on 6.18 as his
+// Helios4 can run it: without transparent huge pages (todayNoTHP), every
+// layout.
 func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 	count := max(uint64(2000*opts.scale()+0.5), 1)
-	var dds []workload.DD
+	clock := newClockRuns()
+	var names []string
 	for _, l := range workload.Layouts() {
 		dd := workload.Helios4DD(l, engine.MustKernel(todayNoTHP), false)
 		dd.Count = count
-		dd.UntouchedBuffer = true // the thread uses the counts alone
-		dds = append(dds, dd)
+		clock.add(l.String(), dd)
+		names = append(names, l.String())
 	}
-	results, err := workload.RunAll(dds, nil)
+	results, err := clock.all(r.Profile, names, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -83,22 +85,25 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 		then, _ := r.Table.Cell("5.10.10+revert", l.Column()+" W")
 		res := results[i]
 		out = append(out, Today{What: fmt.Sprintf("dd bs=1M count=%d write, %s", count, l.Column()), Kernel: todayNoTHP, Unit: r.Table.Unit,
-			Then: then.Simulated, ThenKernel: "5.10.10+revert", Value: res.MBps(r.Profile),
+			Then: then.Simulated, ThenKernel: "5.10.10+revert", Value: res.MBps,
 			Counted: fmt.Sprintf("a Cortex-A9 has no THP; block size %d, %.2f bios/page, %.1f requests/MiB, %.2f folios/MiB", res.BlockSize,
-				res.BiosPerPage(), res.RequestsPerMiB(), res.FoliosPerMiB())})
+				clockPerPage(res, timing.Ev(bufcache.EvBioSubmit)), 256*clockPerPage(res, timing.ParamRequest),
+				256*clockPerPage(res, timing.Ev(bufcache.EvFolioAlloc)))})
 	}
 	return out, nil
 }
 
-// todayIomap runs Xu Yang's dd on 6.18 at every bs of his table.
+// todayIomap runs Xu Yang's dd on the clock on 6.18 at every bs of his
+// table.
 func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
-	var dds []workload.DD
+	clock := newClockRuns()
+	var names []string
 	for _, bs := range IomapBS() {
-		dd := workload.IMX8BoardDD(engine.MustKernel(todayKernel), bs, opts.scale())
-		dd.UntouchedBuffer = true // the thread uses the counts alone
-		dds = append(dds, dd)
+		name := fmt.Sprint(bs)
+		clock.add(name, workload.IMX8BoardDD(engine.MustKernel(todayKernel), bs, opts.scale()))
+		names = append(names, name)
 	}
-	results, err := workload.RunAll(dds, nil)
+	results, err := clock.all(r.Profile, names, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +112,9 @@ func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
 		then, _ := r.Table.Cell(iomapRowName(bs>>10), iomapKernels[2].column)
 		res := results[i]
 		out = append(out, Today{What: "dd bs=" + scenario.FormatDDSize(bs), Kernel: todayKernel, Unit: r.Table.Unit,
-			Then: then.Simulated, ThenKernel: iomapKernels[2].name, Value: res.MBps(r.Profile),
-			Counted: fmt.Sprintf("%.1f user pages pre-faulted per page, %.2f folios/MiB", res.FaultInPerPage(), res.FoliosPerMiB())})
+			Then: then.Simulated, ThenKernel: iomapKernels[2].name, Value: res.MBps,
+			Counted: fmt.Sprintf("%.1f user pages pre-faulted per page, %.2f folios/MiB", clockPerPage(res, timing.Ev(bufcache.EvFaultInPage)),
+				256*clockPerPage(res, timing.Ev(bufcache.EvFolioAlloc)))})
 	}
 	return out, nil
 }

@@ -33,7 +33,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format, checkFormat := formatFlag(fs, "text", "csv", "json")
 	costs := addCostFlags(fs, "each thread's own; the calibration starts from it", false, nil)
 	plotDir := fs.String("plot", "", "write one SVG and one PNG chart per figure into `DIR` (created if missing)")
-	crossValidate := fs.Bool("cross-validate", false, "print each fitted cell's leave-one-out error: the error of a fit without that cell (the JSON always has it)")
+	crossValidate := fs.Bool("cross-validate", false, "print each fitted cell's leave-one-out error: the error of a fit without that cell (the JSON always has it, but for a thread on the clock fitted from other costs than its built-in profile's, whose leave-one-out runs only with this flag: one more fit per fitted cell)")
 	pos, err := parseArgs(fs, report.ReproduceHelp(), args, stdout)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func reproduce(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(reproduceMemoryLimit(runtime.GOMAXPROCS(0))))
 	}
 	prog := report.ProgressOn(stderr, "bhsim reproduce", namesOf(ths, func(t threads.Thread) string { return t.Name })...)
-	results, err := report.RunThreads(ctx, ths, profiles, prog)
+	results, err := report.RunThreads(ctx, ths, profiles, *crossValidate, prog)
 	prog.Finish()
 	if err != nil {
 		return err
