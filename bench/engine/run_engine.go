@@ -274,7 +274,7 @@ func (e *engine) run(ctx context.Context, rd source.IOReader) error {
 			return err
 		}
 		e.done++
-		if e.done%1024 == 0 {
+		if e.done%64 == 0 { // a dd's record can be 64 MiB: a Ctrl-C waits for 64 of them at most
 			if err := ctx.Err(); err != nil {
 				return err
 			}
