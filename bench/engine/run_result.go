@@ -222,6 +222,19 @@ func (e *engine) result(full bool) *RunResult {
 	return r
 }
 
+// Count returns how much of q the run's CPUs and threads did together —
+// events, system calls, bios through blk-mq, requests, md's work: the
+// all-CPU line of Loads (timing.AllCPUs). 0 for a run without loads.
+// O(resources).
+func (r *RunResult) Count(q timing.Param) float64 {
+	for _, l := range r.Loads {
+		if strings.HasPrefix(l.Name, "all ") && l.Kind == timing.LoadCPU {
+			return l.Q[q]
+		}
+	}
+	return 0
+}
+
 // Kind returns the result of the kind called name ("write"), if any ran.
 func (r *RunResult) Kind(name string) (KindResult, bool) {
 	for _, k := range r.Kinds {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/bhsim/bhsim/bench/engine"
@@ -47,7 +46,7 @@ func (c *clockRuns) run(name string, p *timing.Profile) (*engine.RunResult, erro
 	if ok {
 		return r, nil
 	}
-	r, err := c.dds[name].OnClock(context.Background(), p)
+	r, err := c.dds[name].OnClock(context.Background(), p, nil)
 	if err != nil {
 		return nil, fmt.Errorf("dd %s: %w", name, err)
 	}
@@ -154,18 +153,8 @@ func recordedCrossValidation(name string) ([]timing.LeftOut, error) {
 	return out, nil
 }
 
-// clockCount is run r's count of q over every CPU and thread: its
-// all-CPU line's (timing.AllCPUs, named "all N CPUs").
-func clockCount(r *engine.RunResult, q timing.Param) float64 {
-	for _, l := range r.Loads {
-		if strings.HasPrefix(l.Name, "all ") {
-			return l.Q[q]
-		}
-	}
-	return 0
-}
-
-// clockPerPage is clockCount of q per 4 KiB page run r moved.
+// clockPerPage is run r's count of q (engine.RunResult.Count) per 4 KiB
+// page it moved.
 func clockPerPage(r *engine.RunResult, q timing.Param) float64 {
-	return clockCount(r, q) / (float64(r.Bytes) / 4096)
+	return r.Count(q) / (float64(r.Bytes) / 4096)
 }

@@ -73,8 +73,8 @@ type DDResponse struct {
 const maxDDBytes = 1 << 30
 
 // DD runs the view's dd: for each kernel and block size, one cell of
-// workload.SweepDD under the profile the request names, priced as bhsim
-// sweep prices it (workload.Price). A cell the model refuses as an invalid
+// workload.SweepDD on the clock under the profile the request names, as
+// bhsim sweep runs it. A cell the model refuses as an invalid
 // dd (workload.ErrInvalidDD) has its Error set; the others run on. Errors:
 // an unknown machine, kernel, block size, layout, op or profile, a bs or
 // count that does not parse or moves more than 1 GiB a cell, no kernel or

@@ -143,15 +143,43 @@ func (d DD) Start() (*DDRun, error) {
 			return nil, fmt.Errorf("%w: kernel %s: %w", ErrInvalidDD, d.Kernel.Name, err)
 		}
 	}
-	if d.BS*d.Count > r.dev.Size() {
-		return nil, fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
-			ErrInvalidDD, scenario.FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(r.dev.Size()), r.dev.Size()/d.BS)
+	if err := d.fits(r.dev.Size()); err != nil {
+		return nil, err
 	}
 	r.allocBuffer()
 	for i := range m.NumCPU() {
 		r.cpus = append(r.cpus, m.CPU(i).Events())
 	}
 	return r, nil
+}
+
+// fits refuses a dd that moves more than a device of size bytes holds:
+// the error wraps ErrInvalidDD.
+func (d DD) fits(size uint64) error {
+	if d.BS*d.Count > size {
+		return fmt.Errorf("%w: bs=%s count=%d moves %s, more than the %s device holds (count at most %d)",
+			ErrInvalidDD, scenario.FormatDDSize(d.BS), d.Count, decimalBytes(d.BS*d.Count), decimalBytes(size), size/d.BS)
+	}
+	return nil
+}
+
+// deviceBytes is the size of d's device without a machine: its disk's,
+// or the md array's over d.Members of them, as Start builds them. Errors
+// wrap ErrInvalidDD.
+func (d DD) deviceBytes() (uint64, error) {
+	r := &DDRun{dd: d}
+	members, err := r.newDisks()
+	if err != nil {
+		return 0, err
+	}
+	if d.Layout == LayoutDirect {
+		return members[0].Sectors() << blk.SectorShift, nil
+	}
+	a, err := md.New(md.Config{Level: layoutLevels[d.Layout], ChunkSize: d.Chunk, Name: "md0"}, members)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidDD, err)
+	}
+	return a.Sectors() << blk.SectorShift, nil
 }
 
 // resolved returns d with its kernel resolved (engine.Kernel.Resolved),

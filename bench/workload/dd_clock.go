@@ -35,14 +35,30 @@ import (
 // disk-bytes rate. d.SetBlocksize is set once dd has opened the device
 // (engine.RunOptions.SetBlocksize). d.Data and d.UntouchedBuffer are not
 // used (the engine's device is metadata-only, and its writes' buffers are
-// the engine's). Errors: d's (ErrInvalidDD) and engine.Run's (a block
-// size the kernel refuses wraps engine.ErrRunOptions). O(the run's work),
+// the engine's). Like Start, it refuses a dd that moves more than d's
+// device (its disk, or the array over its members) holds. progress, when not nil, is called with the blocks done
+// and d.Count at least every quarter second of wall time and at the end
+// (engine.RunOptions.Progress). Errors: d's (ErrInvalidDD: a block size
+// its kernel refuses among them) and engine.Run's. O(the run's work),
 // as Run; it holds one of the process's dd slots (RunAll's) while it runs,
 // so that callers side by side run GOMAXPROCS dd runs at a time.
-func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, error) {
+func (d DD) OnClock(ctx context.Context, p *timing.Profile, progress func(done, total int)) (*engine.RunResult, error) {
 	d, err := d.resolved()
 	if err != nil {
 		return nil, err
+	}
+	size, err := d.deviceBytes()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.fits(size); err != nil {
+		return nil, err
+	}
+	logical := max(d.Logical, 512)
+	if d.SetBlocksize != 0 { // refused as Start refuses it, before a run
+		if err := d.Kernel.SetBlocksize.Validate(d.SetBlocksize, logical, 4096); err != nil {
+			return nil, fmt.Errorf("%w: kernel %s: %w", ErrInvalidDD, d.Kernel.Name, err)
+		}
 	}
 	reads := 0
 	if d.Read {
@@ -56,7 +72,6 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDD, err)
 	}
-	logical := max(d.Logical, 512)
 	w.LogicalBlockSize = logical
 	lim := blk.DefaultLimits(logical, max(logical, 4096))
 	if d.MaxSegments != 0 {
@@ -64,6 +79,9 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile) (*engine.RunResult, 
 	}
 	o := engine.RunOptions{Kernel: d.Kernel, Profile: p, Disk: d.clockDisk(p), MemoryBytes: clockMemory(d.PageCacheLimit),
 		FromZero: !d.Read, ToNull: d.Read, LastClose: true, Limits: &lim, SetBlocksize: d.SetBlocksize}
+	if progress != nil {
+		o.Progress = func(done, total uint64) { progress(int(done), int(total)) }
+	}
 	if d.Layout != LayoutDirect {
 		o.Array = engine.Array{Level: layoutLevels[d.Layout], Members: d.Members, Chunk: d.Chunk}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
+	"github.com/bhsim/bhsim/blocksize"
 	"github.com/bhsim/bhsim/internal/race"
 )
 
@@ -58,7 +59,7 @@ func TestDDOnTheClock(t *testing.T) {
 		for _, r := range runs {
 			res, err := r.dd.Run()
 			require.NoError(t, err)
-			cr, err := r.dd.OnClock(context.Background(), p)
+			cr, err := r.dd.OnClock(context.Background(), p, nil)
 			require.NoError(t, err)
 			require.Positive(t, cr.LastCloseNS, "the run ends with the last close")
 			ph, cl := res.MBps(p), cr.MBps
@@ -128,7 +129,7 @@ func TestDDOnClockRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := good
 			tc.edit(&d)
-			_, err := d.OnClock(context.Background(), timing.Helios4())
+			_, err := d.OnClock(context.Background(), timing.Helios4(), nil)
 			assert.ErrorIs(t, err, ErrInvalidDD)
 		})
 	}
@@ -146,14 +147,19 @@ func TestClockMemory(t *testing.T) {
 
 // TestDDOnClockSetsBlocksize checks a dd whose block size is set after its
 // open: 16 KiB blocks on 6.18, whose rules take blocks above a page, and
-// refused on 5.10.10, whose rules stop at a page.
+// refused on 5.10.10, whose rules stop at a page, before a run, as Start
+// refuses it; and a dd larger than its disk, refused too.
 func TestDDOnClockSetsBlocksize(t *testing.T) {
 	d := IMX8BoardDD(engine.MustKernel("6.18"), 1<<20, 1.0/256)
 	d.SetBlocksize = 16384
-	r, err := d.OnClock(context.Background(), timing.IMX8Board())
+	r, err := d.OnClock(context.Background(), timing.IMX8Board(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(16384), r.BlockSize)
 	d.Kernel = engine.MustKernel("5.10.10")
-	_, err = d.OnClock(context.Background(), timing.IMX8Board())
-	assert.ErrorIs(t, err, engine.ErrRunOptions)
+	_, err = d.OnClock(context.Background(), timing.IMX8Board(), nil)
+	assert.ErrorIs(t, err, ErrInvalidDD, "refused before a run, as Start refuses it")
+	assert.ErrorIs(t, err, blocksize.ErrAbovePageSize)
+	d.Count = 1 << 30
+	_, err = d.OnClock(context.Background(), timing.IMX8Board(), nil)
+	assert.ErrorContains(t, err, "more than the 64 GB device holds")
 }

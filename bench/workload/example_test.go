@@ -34,7 +34,7 @@ func ExampleDD_OnClock() {
 	for _, k := range []string{"5.10.10", "5.10.10+revert"} {
 		d := workload.Helios4DD(workload.LayoutRaid6, engine.MustKernel(k), false)
 		d.Count = 64
-		r, err := d.OnClock(context.Background(), timing.Helios4())
+		r, err := d.OnClock(context.Background(), timing.Helios4(), nil)
 		if err != nil {
 			fmt.Println(err)
 			return

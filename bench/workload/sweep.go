@@ -11,6 +11,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/blocksize"
+	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
 	"github.com/bhsim/bhsim/internal/enum"
 	"github.com/bhsim/bhsim/internal/fanout"
@@ -214,26 +215,27 @@ func (g DDGrid) Cells() ([]DDCell, error) {
 	return cells, nil
 }
 
-// DDRow is one priced cell of a sweep.
+// DDRow is one cell of a sweep as it ran on the clock.
 type DDRow struct {
 	DDCell
-	Result *DDResult
+	Result *engine.RunResult
 	// MBps is the simulated throughput (decimal MB/s, dd's unit, over the
-	// run's phases: DDResult.SimNS) and Bottleneck the busiest resource
-	// over the whole run (a timing.Load's name), the steady state's pace.
+	// whole run, its last close included: Result.MBps) and Bottleneck
+	// the busiest resource over the run (Result.Bound, a timing.Load's
+	// name), the steady state's pace.
 	MBps       float64
 	Bottleneck string
 	// BiosPerPage counts the bios every CPU submitted per PAGE_SIZE page
-	// moved; RequestsPerMiB the requests all disks served per MiB moved.
+	// moved; RequestsPerMiB the requests issued per MiB moved (an md
+	// array's members' included).
 	BiosPerPage, RequestsPerMiB float64
 }
 
-// Price returns r's row for cell c under p. O(resources · parameters).
-func Price(c DDCell, r *DDResult, p *timing.Profile) DDRow {
-	loads := r.Loads()
-	b, _ := p.Bottleneck(loads)
-	return DDRow{DDCell: c, Result: r, MBps: r.MBps(p), Bottleneck: loads[b].Name,
-		BiosPerPage: r.BiosPerPage(), RequestsPerMiB: r.RequestsPerMiB()}
+// rowOf returns r's row for cell c. O(resources).
+func rowOf(c DDCell, r *engine.RunResult) DDRow {
+	pages := float64(r.Bytes) / 4096
+	return DDRow{DDCell: c, Result: r, MBps: r.MBps, Bottleneck: r.Bound.Resource,
+		BiosPerPage: r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, RequestsPerMiB: 256 * r.Count(timing.ParamRequest) / pages}
 }
 
 // SweepOptions tune how a sweep runs, never what it computes.
@@ -255,15 +257,15 @@ type SweepOptions struct {
 	Shard, Shards int
 }
 
-// SweepDD runs every cell of g, each on its own machine, and prices it under
-// p: SweepDDContext without a deadline.
+// SweepDD runs every cell of g on the clock under p, each on its own
+// machine: SweepDDContext without a deadline.
 func SweepDD(g DDGrid, p *timing.Profile, opts SweepOptions) ([]DDRow, error) {
 	return SweepDDContext(context.Background(), g, p, opts)
 }
 
-// SweepDDContext runs every cell of g (or of opts' shard), each on its own
-// machine, and prices it under p. The rows come in Cells' order and depend
-// on opts only through the shard.
+// SweepDDContext runs every cell of g (or of opts' shard) on the clock
+// under p (DD.OnClock), each on its own machine. The rows come in Cells'
+// order and depend on opts only through the shard.
 // Errors: those of Cells, the first failed run in cell order (every started
 // cell runs to its end or to ctx's), and ctx's error once ctx is done (the
 // running dds stop within progressEvery blocks; errors.Is matches it).
@@ -280,9 +282,9 @@ func SweepDDContext(ctx context.Context, g DDGrid, p *timing.Profile, opts Sweep
 		cells = part
 	}
 	moved := newSweepProgress(cells, opts.Progress)
-	results := make([]*DDResult, len(cells))
+	results := make([]*engine.RunResult, len(cells))
 	err = fanout.Run(ctx, len(cells), opts.Workers, func(ctx context.Context, i int) error {
-		r, err := cells[i].DD.RunContext(ctx, moved.cell(i))
+		r, err := cells[i].DD.OnClock(ctx, p, moved.cell(i))
 		if err != nil {
 			return fmt.Errorf("workload: sweep: dd %s %s %s bs=%d: %w", cells[i].DD.Kernel.Name, cells[i].BlockSizeChoice,
 				cells[i].DD.Layout, cells[i].DD.BS, err)
@@ -295,7 +297,7 @@ func SweepDDContext(ctx context.Context, g DDGrid, p *timing.Profile, opts Sweep
 	}
 	rows := make([]DDRow, len(cells))
 	for i, c := range cells {
-		rows[i] = Price(c, results[i], p)
+		rows[i] = rowOf(c, results[i])
 	}
 	return rows, nil
 }

@@ -52,7 +52,7 @@ func GridAxes() []GridAxis {
 			g.BS = append(g.BS, n)
 			return err
 		}},
-		{"cpus", "numbers of CPUs, `LIST` (at least 2: dd's and the flusher's)", "CPUs", func(g *DDGrid, v string) error {
+		{"cpus", "numbers of CPUs, `LIST` (at least 2: dd's and the flusher's; on the clock CPUs beyond those two are idle in a dd and change no figure)", "CPUs", func(g *DDGrid, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 2 || n > 64 {
 				return fmt.Errorf("workload: invalid CPU count %q (2 to 64)", v)

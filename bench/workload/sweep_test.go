@@ -189,8 +189,9 @@ func TestSweepDD(t *testing.T) {
 		calls = append(calls, done)
 	}})
 	require.NoError(t, err)
-	// Each 16-block dd reports at its first block and at its end.
-	assert.Equal(t, []int{0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8}, calls)
+	// Each 16-block dd reports at its end (the clock reports every quarter
+	// second of wall time, and a 16-block dd is done sooner).
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, calls)
 	var last int
 	wide, err := SweepDD(g, p, SweepOptions{Workers: 5, Progress: func(done, total int) {
 		assert.GreaterOrEqual(t, done, last, "the MiB moved never fall")
@@ -204,10 +205,10 @@ func TestSweepDD(t *testing.T) {
 	cells, err := g.Cells()
 	require.NoError(t, err)
 	for i, row := range serial {
-		alone, err := cells[i].DD.Run()
+		alone, err := cells[i].DD.OnClock(context.Background(), p, nil)
 		require.NoError(t, err)
 		assert.Equal(t, alone, row.Result, "cell %d", i)
-		assert.InDelta(t, alone.MBps(p), row.MBps, 1e-9)
+		assert.InDelta(t, alone.MBps, row.MBps, 1e-9)
 		assert.NotEmpty(t, row.Bottleneck)
 	}
 	// 512-byte buffers: eight bios a page written; the grow policy: one.
@@ -282,16 +283,18 @@ func TestSweepDDContext(t *testing.T) {
 	g := DDGrid{Base: base, Layouts: []Layout{LayoutDirect, LayoutRaid0}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var most int
+	var most, at int
 	_, err := SweepDDContext(ctx, g, timing.Helios4(), SweepOptions{Workers: 1, Progress: func(done, total int) {
 		most = max(most, done)
-		if done > 0 {
+		if done > 0 && at == 0 {
+			at = done
 			cancel()
 		}
 	}})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.LessOrEqual(t, most, 2, "the running dd stopped within progressEvery blocks of the cancel, not at its 400th MiB")
+	assert.Equal(t, at, most, "the running dd stopped at the cancel: it reported no more")
+	assert.Less(t, at, 400, "it was cancelled before its end, the 400th MiB")
 
 	_, err = SweepDDContext(ctx, g, timing.Helios4(), SweepOptions{})
 	assert.ErrorIs(t, err, context.Canceled, "a done context runs nothing")
@@ -307,18 +310,22 @@ func TestSweepDDErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "sweep: dd 5.10.10 logical direct")
 }
 
-func TestSweepPrice(t *testing.T) {
+// TestSweepRow checks a row's figures against the run's own counts, on
+// the phases' count of the same dd as the oracle: the bios every CPU
+// submitted per page, the requests per MiB (one disk: those it served),
+// and the MB/s and bound the clock's result gives.
+func TestSweepRow(t *testing.T) {
 	d := testGridBase(t)
-	r, err := d.Run()
+	counted, err := d.Run()
 	require.NoError(t, err)
-	p := timing.Helios4()
-	row := Price(DDCell{DD: d}, r, p)
-	bios := r.CPU[0][bufcache.EvBioSubmit] + r.CPU[1][bufcache.EvBioSubmit]
-	assert.InDelta(t, float64(bios)/r.Pages(), row.BiosPerPage, 1e-12)
-	assert.InDelta(t, float64(r.Requests())/(float64(r.Bytes)/(1<<20)), row.RequestsPerMiB, 1e-12)
-	b, _ := p.Bottleneck(r.Loads())
-	assert.Equal(t, r.Loads()[b].Name, row.Bottleneck)
-	assert.InDelta(t, r.MBps(p), row.MBps, 1e-9)
+	r, err := d.OnClock(context.Background(), timing.Helios4(), nil)
+	require.NoError(t, err)
+	row := rowOf(DDCell{DD: d}, r)
+	bios := counted.CPU[0][bufcache.EvBioSubmit] + counted.CPU[1][bufcache.EvBioSubmit]
+	assert.InDelta(t, float64(bios)/counted.Pages(), row.BiosPerPage, 1e-12)
+	assert.InDelta(t, counted.RequestsPerMiB(), row.RequestsPerMiB, 1e-12)
+	assert.Equal(t, r.Bound.Resource, row.Bottleneck)
+	assert.Equal(t, r.MBps, row.MBps)
 }
 
 // FuzzSweepDDSize checks that every size ParseDDSize accepts formats back to
