@@ -81,6 +81,9 @@ type RunResult struct {
 	Throughput []ThroughputBin `json:"throughput"`
 	// Resources is each resource's busy time and utilisation.
 	Resources []Resource `json:"resources"`
+	// ReadAheadKB is the device's read_ahead_kb as the run left it
+	// (bufcache.BlockDevice.ReadAheadKB). Not in the JSON.
+	ReadAheadKB uint32 `json:"-"`
 	// Loads are the resources' demands as the bound prices them (Bound,
 	// Resources): each CPU's events, system calls, bios and requests, the
 	// memory bus's bytes, each disk's busy time. Not in the JSON: its
@@ -216,6 +219,7 @@ func (e *engine) result(full bool) *RunResult {
 		r.Resources = append(r.Resources, Resource{Name: loads[i].Name, BusyNS: busy, Utilisation: finite(busy / r.DurationNS)})
 	}
 	r.Loads = loads
+	r.ReadAheadKB = e.mr.dev.ReadAheadKB()
 	if b, t := e.o.Profile.Bottleneck(loads); b >= 0 {
 		r.Bound = Bound{Resource: loads[b].Name, BusyNS: t, MBps: finite(float64(r.Bytes) * 1e3 / t)}
 	}

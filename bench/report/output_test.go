@@ -256,7 +256,7 @@ func TestWriteExplanationAndProfiles(t *testing.T) {
 	require.NoError(t, err)
 	args, err := op.Parse(nil)
 	require.NoError(t, err)
-	e, err := op.Build(context.Background(), args, nil)
+	e, err := op.Build(context.Background(), args, nil, nil)
 	require.NoError(t, err)
 	p := timing.X86Server()
 	var b bytes.Buffer

@@ -57,8 +57,12 @@ type ExplainOp struct {
 	Profile string
 	// Args are the arguments it reads, with their defaults.
 	Args  []Arg
-	build func(ctx context.Context, op ExplainOp, a OpArgs, progress func(done, total int)) (Explanation, error)
+	build buildFunc
 }
+
+// buildFunc builds an operation's explanation from its arguments under p
+// (never nil for an operation with a Profile), reporting a dd's progress.
+type buildFunc func(ctx context.Context, op ExplainOp, a OpArgs, p *timing.Profile, progress func(done, total int)) (Explanation, error)
 
 // Explanation is what explaining an operation produced: a report for a
 // teacher's slide, priced under a profile where the operation has one.
@@ -190,12 +194,19 @@ func (op ExplainOp) Parse(values map[string]string) (OpArgs, error) {
 	return a, nil
 }
 
-// Build runs the operation with a (from Parse) on the model and returns what
-// it counted. Progress, if not nil, is called as a long run advances (the
-// blocks of a dd done and their total). Errors: a failed run, ctx's error
-// once it is done.
-func (op ExplainOp) Build(ctx context.Context, a OpArgs, progress func(done, total int)) (Explanation, error) {
-	return op.build(ctx, op, a, progress)
+// Build runs the operation with a (from Parse) on the model, a dd on the
+// clock under p (the operation's built-in Profile when p is nil), and
+// returns what it counted; render it with the same p. Progress, if not
+// nil, is called as a long run advances (the blocks of a dd done and their
+// total). Errors: a failed run, ctx's error once it is done.
+func (op ExplainOp) Build(ctx context.Context, a OpArgs, p *timing.Profile, progress func(done, total int)) (Explanation, error) {
+	if p == nil && op.Profile != "" {
+		var err error
+		if p, err = timing.ProfileByName(op.Profile); err != nil {
+			return nil, err
+		}
+	}
+	return op.build(ctx, op, a, p, progress)
 }
 
 // Operation is what the model counted for an explained operation: the work
@@ -213,33 +224,30 @@ type Operation struct {
 	Per  float64
 	// Steps are the resources that worked, each with its counts.
 	Steps []OpStep
-	// Loads are every resource's demand including the all-CPU bound, and
-	// Bytes what the run moved, for streaming operations (dd); both are
-	// empty for a single call.
+	// Loads are every resource's demand including the all-CPU bound, Bytes
+	// what the run moved and NS its simulated time on the clock, for
+	// streaming operations (dd); all are empty for a single call.
 	Loads []timing.Load
 	Bytes float64
-	// Phases are the loads of the run's phases, which follow one another
-	// (DDResult.Phases): the run's time is the sum of theirs.
-	Phases [][]timing.Load
+	NS    float64
 }
 
-// OpStep is one resource's work in an Operation: the events its CPU counted
-// (zero for a disk or an md thread without events of its own) and its timing.Load,
-// which adds the block-layer and md quantities charged to it and a disk's
-// service time.
+// OpStep is one resource's work in an Operation: its timing.Load, the
+// events its CPU counted (none for a disk or an md thread without events
+// of its own) with the block-layer and md quantities charged to it, and a
+// disk's service time.
 type OpStep struct {
-	Events bufcache.Counters
-	Load   timing.Load
+	Load timing.Load
 }
 
 // Ledger returns the step's priced lines under p, per operation of o, most
-// expensive first: Profile.Ledger of its events, then the block-layer and md
-// parameters of its load. O(parameters · log parameters).
+// expensive first: each quantity of its load, events, system calls,
+// block-layer and md work. O(parameters · log parameters).
 func (o *Operation) Ledger(s *OpStep, p *timing.Profile) []timing.LedgerLine {
-	lines := p.Ledger(s.Events, 0)
-	for q := timing.ParamTimer + 1; q < timing.Param(timing.NumParams); q++ {
-		if n := s.Load.Q[q]; n != 0 {
-			lines = append(lines, timing.LedgerLine{Param: q, Count: n, NS: p.NS[q]})
+	var lines []timing.LedgerLine
+	for q, n := range s.Load.Q {
+		if n != 0 {
+			lines = append(lines, timing.LedgerLine{Param: timing.Param(q), Count: n, NS: p.NS[q]})
 		}
 	}
 	for i := range lines {
@@ -263,7 +271,7 @@ const (
 
 // buildLookup explains one lookup call: the block is read once, the LRU
 // warmed by one call, and the next call counted.
-func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ func(done, total int)) (Explanation, error) {
+func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ *timing.Profile, _ func(done, total int)) (Explanation, error) {
 	block := args.Block
 	size := uint64(lookupSmallDevice)
 	if block >= size/4096 {
@@ -297,7 +305,7 @@ func buildLookup(_ context.Context, op ExplainOp, args OpArgs, _ func(done, tota
 			fmt.Sprintf("the call %s; LRU hits %d, slots compared %d, index levels descended %d", found,
 				c.Events[bufcache.EvLRUHit], c.Events[bufcache.EvLRUSlot], c.Events[bufcache.EvIndexLevel]),
 		},
-		Steps: []OpStep{{Events: c.Events, Load: timing.CPULoad("cpu0", timing.PerOp(c.Events, 1, 0))}},
+		Steps: []OpStep{{Load: timing.CPULoad("cpu0", timing.PerOp(c.Events, 1, 0))}},
 	}, nil
 }
 
@@ -314,8 +322,8 @@ func countOr(count, thread uint64) uint64 {
 // written through buffer heads and written back by the flusher and dd's
 // close, or brought in by readahead, which builds no buffers (so the block
 // size changes nothing: the table's read column).
-func buildHelios4Page(read bool) func(context.Context, ExplainOp, OpArgs, func(done, total int)) (Explanation, error) {
-	return func(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
+func buildHelios4Page(read bool) buildFunc {
+	return func(ctx context.Context, op ExplainOp, args OpArgs, p *timing.Profile, progress func(done, total int)) (Explanation, error) {
 		choice := BlockSizeChoice{Size: args.BlockSize}
 		d := choice.apply(Helios4DD(args.Layout, engine.MustKernel("5.10.10"), read))
 		d.Count = countOr(args.Count, d.Count)
@@ -324,23 +332,23 @@ func buildHelios4Page(read bool) func(context.Context, ExplainOp, OpArgs, func(d
 			dd, how = fmt.Sprintf("if=%s of=/dev/null", devName(d.Layout)), "brought in by readahead"
 		}
 		title := fmt.Sprintf("one 4 KiB page of dd %s bs=1M count=%d on a Helios4 at block size %d, %s", dd, d.Count, args.BlockSize, how)
-		return buildDDOp(ctx, op, d, title, progress)
+		return buildDDOp(ctx, op, d, p, title, progress)
 	}
 }
 
 // buildIomapWritePage explains a page of Xu Yang's dd.
-func buildIomapWritePage(ctx context.Context, op ExplainOp, args OpArgs, progress func(done, total int)) (Explanation, error) {
+func buildIomapWritePage(ctx context.Context, op ExplainOp, args OpArgs, p *timing.Profile, progress func(done, total int)) (Explanation, error) {
 	d := IMX8BoardDD(args.Kernel, args.BS, 1)
 	d.Count = countOr(args.Count, d.Count)
 	title := fmt.Sprintf("one 4 KiB page of dd if=/dev/zero of=/dev/sda bs=%s count=%d on Xu Yang's board, kernel %s",
 		scenario.FormatDDSize(args.BS), d.Count, args.Kernel.Name)
-	return buildDDOp(ctx, op, d, title, progress)
+	return buildDDOp(ctx, op, d, p, title, progress)
 }
 
 // buildCrashLoss runs dd bs=1M to one Helios4 disk under the revert and
 // reports, at moments of the run, how much of what dd had written a power cut
 // would lose.
-func buildCrashLoss(_ context.Context, _ ExplainOp, args OpArgs, _ func(done, total int)) (Explanation, error) {
+func buildCrashLoss(_ context.Context, _ ExplainOp, args OpArgs, _ *timing.Profile, _ func(done, total int)) (Explanation, error) {
 	d := Helios4DD(LayoutDirect, engine.MustKernel("5.10.10+revert"), false)
 	d.Count = args.Count
 	points, err := CrashLoss(d)
@@ -358,20 +366,17 @@ func devName(l Layout) string {
 	return "/dev/md0 (" + l.String() + ")"
 }
 
-// buildDDOp runs d and explains one page of it, resource by resource.
-func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress func(done, total int)) (Explanation, error) {
-	r, err := d.RunContext(ctx, progress)
+// buildDDOp runs d on the clock under p and explains one page of it,
+// resource by resource.
+func buildDDOp(ctx context.Context, op ExplainOp, d DD, p *timing.Profile, title string, progress func(done, total int)) (Explanation, error) {
+	r, err := d.OnClock(ctx, p, progress)
 	if err != nil {
 		return nil, err
 	}
-	o := &Operation{ExplainOp: op, Title: title, Unit: "page", Per: r.Pages(), Bytes: float64(r.Bytes), Loads: r.Loads(), Phases: r.PhaseLoads()}
-	var bios, writeIters, faultins, readahead uint64
-	for _, ev := range r.CPU {
-		bios += ev[bufcache.EvBioSubmit]
-		writeIters += ev[bufcache.EvWriteIter]
-		faultins += ev[bufcache.EvFaultInPage]
-		readahead += ev[bufcache.EvReadaheadPage]
-	}
+	pages := float64(r.Bytes) / 4096
+	o := &Operation{ExplainOp: op, Title: title, Unit: "page", Per: pages, Bytes: float64(r.Bytes), Loads: r.Loads, NS: r.DurationNS}
+	perPage := func(q timing.Param) float64 { return r.Count(q) / pages }
+	requests := perPage(timing.ParamRequest)
 	verb, kind, path := "written", "write", "generic_perform_write through buffer heads"
 	switch {
 	case d.Read:
@@ -387,28 +392,23 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, title string, progress f
 	if d.Read {
 		buffers = "which a read does not use: readahead builds no buffer_heads"
 	}
-	perMiB := float64(r.Requests()) / (float64(r.Bytes) / (1 << 20))
 	work := fmt.Sprintf("a page costs %.2f bios, %.2f write iterations and %.1f user pages pre-faulted; the disks served %.4f requests a page (%.1f a MiB)",
-		float64(bios)/r.Pages(), float64(writeIters)/r.Pages(), float64(faultins)/r.Pages(), float64(r.Requests())/r.Pages(), perMiB)
+		perPage(timing.Ev(bufcache.EvBioSubmit)), perPage(timing.Ev(bufcache.EvWriteIter)), perPage(timing.Ev(bufcache.EvFaultInPage)), requests, 256*requests)
 	if d.Read {
+		ra := perPage(timing.Ev(bufcache.EvReadaheadPage)) // each a page the disks read
 		work = fmt.Sprintf("a page costs %.4f bios and %.2f pages read ahead; the disks served %.4f requests a page (%.1f a MiB), %.0f KiB each",
-			float64(bios)/r.Pages(), float64(readahead)/r.Pages(), float64(r.Requests())/r.Pages(),
-			perMiB, float64(r.diskBytes())/float64(max(r.Requests(), 1))/1024)
+			perPage(timing.Ev(bufcache.EvBioSubmit)), ra, requests, 256*requests, 4*ra/requests)
 	}
 	o.Facts = []string{
 		fmt.Sprintf("%s %s in %.0f pages; device block size %d, %s; %s path: %s",
-			scenario.FormatDDSize(r.Bytes), verb, r.Pages(), r.BlockSize, buffers, kind, path),
+			scenario.FormatDDSize(r.Bytes), verb, pages, r.BlockSize, buffers, kind, path),
 		work,
 	}
-	for i, l := range o.Loads {
+	for _, l := range o.Loads {
 		if l.Servers > 1 || (l.Q == timing.Quantities{} && l.FixedNS == 0) {
 			continue // the all-CPU bound is a sum, not a resource; an idle CPU did nothing
 		}
-		s := OpStep{Load: l}
-		if i < len(r.CPU) {
-			s.Events = r.CPU[i]
-		}
-		o.Steps = append(o.Steps, s)
+		o.Steps = append(o.Steps, OpStep{Load: l})
 	}
 	return o, nil
 }
@@ -445,19 +445,9 @@ func (o *Operation) Text(p *timing.Profile) string {
 	}
 	if len(o.Loads) > 0 {
 		b, t := p.Bottleneck(o.Loads)
-		if len(o.Phases) == 0 {
-			fmt.Fprintf(&sb, "\nthe busiest resource sets the pace: %s, %.1f sim-ns a %s, so %.1f MB/s\n",
-				o.Loads[b].Name, t/o.Per, o.Unit, o.Bytes*1e3/t)
-		} else {
-			pt := p.PhasedNS(o.Phases)
-			alone := "dd's close runs on its own" // a read, or a write under the dirty threshold
-			if len(o.Phases) == 3 {
-				alone = "dd's start before writeback and its close run on their own"
-			}
-			fmt.Fprintf(&sb, "\nthe busiest resource sets the pace: %s, %.1f sim-ns a %s;\n"+
-				"%s (%.1f sim-ns a %s more), so %.1f MB/s\n",
-				o.Loads[b].Name, t/o.Per, o.Unit, alone, (pt-t)/o.Per, o.Unit, o.Bytes*1e3/pt)
-		}
+		fmt.Fprintf(&sb, "\nthe busiest resource sets the pace: %s, %.1f sim-ns a %s;\n"+
+			"on the clock what does not overlap it — dd's start before writeback, its waits, its close — adds %.1f, so %.1f MB/s\n",
+			o.Loads[b].Name, t/o.Per, o.Unit, (o.NS-t)/o.Per, o.Bytes*1e3/o.NS)
 	}
 	return sb.String()
 }

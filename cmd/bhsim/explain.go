@@ -65,7 +65,7 @@ func explain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var e workload.Explanation
 	err = budgeted(ctx, stderr, "explain "+op.Name, "dd blocks", less, func(ctx context.Context, progress func(done, total int)) (err error) {
-		e, err = op.Build(ctx, opArgs, progress)
+		e, err = op.Build(ctx, opArgs, prof, progress)
 		return err
 	})
 	if err != nil {
