@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bufcache"
 )
 
 // ddFixedCount is the dd count= of DDWrite's simulated figures: 256 MiB,
@@ -22,7 +24,7 @@ const ddFixedCount = 256
 // every layout. One op is one 1 MiB write(2), with background writeback, in
 // one long stream: ns/op and MB/s are Go's time. The simulated figures come
 // from a separate dd of ddFixedCount MiB with the same configuration, run
-// once per process and closed by dd's sync: sim-MB/s under the uncalibrated
+// once per process on the clock and closed by dd's sync: sim-MB/s under the uncalibrated
 // Helios4 profile, bios per page and disk requests per MiB.
 func BenchmarkDDWrite(b *testing.B) {
 	p := timing.Helios4()
@@ -41,11 +43,13 @@ func BenchmarkDDWrite(b *testing.B) {
 				reportFixed(b, "DDWrite/"+pol.name+"/"+l.String(), func() ([]metric, error) {
 					fixed := dd
 					fixed.Count = ddFixedCount
-					r, err := fixed.Run()
+					r, err := fixed.OnClock(context.Background(), p, nil)
 					if err != nil {
 						return nil, err
 					}
-					return []metric{{r.MBps(p), "sim-MB/s"}, {r.BiosPerPage(), "bios/page"}, {r.RequestsPerMiB(), "requests/MiB"}}, nil
+					pages := float64(r.Bytes) / 4096
+					return []metric{{r.MBps, "sim-MB/s"}, {r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, "bios/page"},
+						{256 * r.Count(timing.ParamRequest) / pages, "requests/MiB"}}, nil
 				})
 			})
 		}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/bhsim/bhsim/bench/threads"
 	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bench/workload"
+	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/internal/speedtest"
 )
 
@@ -55,11 +57,13 @@ func BenchmarkIomapWrite(b *testing.B) {
 				reportFixed(b, "IomapWrite/"+name+"/"+scenario.FormatDDSize(bs), func() ([]metric, error) {
 					fixed := dd
 					fixed.Count = (iomapFixedBytes + bs - 1) / bs
-					r, err := fixed.Run()
+					r, err := fixed.OnClock(context.Background(), p, nil)
 					if err != nil {
 						return nil, err
 					}
-					return []metric{{r.FaultInPerPage(), "faultin-pages/page"}, {r.MBps(p), "sim-MB/s"}, {r.BiosPerPage(), "bios/page"}}, nil
+					pages := float64(r.Bytes) / 4096
+					return []metric{{r.Count(timing.Ev(bufcache.EvFaultInPage)) / pages, "faultin-pages/page"}, {r.MBps, "sim-MB/s"},
+						{r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, "bios/page"}}, nil
 				})
 			})
 		}

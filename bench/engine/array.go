@@ -24,8 +24,7 @@ import (
 // ParamMemberBio), except a RAID6 write's stripe handling, which the
 // array's own thread does (raid5d, "md0_raid6"): its stripes, their parity,
 // and the member bios and requests they make, placed after the thread's
-// earlier work, the member writes leaving over it. That is where a dd's
-// loads put the same work (bench/workload.DDResult.Loads).
+// earlier work, the member writes leaving over it.
 //
 // Where it is coarse: md's work is taken at each placement of a call or a
 // flusher pass, so a RAID6 placement that handled stripes gives raid5d all

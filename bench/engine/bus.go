@@ -5,8 +5,9 @@ import (
 	"github.com/bhsim/bhsim/bufcache"
 )
 
-// memBus is the machine's memory bus on the clock: what the phases of a
-// dd solve in closed form (timing.Profile.Contended), kept as the run goes.
+// memBus is the machine's memory bus on the clock: what the bound solves
+// in closed form for a whole run (timing.Profile.Contended), kept as the
+// run goes.
 // Every pass over data moves bytes through the memory controller — a
 // CPU's copy (copy_from_user or copy_to_user: a load and a store of each
 // byte, bufcache.EvCopyByte counting it once), a clear of a read from

@@ -115,9 +115,8 @@ func (m *stepMeter) restore(k meterMark) {
 // requests issued (timing.ParamRequest: the request's allocation, the
 // driver's command, its completion) and bios passes of a bio through
 // blk_mq_submit_bio (timing.ParamMQBio: its plug merge attempt or
-// request, and accounting) — the costs dd's loads (workload.DDResult.Loads)
-// charge the CPU that submitted them, so that every run of the model
-// prices a bio alike.
+// request, and accounting), charged to the CPU that submitted them, so
+// that every run of the model prices a bio alike.
 func blockNS(p *timing.Profile, reqs, bios int) float64 {
 	return float64(reqs)*p.NS[timing.ParamRequest] + float64(bios)*p.NS[timing.ParamMQBio]
 }

@@ -18,7 +18,7 @@ import (
 // within blocksizeReadBound, all within blocksizeReadWorst), and the predicted
 // 512-byte write cells (all within blocksize512Worst; Direct's, RAID0's and
 // RAID6's within blocksize512Close). On the clock the dd runs about 2 %
-// slower than its phases priced it (workload's TestDDOnTheClock: a read
+// slower than its phases priced it before the clock (a read
 // waits for its data before dd copies it, and the last close writes the
 // 96 MiB balance_dirty_pages leaves dirty alone), which moved three reads
 // past ±15 % (RAID0's at −16 % to −17 %), RAID0's 512-byte writes from −9

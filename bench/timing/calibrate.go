@@ -16,10 +16,7 @@ import (
 // and timed calls per op for the harness) and the simulated figure is their
 // priced sum in nanoseconds; or Loads lists the demand of every resource of a
 // streaming run (see Load) and the simulated time is the busiest one's; or
-// Phases lists the loads of a run's phases, which follow one another (a
-// dd's start before writeback, its steady state, its close), and the
-// simulated time is the sum of each phase's busiest (Loads then holds the
-// whole run's: the fit's linear rounds start from it, reports show it). When
+// Clock runs it on the engine's clock (a dd: ClockRun). When
 // Bytes is positive the figure is a throughput, Bytes moved per simulated
 // time in decimal MB/s (dd's unit); otherwise it is the time in nanoseconds.
 type Observation struct {
@@ -27,7 +24,6 @@ type Observation struct {
 	Published   float64
 	Q           Quantities
 	Loads       []Load
-	Phases      [][]Load
 	Bytes       float64
 	// Run names the simulated run the figure comes from: cells with the same
 	// non-empty Run share one simulation, so a cell that shares the run of a
@@ -37,8 +33,8 @@ type Observation struct {
 	// itself taken from the published table (LabelInput).
 	Input bool
 	// Clock, when set, simulates the observation on the engine's clock:
-	// its time under a profile is a run's (Q, Loads and Phases are then
-	// not priced). Observations with the same Run share one run per
+	// its time under a profile is a run's (Q and Loads are then not
+	// priced). Observations with the same Run share one run per
 	// profile. A calibration's observations all have one or none do.
 	Clock ClockRun
 }
@@ -105,12 +101,10 @@ func (p *Profile) binding(o *Observation) Load {
 	return o.Loads[i]
 }
 
-// SimNSOf returns o's simulated time in nanoseconds under p: for a run in
-// phases, the sum of each phase's time (PhasedNS).
+// SimNSOf returns o's simulated time in nanoseconds under p, for a priced
+// observation (not one on the clock).
 func (p *Profile) SimNSOf(o Observation) float64 {
 	switch {
-	case len(o.Phases) > 0:
-		return p.PhasedNS(o.Phases)
 	case len(o.Loads) == 0:
 		l := p.binding(&o)
 		return p.BusyNS(&l)
@@ -188,12 +182,9 @@ func (fp FittedParam) WithinPrior() bool {
 // unknown parameter, or the memory-stall share (not a cost); a singular
 // system (a parameter that no fitted observation exercises, or two that they
 // cannot tell apart); a fitted cost that comes out negative (the model
-// cannot explain the data with those parameters). A linear round that is
-// singular after an earlier one solved hands a phased fit to Gauss–Newton
-// from the best round; a singular first round is an error. Cost: a few
+// cannot explain the data with those parameters). Cost: a few
 // least-squares solves of len(fit.Cells) × len(fit.Params), and under a
-// share or with phases up to
-// maxRefineRounds Gauss–Newton steps of len(fit.Params)+1 simulations of
+// share up to maxRefineRounds Gauss–Newton steps of len(fit.Params)+1 simulations of
 // each fitted cell. On the clock: up to maxClockRounds rounds of
 // len(fit.Params)+1 runs of each fitted run, then one run of every run for
 // the report. A fit on the clock refuses NonNegative.
@@ -469,13 +460,6 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 	cur := *p
 	best, bestErr := (*Profile)(nil), math.Inf(1)
 	prev := ""
-	// A fitted run in phases is a sum of bottlenecks that may change with
-	// the costs: refine, which fits the phased times themselves, finishes
-	// the fit the linear rounds start.
-	phased := false
-	for i, c := range chosen {
-		phased = phased || c && len(obs[i].Phases) > 0
-	}
 	nfit := 0
 	for _, c := range chosen {
 		if c {
@@ -508,9 +492,6 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 			row++
 		}
 		x, err := leastSquares(a, b)
-		if err != nil && phased && best != nil {
-			break // a later round's bottlenecks pin fewer costs: refine goes on from the best round
-		}
 		if err != nil {
 			return nil, fmt.Errorf("timing: calibrate %v: %w", params, err)
 		}
@@ -526,7 +507,7 @@ func fitCosts(p *Profile, params []Param, obs []Observation, chosen []bool) (*Pr
 		}
 		prev = sig.String()
 	}
-	if best.NS[ParamMemStall] > 0 || phased {
+	if best.NS[ParamMemStall] > 0 {
 		return refine(best, params, obs, chosen), nil
 	}
 	return best, nil
@@ -633,22 +614,8 @@ func (p *Profile) busiestWith(loads []Load, params []Param) int {
 // fitBinding is the load a fit round charges o's published time to: the
 // bottleneck under p, unless that load has no free parameter (a disk) and is
 // faster than the published figure — then the figure can only be explained
-// by raising another resource, the busiest one with a free parameter. For a
-// run in phases it is the fit binding of the whole run's loads (o.Loads),
-// charged with the published time less what the phases add to the whole
-// run's bottleneck time under p; that rides in its FixedNS, held for the
-// round. The whole run's bottleneck is the load that must move for the run
-// to take its published time (a phase's bottleneck under the starting costs
-// may be a disk that the solution leaves idle part of the time); refine then
-// fits the phased times themselves.
+// by raising another resource, the busiest one with a free parameter.
 func (p *Profile) fitBinding(o *Observation, params []Param) Load {
-	if len(o.Phases) > 0 {
-		_, whole := p.Bottleneck(o.Loads)
-		extra := p.PhasedNS(o.Phases) - whole
-		l := p.fitBinding(&Observation{Loads: o.Loads, Published: o.targetNS() - extra}, params)
-		l.FixedNS += extra * max(l.Servers, 1)
-		return l
-	}
 	l := p.binding(o)
 	if hasParam(&l, params) || p.BusyNS(&l) >= o.targetNS() {
 		return l

@@ -200,49 +200,6 @@ func TestPriorFactor(t *testing.T) {
 	}
 }
 
-// TestCalibratePhases fits costs to runs in phases — a CPU-bound start, a
-// steady state bound by the CPU or the disk, a CPU-bound close — whose
-// published times are the sums of the phases' bottlenecks under known
-// costs, and recovers them; PhasedNS is that sum. A cost no load uses is
-// still an error.
-func TestCalibratePhases(t *testing.T) {
-	slot, disk := Ev(bufcache.EvLRUSlot), ParamDiskByte
-	truth := X86Server()
-	truth.NS[slot], truth.NS[disk] = 3.25, 2.5
-	loads := func(cpu, bytes float64) []Load {
-		var c, d Load
-		c.Name, c.Servers, c.Kind = "cpu0", 1, LoadCPU
-		c.Q[slot] = cpu
-		d.Name, d.Servers = "sda", 1
-		d.Q[disk] = bytes
-		return []Load{c, d}
-	}
-	run := func(col string, cpu, bytes float64) Observation {
-		o := Observation{Row: "run", Column: col, Bytes: 1e6,
-			Phases: [][]Load{loads(1e5, 0), loads(cpu, bytes), loads(2e5, 1e4)},
-			Loads:  loads(cpu+3e5, bytes+1e4)} // the whole run's: each resource's sum
-		want := 3.25*1e5 + max(3.25*cpu, 2.5*bytes) + 3.25*2e5
-		require.InDelta(t, want, truth.PhasedNS(o.Phases), 1e-6, "the phases' bottlenecks add up")
-		o.Published = truth.Simulate(o)
-		return o
-	}
-	obs := []Observation{run("cpu", 4e6, 1e6), run("disk", 1e5, 8e6), run("both", 2e6, 2e6)}
-	fit := Fit{Params: []Param{slot, disk}, Cells: []string{"run/cpu", "run/disk"}}
-	start := X86Server()
-	start.NS[slot], start.NS[disk] = 1, 1 // priors: the disk priced, as a profile with a disk model prices it
-	fitted, cal, err := Calibrate(start, fit, obs)
-	require.NoError(t, err)
-	assert.InDelta(t, 3.25, fitted.NS[slot], 1e-6)
-	assert.InDelta(t, 2.5, fitted.NS[disk], 1e-6)
-	assert.InDelta(t, 0, cal.Cells[2].RelError(), 1e-6, "the third run is predicted")
-	assert.Zero(t, truth.PhasedNS(nil), "no phases take no time")
-
-	obs = append(obs, run("more", 3e6, 5e5))
-	fit = Fit{Params: []Param{slot, disk, ParamTimer}, Cells: []string{"run/cpu", "run/disk", "run/both", "run/more"}} // no load has a timer
-	_, _, err = Calibrate(start, fit, obs)
-	assert.ErrorContains(t, err, "singular system", "a phased fit does not hide a cost it cannot pin")
-}
-
 // TestCalibrateNonNegative pins at 0 the cost a least-squares fit would
 // make negative and fits the other again; without NonNegative the same
 // cells are an error, and a fit whose every cost is negative is one

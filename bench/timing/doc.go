@@ -45,11 +45,12 @@
 // counts. Reports show each resource's demand ([Profile.DescribeLoads]) so a
 // reader can see how close to the bound the others run.
 //
-// A run whose stages cannot overlap for part of it is split into phases
-// that follow one another, each with its own loads: a dd writes alone until
-// its dirty pages reach the background threshold, and its close writes back
-// what is left while the flusher idles. Its time is the sum of each phase's
-// bottleneck time ([Profile.PhasedNS], [Observation.Phases]).
+// A run whose stages cannot overlap for part of it — a dd writes alone
+// until its dirty pages reach the background threshold, and its close
+// writes back what is left — is not priced here but run on the engine's
+// clock (bench/engine), which places every call, pass and request in
+// time; the bound stays what its report shows beside the clock's time, and
+// a calibration fits such runs through [Observation.Clock].
 //
 // # Memory contention
 //

@@ -63,18 +63,6 @@ func (p *Profile) Bottleneck(loads []Load) (int, float64) {
 	return best, t
 }
 
-// PhasedNS returns the time of a run whose phases follow one another, each
-// with its own loads: the sum of each phase's Bottleneck time (a phase
-// with no loads takes none). O(phases · loads · parameters).
-func (p *Profile) PhasedNS(phases [][]Load) float64 {
-	t := 0.0
-	for _, ph := range phases {
-		_, pt := p.Bottleneck(ph)
-		t += pt
-	}
-	return t
-}
-
 // DescribeLoads renders each load's demand under p in µs, marking the
 // bottleneck: the view of a run that shows how close to the bound the other
 // resources are.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bhsim/bhsim/bench/engine"
 	"github.com/bhsim/bhsim/bench/scenario"
-	"github.com/bhsim/bhsim/bench/timing"
 	"github.com/bhsim/bhsim/bufcache"
 	"github.com/bhsim/bhsim/bufcache/blk"
 	"github.com/bhsim/bhsim/bufcache/blk/md"
@@ -95,11 +94,6 @@ type DDRun struct {
 	pos    uint64
 	blocks uint64
 	cpus   []bufcache.Counters
-	// pre holds the counters before the block being written, until the
-	// flusher first writes back; started is then set and start keeps
-	// them: where the run's first phase ends (DDResult.Phases).
-	pre, start DDResult
-	started    bool
 }
 
 // ErrInvalidDD is wrapped by the errors of a DD that cannot run as given (a
@@ -312,10 +306,6 @@ func (r *DDRun) Block() error {
 	cpu := r.m.CPU(0)
 	var n uint64
 	var err error
-	watch := !r.started && !r.dd.Read
-	if watch {
-		r.snapshot(&r.pre)
-	}
 	if r.dd.Read {
 		n, err = r.file.Pread(cpu, r.pos, r.dst)
 	} else {
@@ -326,10 +316,6 @@ func (r *DDRun) Block() error {
 	}
 	r.pos += n
 	r.blocks++
-	if watch && r.m.CPU(1).Events()[bufcache.EvBioSubmit] > r.cpus[1][bufcache.EvBioSubmit] {
-		r.started = true
-		r.pre, r.start = r.start, r.pre
-	}
 	if err == nil && n < r.dd.BS {
 		err = errors.New("workload: dd reached the end of the device")
 	}
@@ -342,8 +328,6 @@ func (r *DDRun) Block() error {
 // close(2) of a block device returns 0 whatever its sync found).
 func (r *DDRun) Close() (*DDResult, error) {
 	cpu := r.m.CPU(0)
-	var closing DDResult
-	r.snapshot(&closing)
 	if !r.dd.Read {
 		if err := r.dev.SyncBlockdev(cpu); err != nil {
 			return nil, err
@@ -354,13 +338,6 @@ func (r *DDRun) Close() (*DDResult, error) {
 	}
 	res := &DDResult{}
 	r.snapshot(res)
-	var zero DDResult
-	r.snapshotZero(&zero)
-	if r.started {
-		res.Phases = []*DDResult{r.start.since(&zero), closing.since(&r.start), res.since(&closing)}
-	} else {
-		res.Phases = []*DDResult{closing.since(&zero), res.since(&closing)}
-	}
 	return res, nil
 }
 
@@ -380,30 +357,6 @@ func (r *DDRun) snapshot(s *DDResult) {
 	for _, q := range r.disks {
 		s.Disks = append(s.Disks, DiskResult{Name: q.Name(), Stats: q.Stats()})
 	}
-}
-
-// snapshotZero sets s to the run's counters before its first block: none
-// (the disks and the array are new with the run).
-func (r *DDRun) snapshotZero(s *DDResult) {
-	s.DD, s.BlockSize, s.ReadAheadKB = r.dd, r.dev.BlockSize(), r.dev.ReadAheadKB()
-	s.CPU = make([]bufcache.Counters, len(r.cpus))
-	for _, q := range r.disks {
-		s.Disks = append(s.Disks, DiskResult{Name: q.Name()})
-	}
-}
-
-// since returns what the run did between earlier, a snapshot of the same
-// run, and s: a phase, with no phases of its own.
-func (s *DDResult) since(earlier *DDResult) *DDResult {
-	out := &DDResult{DD: s.DD, Bytes: s.Bytes - earlier.Bytes, Blocks: s.Blocks - earlier.Blocks,
-		BlockSize: s.BlockSize, ReadAheadKB: s.ReadAheadKB, MD: s.MD.Sub(earlier.MD)}
-	for i := range s.CPU {
-		out.CPU = append(out.CPU, s.CPU[i].Sub(earlier.CPU[i]))
-	}
-	for i := range s.Disks {
-		out.Disks = append(out.Disks, DiskResult{Name: s.Disks[i].Name, Stats: s.Disks[i].Stats.Sub(earlier.Disks[i].Stats)})
-	}
-	return out
 }
 
 // Run runs the whole of d: Start, Count blocks, Close.
@@ -493,15 +446,6 @@ type DDResult struct {
 	// disk's, in member order.
 	MD    md.Stats
 	Disks []DiskResult
-	// Phases are the parts of the run that follow one another, each what
-	// the run did in it: for a write, dd's start until the flusher first
-	// writes back (background writeback waits for the dirty threshold, so
-	// nothing else runs), the steady state, and dd's close (the last close
-	// syncs what is still dirty with the flusher idle below the threshold,
-	// then drops the page cache); for a read, or a write that never reached
-	// the threshold, everything before the close and the close. Empty for a
-	// phase itself.
-	Phases []*DDResult
 }
 
 // DiskResult is one disk's counters for a run.
@@ -559,154 +503,8 @@ func (r *DDResult) FoliosPerMiB() float64 {
 	return float64(folios) / (float64(r.Bytes) / (1 << 20))
 }
 
-// diskBytes returns the bytes every disk's DMA moved, read and written.
-func (r *DDResult) diskBytes() uint64 {
-	var n uint64
-	for _, d := range r.Disks {
-		n += (d.Stats.Read.Sectors + d.Stats.Write.Sectors) << blk.SectorShift
-	}
-	return n
-}
-
 // Pages returns the PAGE_SIZE pages the run moved.
 func (r *DDResult) Pages() float64 { return float64(r.Bytes) / 4096 }
-
-// Loads returns the demand of every resource of the run (see timing.Load): each CPU
-// with its events (dd's also with its system calls and, for a write, the
-// bytes it read from /dev/zero), kswapd ("kswapd0", a thread counted in the
-// all-CPU bound, not a CPU of its own) with its reclaim; md's per-bio work, the bios' passes through
-// the disks' blk-mq queues and the requests, charged to the CPUs that
-// submitted bios in proportion to their submissions, except a RAID6 write's
-// stripe handling, member bios and requests, which are raid5d's (the
-// "md0_raid6" thread); the all-CPU bound; the memory bus (the bytes the run's
-// copies, zeroing, parity and DMA move through it); and
-// each disk with its busy time — or, for a disk with no timing model of its
-// own (blk.Null), its requests and bytes, which the profile prices
-// (timing.ParamDiskRequest, ParamDiskByte).
-func (r *DDResult) Loads() []timing.Load {
-	var bios float64
-	for _, ev := range r.CPU {
-		bios += float64(ev[bufcache.EvBioSubmit])
-	}
-	raid5d := r.DD.Layout == LayoutRaid6 && !r.DD.Read
-	var shared, thread timing.Quantities // charged by bio share, or to raid5d
-	shared[timing.ParamMDBio] = float64(r.MD.BiosIn + r.MD.Splits)
-	shared[timing.ParamMDWriteBio] = float64(r.MD.WriteBios)
-	shared[timing.ParamStripeAttach] = float64(r.MD.StripeAttach)
-	io := &shared
-	if raid5d {
-		io = &thread
-	}
-	io[timing.ParamMemberBio] = float64(r.MD.MemberBios)
-	io[timing.ParamMQBio] = float64(r.DiskBios())
-	io[timing.ParamRequest] = float64(r.Requests())
-	thread[timing.ParamStripe] = float64(r.MD.Stripes)
-	thread[timing.ParamParityByte] = float64(r.MD.ParityBytes)
-
-	var loads, cpus []timing.Load
-	for i, ev := range r.CPU {
-		name := fmt.Sprintf("cpu%d", i)
-		switch i {
-		case 0:
-			name += " (dd)"
-		case 1:
-			name += " (flusher)"
-		case r.DD.CPUs:
-			name = "kswapd0"
-		}
-		l := timing.CPULoad(name, timing.PerOp(ev, 1, 0))
-		if i == 0 {
-			l.Q[timing.ParamSyscall] = 2 * float64(r.Blocks) // dd's read(2) and write(2) of every block
-			if !r.DD.Read {
-				l.Q[timing.ParamZeroByte] = float64(r.Bytes) // read(2) of /dev/zero
-			}
-		}
-		if bios > 0 {
-			share := float64(ev[bufcache.EvBioSubmit]) / bios
-			for p, n := range shared {
-				l.Q[p] += n * share
-			}
-		}
-		cpus = append(cpus, l)
-	}
-	if raid5d {
-		cpus = append(cpus, timing.CPULoad("md0_raid6", thread))
-	}
-	loads = append(loads, cpus...)
-	loads = append(loads, timing.AllCPUs(r.DD.CPUs, cpus...))
-	loads = append(loads, timing.MemoryLoad(r.memoryBytes()))
-	for _, d := range r.Disks {
-		l := timing.Load{Name: d.Name, FixedNS: d.Stats.BusyNS, Servers: 1}
-		if _, priced := r.DD.Disk.(blk.Null); priced {
-			st := d.Stats
-			l.Q[timing.ParamDiskRequest] = float64(st.Read.Requests + st.Write.Requests)
-			l.Q[timing.ParamDiskByte] = float64((st.Read.Sectors + st.Write.Sectors) << blk.SectorShift)
-		}
-		loads = append(loads, l)
-	}
-	return loads
-}
-
-// memoryBytes returns the bytes the run's passes over data moved through
-// the memory controller (timing.ParamMemByte): every byte the CPUs copied
-// (copy_from_user or copy_to_user: a load and a store, EvCopyByte counts
-// it once), every byte dd read from /dev/zero (read_zero's clear_user: a
-// store), every byte of every disk's DMA (one transfer), and for a RAID6
-// write raid5d's biodrain of each written byte into the stripe cache (a load
-// and a store) and the syndrome's pass over each stripe (a load of every data
-// page, a store of P and Q). Each pass is counted as reaching DRAM: dd's
-// buffer and the stream of page-cache pages outgrow the caches of the
-// machines this models (a 1 MiB L2 on the Helios4); a cache that kept
-// some of it would make the count an upper bound.
-func (r *DDResult) memoryBytes() timing.Quantities {
-	var copied float64
-	for _, ev := range r.CPU {
-		copied += float64(ev[bufcache.EvCopyByte])
-	}
-	n := 2*copied + float64(r.diskBytes())
-	if !r.DD.Read {
-		n += float64(r.Bytes) // /dev/zero
-	}
-	if r.DD.Layout == LayoutRaid6 && !r.DD.Read {
-		data := float64(max(r.DD.Members-2, 1))
-		n += 2*float64(r.MD.BytesIn) + float64(r.MD.ParityBytes)*(1+data/2)
-	}
-	var q timing.Quantities
-	q[timing.ParamMemByte] = n
-	return q
-}
-
-// PhaseLoads returns the loads of each of the run's phases (Phases), nil
-// for a phase.
-func (r *DDResult) PhaseLoads() [][]timing.Load {
-	var out [][]timing.Load
-	for _, ph := range r.Phases {
-		out = append(out, ph.Loads())
-	}
-	return out
-}
-
-// Obs returns the run as an observation of the published MB/s figure at row
-// and column of a table: its phases' loads, and the whole run's for reports.
-func (r *DDResult) Obs(row, column string, published float64) timing.Observation {
-	return timing.Observation{Row: row, Column: column, Published: published, Loads: r.Loads(), Phases: r.PhaseLoads(), Bytes: float64(r.Bytes)}
-}
-
-// SimNS returns the run's simulated time under p: the sum of its phases'
-// times, each set by its busiest resource (timing.Profile.PhasedNS), or for
-// a phase its busiest resource's time.
-func (r *DDResult) SimNS(p *timing.Profile) float64 {
-	if len(r.Phases) > 0 {
-		return p.PhasedNS(r.PhaseLoads())
-	}
-	_, t := p.Bottleneck(r.Loads())
-	return t
-}
-
-// MBps returns the run's simulated throughput under p in decimal MB/s.
-func (r *DDResult) MBps(p *timing.Profile) float64 {
-	return float64(r.Bytes) * 1e3 / r.SimNS(p)
-}
 
 // decimalBytes prints n bytes in the decimal unit that keeps it between 1
 // and 1000, as disk makers count ("8.002 TB", "4.096 kB", "512 bytes").

@@ -21,18 +21,16 @@ import (
 // d.PageCacheLimit folios. Its MBps is the dd's rate as coreutils dd
 // reports it: the bytes over the whole run, the close included.
 //
-// Where d's phases (Run, DDResult.MBps) price a dd's work by its busiest
-// resource, the clock places every call, flusher pass and request in time,
-// with balance_dirty_pages pacing the writer: TestDDOnTheClock holds the
-// two within a few per cent for the threads' runs, and
-// docs/known-differences.md says where they part.
+// The clock places every call, flusher pass and request in time, with
+// balance_dirty_pages pacing the writer; docs/known-differences.md says
+// where it parts from the kernel. (Run counts a dd's work without a
+// clock: its events, md's and the disks' counters.)
 //
 // The clock's machine has dd's CPU, the flusher's and kswapd; d.CPUs
 // beyond dd's and the flusher's are idle in a dd, and only the all-CPU
 // bound would count them. A disk with no timing model (blk.Null, as Xu
 // Yang's board's) is priced
-// by p, as the phases price it: an SSD of p's disk-requests latency and
-// disk-bytes rate. d.SetBlocksize is set once dd has opened the device
+// by p: an SSD of p's disk-requests latency and disk-bytes rate. d.SetBlocksize is set once dd has opened the device
 // (engine.RunOptions.SetBlocksize). d.Data and d.UntouchedBuffer are not
 // used (the engine's device is metadata-only, and its writes' buffers are
 // the engine's). Like Start, it refuses a dd that moves more than d's
@@ -95,8 +93,8 @@ func (d DD) OnClock(ctx context.Context, p *timing.Profile, progress func(done, 
 
 // clockDisk is d's disk on the clock: its model, named as the built-in
 // disk it is (engine.Disks: "hdd"), or for a disk with none
-// (blk.Null) an SSD of p's request latency and byte rate, as the phases
-// price it (timing.ParamDiskRequest, ParamDiskByte).
+// (blk.Null) an SSD of p's request latency and byte rate
+// (timing.ParamDiskRequest, ParamDiskByte).
 func (d DD) clockDisk(p *timing.Profile) engine.Disk {
 	if _, priced := d.Disk.(blk.Null); priced {
 		return engine.Disk{Name: "ssd (" + p.Name + ")", Model: blk.SSD{MBps: 1e3 / p.NS[timing.ParamDiskByte], LatencyNS: p.NS[timing.ParamDiskRequest]}}

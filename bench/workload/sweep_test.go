@@ -311,7 +311,7 @@ func TestSweepDDErrors(t *testing.T) {
 }
 
 // TestSweepRow checks a row's figures against the run's own counts, on
-// the phases' count of the same dd as the oracle: the bios every CPU
+// Run's count of the same dd (without a clock) as the oracle: the bios every CPU
 // submitted per page, the requests per MiB (one disk: those it served),
 // and the MB/s and bound the clock's result gives.
 func TestSweepRow(t *testing.T) {
