@@ -37,7 +37,8 @@ func iomapDD(k engine.Kernel, bs uint64) workload.DD {
 // bytes, as dd does, from one reused user buffer that the pre-fault really
 // touches: Go's throughput (MB/s) falls with bs for 6.6 as the pre-fault
 // touches more user pages per page written. The simulated figures come from
-// a separate dd of iomapFixedBytes at that bs, run once per process and
+// a separate dd of iomapFixedBytes at that bs on his board's own page
+// cache (not iomapDD's small one), run once per process on the clock and
 // closed by dd's sync: user pages pre-faulted per page written, sim-MB/s
 // under the uncalibrated IMX8Board profile, bios per page.
 func BenchmarkIomapWrite(b *testing.B) {
@@ -55,7 +56,7 @@ func BenchmarkIomapWrite(b *testing.B) {
 					}
 				}
 				reportFixed(b, "IomapWrite/"+name+"/"+scenario.FormatDDSize(bs), func() ([]metric, error) {
-					fixed := dd
+					fixed := workload.IMX8BoardDD(engine.MustKernel(name), bs, 1) // his board's page cache, not the loop's small one
 					fixed.Count = (iomapFixedBytes + bs - 1) / bs
 					r, err := fixed.OnClock(context.Background(), p, nil)
 					if err != nil {
