@@ -47,9 +47,8 @@ func BenchmarkDDWrite(b *testing.B) {
 					if err != nil {
 						return nil, err
 					}
-					pages := float64(r.Bytes) / 4096
-					return []metric{{r.MBps, "sim-MB/s"}, {r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, "bios/page"},
-						{256 * r.Count(timing.ParamRequest) / pages, "requests/MiB"}}, nil
+					return []metric{{r.MBps, "sim-MB/s"}, {r.PerPage(timing.Ev(bufcache.EvBioSubmit)), "bios/page"},
+						{256 * r.PerPage(timing.ParamRequest), "requests/MiB"}}, nil
 				})
 			})
 		}

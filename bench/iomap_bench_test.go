@@ -62,9 +62,8 @@ func BenchmarkIomapWrite(b *testing.B) {
 					if err != nil {
 						return nil, err
 					}
-					pages := float64(r.Bytes) / 4096
-					return []metric{{r.Count(timing.Ev(bufcache.EvFaultInPage)) / pages, "faultin-pages/page"}, {r.MBps, "sim-MB/s"},
-						{r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, "bios/page"}}, nil
+					return []metric{{r.PerPage(timing.Ev(bufcache.EvFaultInPage)), "faultin-pages/page"}, {r.MBps, "sim-MB/s"},
+						{r.PerPage(timing.Ev(bufcache.EvBioSubmit)), "bios/page"}}, nil
 				})
 			})
 		}

@@ -239,6 +239,12 @@ func (r *RunResult) Count(q timing.Param) float64 {
 	return 0
 }
 
+// Pages returns the 4 KiB pages the run's records moved (Bytes / 4096).
+func (r *RunResult) Pages() float64 { return float64(r.Bytes) / 4096 }
+
+// PerPage returns Count(q) per page the run moved (Pages). O(resources).
+func (r *RunResult) PerPage(q timing.Param) float64 { return r.Count(q) / r.Pages() }
+
 // Kind returns the result of the kind called name ("write"), if any ran.
 func (r *RunResult) Kind(name string) (KindResult, bool) {
 	for _, k := range r.Kinds {

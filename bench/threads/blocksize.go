@@ -174,12 +174,11 @@ func blocksizeNotes(p *timing.Profile, runs blocksizeRuns) string {
 	for _, l := range workload.Layouts() {
 		for _, k := range []string{"5.10.10", "5.10.10+revert"} {
 			r := runs[blocksizeRun{k, l, false}]
-			pages := float64(r.Bytes) / 4096
 			fmt.Fprintf(&sb, "  %s, block size %d: %.2f bios/page, %.1f requests/MiB, %.1f MB/s\n", l.Column(), r.BlockSize,
-				clockPerPage(r, timing.Ev(bufcache.EvBioSubmit)), 256*clockPerPage(r, timing.ParamRequest), r.MBps)
+				r.PerPage(timing.Ev(bufcache.EvBioSubmit)), 256*r.PerPage(timing.ParamRequest), r.MBps)
 			loads := slices.Clone(r.Loads)
 			for i := range loads {
-				loads[i] = loads[i].Scaled(1 / pages)
+				loads[i] = loads[i].Scaled(1 / r.Pages())
 			}
 			sb.WriteString(indent(p.DescribeLoads(loads), "  "))
 		}

@@ -152,9 +152,3 @@ func recordedCrossValidation(name string) ([]timing.LeftOut, error) {
 	}
 	return out, nil
 }
-
-// clockPerPage is run r's count of q (engine.RunResult.Count) per 4 KiB
-// page it moved.
-func clockPerPage(r *engine.RunResult, q timing.Param) float64 {
-	return r.Count(q) / (float64(r.Bytes) / 4096)
-}

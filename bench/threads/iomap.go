@@ -146,8 +146,7 @@ func iomapNotes(runs map[iomapRun]*engine.RunResult) string {
 		fmt.Fprintf(&sb, "  %-8s", scenario.FormatDDSize(bs))
 		for _, k := range iomapKernels {
 			r := runs[iomapRun{k.name, bs}]
-			pages := float64(r.Bytes) / 4096
-			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", clockPerPage(r, timing.Ev(bufcache.EvFaultInPage)), r.DurationNS/pages/1e3, r.MBps))
+			fmt.Fprintf(&sb, " %28s", fmt.Sprintf("%.1f, %.2f, %.0f", r.PerPage(timing.Ev(bufcache.EvFaultInPage)), r.DurationNS/r.Pages()/1e3, r.MBps))
 		}
 		sb.WriteString("\n")
 	}

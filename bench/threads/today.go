@@ -87,8 +87,8 @@ func todayBlocksize(r *Reproduction, opts Options) ([]Today, error) {
 		out = append(out, Today{What: fmt.Sprintf("dd bs=1M count=%d write, %s", count, l.Column()), Kernel: todayNoTHP, Unit: r.Table.Unit,
 			Then: then.Simulated, ThenKernel: "5.10.10+revert", Value: res.MBps,
 			Counted: fmt.Sprintf("a Cortex-A9 has no THP; block size %d, %.2f bios/page, %.1f requests/MiB, %.2f folios/MiB", res.BlockSize,
-				clockPerPage(res, timing.Ev(bufcache.EvBioSubmit)), 256*clockPerPage(res, timing.ParamRequest),
-				256*clockPerPage(res, timing.Ev(bufcache.EvFolioAlloc)))})
+				res.PerPage(timing.Ev(bufcache.EvBioSubmit)), 256*res.PerPage(timing.ParamRequest),
+				256*res.PerPage(timing.Ev(bufcache.EvFolioAlloc)))})
 	}
 	return out, nil
 }
@@ -113,8 +113,8 @@ func todayIomap(r *Reproduction, opts Options) ([]Today, error) {
 		res := results[i]
 		out = append(out, Today{What: "dd bs=" + scenario.FormatDDSize(bs), Kernel: todayKernel, Unit: r.Table.Unit,
 			Then: then.Simulated, ThenKernel: iomapKernels[2].name, Value: res.MBps,
-			Counted: fmt.Sprintf("%.1f user pages pre-faulted per page, %.2f folios/MiB", clockPerPage(res, timing.Ev(bufcache.EvFaultInPage)),
-				256*clockPerPage(res, timing.Ev(bufcache.EvFolioAlloc)))})
+			Counted: fmt.Sprintf("%.1f user pages pre-faulted per page, %.2f folios/MiB", res.PerPage(timing.Ev(bufcache.EvFaultInPage)),
+				256*res.PerPage(timing.Ev(bufcache.EvFolioAlloc)))})
 	}
 	return out, nil
 }

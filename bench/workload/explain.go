@@ -373,9 +373,9 @@ func buildDDOp(ctx context.Context, op ExplainOp, d DD, p *timing.Profile, title
 	if err != nil {
 		return nil, err
 	}
-	pages := float64(r.Bytes) / 4096
+	pages := r.Pages()
 	o := &Operation{ExplainOp: op, Title: title, Unit: "page", Per: pages, Bytes: float64(r.Bytes), Loads: r.Loads, NS: r.DurationNS}
-	perPage := func(q timing.Param) float64 { return r.Count(q) / pages }
+	perPage := r.PerPage
 	requests := perPage(timing.ParamRequest)
 	verb, kind, path := "written", "write", "generic_perform_write through buffer heads"
 	switch {

@@ -233,9 +233,8 @@ type DDRow struct {
 
 // rowOf returns r's row for cell c. O(resources).
 func rowOf(c DDCell, r *engine.RunResult) DDRow {
-	pages := float64(r.Bytes) / 4096
 	return DDRow{DDCell: c, Result: r, MBps: r.MBps, Bottleneck: r.Bound.Resource,
-		BiosPerPage: r.Count(timing.Ev(bufcache.EvBioSubmit)) / pages, RequestsPerMiB: 256 * r.Count(timing.ParamRequest) / pages}
+		BiosPerPage: r.PerPage(timing.Ev(bufcache.EvBioSubmit)), RequestsPerMiB: 256 * r.PerPage(timing.ParamRequest)}
 }
 
 // SweepOptions tune how a sweep runs, never what it computes.
