@@ -165,7 +165,7 @@ func CalibrationScenarios() []*scenario.Scenario {
 // tracepoints; on ClockWall, whose cells hold the last close, a freed
 // folio and a freed buffer_head, and a new buffer_head. A cost the cells
 // would make negative is pinned at 0 (timing.Fit.NonNegative). The timer
-// and the system call are not fitted: Calibrate measures them. Fit.Why
+// and the system call are not fitted: Measure measures them. Fit.Why
 // says why a cost may leave its x86 server prior.
 func HostFit(c Clock) timing.Fit {
 	f := timing.Fit{Params: []timing.Param{timing.Ev(bufcache.EvCopyByte), timing.Ev(bufcache.EvFolioAlloc),
@@ -279,21 +279,79 @@ type HostCalibration struct {
 
 // ModelRunner runs scenario s on the model, its device given the queue
 // limits q the kernel's loop device had; engine.RunModel with
-// engine.ModelOptions{Queue: q} is the one bhsim uses. Calibrate takes it
+// engine.ModelOptions{Queue: q} is the one bhsim uses. Fit takes it
 // as an argument so that the host runner depends on the scenario contract,
 // not on the model that speaks it.
 type ModelRunner func(ctx context.Context, s *scenario.Scenario, q *scenario.QueueLimits) (*scenario.Result, error)
 
-// Calibrate measures the runner's timing cost (MeasureHarness: the
-// profile's timer and syscalls, not fitted), runs CalibrationScenarios on
-// the host (opts.Runs times each, the median of each cell's mean kept) and
-// on the model through model, and fits fit's costs of base to the host's
-// time per call on clock c (HostFit(c) is the fit for it). The fitted
-// profile is base's with the measured and the fitted costs, named
-// "x86-host". Errors: the host runner's (no root, no loop devices, no
-// tracefs, a failed run), the model's, the fit's; on ClockWall, a fitted
-// fsync cell (its elapsed time is the disk's).
-func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Clock, opts Options, model ModelRunner) (*HostCalibration, error) {
+// Measure measures a host calibration on clock c: the runner's timing
+// cost (MeasureHarness: the profile's timer and syscalls, not fitted),
+// then CalibrationScenarios on the host, opts.Runs times each (each run a
+// counting pass and, on ClockWall, a timing pass on fresh devices), keeping
+// each cell's time over its calls per run. On ClockWall the fsyncs are
+// not measured (their elapsed time is the loop disk's). Errors: the host
+// runner's (no root, no loop devices, no tracefs, a failed run) and an
+// operation that failed or was not timed (kernelCell).
+func Measure(ctx context.Context, c Clock, opts Options) (*CalibrationRecord, error) {
+	h, err := MeasureHarness()
+	if err != nil {
+		return nil, fmt.Errorf("host: calibrate: %w", err)
+	}
+	runs := max(opts.Runs, 1)
+	rec := &CalibrationRecord{Schema: CalibrationSchema, Clock: c.String(), Runs: runs, Harness: h}
+	opts.Runs = 1
+	// ClockCPU prices the runner's tracepoints per firing (ParamTracepoint,
+	// threadFirings): its cells are the counting pass's CPU time, in which
+	// they fire, so the timing pass would only take time.
+	opts.NoTiming = c == ClockCPU
+	for _, s := range CalibrationScenarios() {
+		rs := RecordedScenario{Name: s.Name}
+		for run := range runs {
+			kernel, err := Run(ctx, s, opts)
+			if err != nil {
+				return nil, fmt.Errorf("host: calibrate: %s on the host: %w", s.Name, err)
+			}
+			rec.Kernel, rec.Machine = kernel.Kernel, kernel.Machine
+			if rs.Queue == nil {
+				rs.Queue = kernel.Queue
+			}
+			i := 0
+			for _, hc := range hostCells(s) {
+				if c == ClockWall && diskBound(hc.column) {
+					continue
+				}
+				calls, ns, err := kernelCell(s.Name, hc, c, kernel)
+				if err != nil {
+					return nil, err
+				}
+				if run == 0 {
+					rs.Cells = append(rs.Cells, RecordedCell{Cell: hc.column, Calls: calls})
+				} else if rs.Cells[i].Calls != calls {
+					return nil, fmt.Errorf("host: calibrate: %s/%s: %d calls in run %d, %d in the first", s.Name, hc.column, calls, run+1, rs.Cells[i].Calls)
+				}
+				rs.Cells[i].NS = append(rs.Cells[i].NS, ns)
+				i++
+			}
+		}
+		rec.Scenarios = append(rec.Scenarios, rs)
+	}
+	return rec, nil
+}
+
+// Fit runs CalibrationScenarios on the model through model, each on the
+// queue limits its loop device had, and fits fit's costs of base to the
+// recorded time per call (each cell's median over the runs: one run can
+// carry a long interruption, a page fault of the runner, an interrupt, a
+// migration, which the median of a few does not), on the record's clock
+// (HostFit(c) is the fit for it). The fitted profile is base's with the
+// measured timer and system call and the fitted costs, named "x86-host".
+// Errors: a scenario or cell the record lacks, the model's, the fit's; on
+// ClockWall, a fitted fsync cell (its elapsed time is the disk's).
+func (r *CalibrationRecord) Fit(ctx context.Context, base *timing.Profile, fit timing.Fit, model ModelRunner) (*HostCalibration, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	c, _ := ParseClock(r.Clock)
 	if c == ClockWall {
 		for _, cell := range fit.Cells {
 			if _, column, _ := strings.Cut(cell, "/"); diskBound(column) {
@@ -302,51 +360,37 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Cloc
 		}
 	}
 	var obs []timing.Observation
-	out := &HostCalibration{Clock: c}
-	var err error
-	if out.Harness, err = MeasureHarness(); err != nil {
-		return nil, fmt.Errorf("host: calibrate: %w", err)
-	}
-	runs := max(opts.Runs, 1)
-	opts.Runs = 1
-	// ClockCPU prices the runner's tracepoints per firing (ParamTracepoint,
-	// threadFirings): its cells are the counting pass's CPU time, in which
-	// they fire, so the timing pass would only take time.
-	opts.NoTiming = c == ClockCPU
 	for _, s := range CalibrationScenarios() {
-		var modelled *scenario.Result
-		var perRun [][]timing.Observation
-		for range runs {
-			kernel, err := Run(ctx, s, opts)
-			if err != nil {
-				return nil, fmt.Errorf("host: calibrate: %s on the host: %w", s.Name, err)
-			}
-			if modelled == nil {
-				if modelled, err = model(ctx, s, kernel.Queue); err != nil {
-					return nil, fmt.Errorf("host: calibrate: %s on the model: %w", s.Name, err)
-				}
-			}
-			out.Kernel, out.Machine = kernel.Kernel, kernel.Machine
-			var cells []timing.Observation
-			for _, hc := range hostCells(s) {
-				if c == ClockWall && diskBound(hc.column) {
-					continue
-				}
-				o, err := hostObservation(s.Name, hc, c, kernel, modelled)
-				if err != nil {
-					return nil, err
-				}
-				cells = append(cells, o)
-			}
-			perRun = append(perRun, cells)
+		rs, err := r.scenario(s.Name)
+		if err != nil {
+			return nil, err
 		}
-		obs = append(obs, medianRuns(perRun)...)
+		modelled, err := model(ctx, s, rs.Queue)
+		if err != nil {
+			return nil, fmt.Errorf("host: calibrate: %s on the model: %w", s.Name, err)
+		}
+		for _, hc := range hostCells(s) {
+			if c == ClockWall && diskBound(hc.column) {
+				continue
+			}
+			i := slices.IndexFunc(rs.Cells, func(rc RecordedCell) bool { return rc.Cell == hc.column })
+			if i < 0 {
+				return nil, fmt.Errorf("host: calibration record: %s has no cell %s", s.Name, hc.column)
+			}
+			rc := rs.Cells[i]
+			q, err := modelQuantities(s.Name, hc, c, modelled, rc.Calls)
+			if err != nil {
+				return nil, err
+			}
+			obs = append(obs, timing.Observation{Row: s.Name, Column: hc.column, Published: median(slices.Clone(rc.NS)) / float64(rc.Calls), Q: q})
+		}
 	}
+	out := &HostCalibration{Kernel: r.Kernel, Machine: r.Machine, Clock: c, Harness: r.Harness}
 	p := *base
-	p.Name, p.Description = "x86-host", fmt.Sprintf("this machine's kernel (%s %s), as a host calibration fits %s to its %s", out.Kernel, out.Machine, base.Name, c.what())
-	p.Set(timing.ParamTimer, out.Harness.TimerNS, fmt.Sprintf("measured on this host: the CPU time of an empty interval between two "+
+	p.Name, p.Description = "x86-host", fmt.Sprintf("this machine's kernel (%s %s), as a host calibration fits %s to its %s", r.Kernel, r.Machine, base.Name, c.what())
+	p.Set(timing.ParamTimer, r.Harness.TimerNS, fmt.Sprintf("measured on this host: the CPU time of an empty interval between two "+
 		"CLOCK_THREAD_CPUTIME_ID readings, as the runner brackets each call (median of %d rounds of %d)", harnessRounds, harnessCalls))
-	p.Set(timing.ParamSyscall, out.Harness.SyscallNS, fmt.Sprintf("measured on this host: a timed getppid(2) through the Go "+
+	p.Set(timing.ParamSyscall, r.Harness.SyscallNS, fmt.Sprintf("measured on this host: a timed getppid(2) through the Go "+
 		"runtime's system-call entry, less the empty interval (median of %d rounds of %d)", harnessRounds, harnessCalls))
 	fitted, cal, err := timing.Calibrate(&p, fit, obs)
 	if err != nil {
@@ -359,22 +403,6 @@ func Calibrate(ctx context.Context, base *timing.Profile, fit timing.Fit, c Cloc
 	return out, nil
 }
 
-// medianRuns returns the cells of the first run with, as each one's
-// published figure, the median over the runs: one run's mean CPU time per
-// call can carry a long interruption (a page fault of the runner, an
-// interrupt, a migration), and the median of a few runs does not.
-func medianRuns(runs [][]timing.Observation) []timing.Observation {
-	out := slices.Clone(runs[0])
-	for i := range out {
-		var v []float64
-		for _, r := range runs {
-			v = append(v, r[i].Published)
-		}
-		out[i].Published = median(v)
-	}
-	return out
-}
-
 // median returns the median of v (the middle pair's mean for an even
 // count); v is sorted in place and must not be empty.
 func median(v []float64) float64 {
@@ -383,25 +411,16 @@ func median(v []float64) float64 {
 	return (v[(n-1)/2] + v[n/2]) / 2
 }
 
-// hostObservation pools cell hc of scenario name on clock c: the host's
-// mean time per call over its operations as the published figure — on
-// ClockCPU the counting pass's thread CPU time, on ClockWall the timing
-// pass's elapsed time; as its quantities, the model's events per call but
-// the bios' completions, and one system call; on ClockCPU also one timed
-// interval and the runner's tracepoints that fire in the calling thread
-// (threadFirings of the model's counters, which mirror the host's), where
-// the timing pass reads no clock per call and fires none. Errors: an
-// operation that failed on either side, or one the host did not time.
-func hostObservation(name string, hc hostCell, c Clock, kernel, model *scenario.Result) (timing.Observation, error) {
-	var ns, firings float64
-	var calls int
-	var ev bufcache.Counters
+// kernelCell pools cell hc of scenario name from one host run on clock c:
+// the calls its operations made and their time — on ClockCPU the counting
+// pass's thread CPU time, on ClockWall the timing pass's elapsed time.
+// Errors: an operation that failed, or one the host did not time on c.
+func kernelCell(name string, hc hostCell, c Clock, kernel *scenario.Result) (calls int, ns float64, err error) {
 	for _, i := range hc.ops {
-		k, m := kernel.Ops[i], model.Ops[i]
+		k := kernel.Ops[i]
 		timed := k.CPU != nil && k.CPU.N > 0 && (c == ClockCPU || k.Wall != nil)
-		if k.Errno != "" || m.Errno != "" || !timed {
-			return timing.Observation{}, fmt.Errorf("host: calibrate: %s op %d (%s): host errno %q, model errno %q, no %s: cannot be a cell",
-				name, i+1, k.Op, k.Errno, m.Errno, c.what())
+		if k.Errno != "" || !timed {
+			return 0, 0, fmt.Errorf("host: calibrate: %s op %d (%s): errno %q, no %s: cannot be a cell", name, i+1, k.Op, k.Errno, c.what())
 		}
 		if c == ClockCPU {
 			ns += k.CPU.MeanNs * float64(k.CPU.N)
@@ -409,10 +428,28 @@ func hostObservation(name string, hc hostCell, c Clock, kernel, model *scenario.
 			ns += float64(k.Wall.MinNs)
 		}
 		calls += k.CPU.N
-		for _, e := range m.Events {
+	}
+	return calls, ns, nil
+}
+
+// modelQuantities is cell hc's quantities per call on the model over the
+// host's calls: the model's events but the bios' completions, and one
+// system call; on ClockCPU also one timed interval and the runner's
+// tracepoints that fire in the calling thread (threadFirings of the
+// model's counters, which mirror the host's), where the timing pass reads
+// no clock per call and fires none. Errors: an operation that failed on
+// the model (the kernel's did not: kernelCell), which cannot be a cell.
+func modelQuantities(name string, hc hostCell, c Clock, model *scenario.Result, calls int) (timing.Quantities, error) {
+	var firings float64
+	var ev bufcache.Counters
+	for _, i := range hc.ops {
+		if m := model.Ops[i]; m.Errno != "" {
+			return timing.Quantities{}, fmt.Errorf("host: calibrate: %s op %d (%s): model errno %q: cannot be a cell", name, i+1, m.Op, m.Errno)
+		}
+		for _, e := range model.Ops[i].Events {
 			ev[parseEvent(e.Name)] += e.Max
 		}
-		firings += threadFirings(m.Counters)
+		firings += threadFirings(model.Ops[i].Counters)
 	}
 	// A loop device completes its requests, and their bios' end_io, in its
 	// worker thread, whose CPU time the calling thread's clock leaves out;
@@ -424,7 +461,7 @@ func hostObservation(name string, hc hostCell, c Clock, kernel, model *scenario.
 		q[timing.ParamTimer] = 1
 		q[timing.ParamTracepoint] = firings / float64(calls)
 	}
-	return timing.Observation{Row: name, Column: hc.column, Published: ns / float64(calls), Q: q}, nil
+	return q, nil
 }
 
 // parseEvent returns the event a model ledger names (RunModel writes only

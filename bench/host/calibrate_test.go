@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -69,8 +70,112 @@ func TestCalibrationScenarios(t *testing.T) {
 			assert.Contains(t, fit.Params, q, "%s: a reason for a cost the fit frees", c)
 		}
 	}
-	_, err := Calibrate(context.Background(), timing.X86Server(), HostFit(ClockCPU), ClockWall, Options{}, engine.RunOnQueue)
+	rec := modelRecord(t, ClockWall, timing.X86Server())
+	_, err := rec.Fit(context.Background(), timing.X86Server(), HostFit(ClockCPU), engine.RunOnQueue)
 	assert.ErrorContains(t, err, "fsync", "an fsync cell on the wall clock is refused before anything runs")
+}
+
+// testHarness is the harness of the records the tests make.
+var testHarness = Harness{TimerNS: 1300, SyscallNS: 1100}
+
+// modelRecord returns a record of clock c whose "kernel" is the model
+// priced by truth: each cell's time in three runs is the model's at
+// truth's costs (with testHarness's timer and system call), scaled by 0.9,
+// 1 and 1.2, so that the median is truth's own.
+func modelRecord(t *testing.T, c Clock, truth *timing.Profile) *CalibrationRecord {
+	t.Helper()
+	truth = truth.Scaled(truth.Name, truth.Description, 1, "")
+	truth.Set(timing.ParamTimer, testHarness.TimerNS, "test")
+	truth.Set(timing.ParamSyscall, testHarness.SyscallNS, "test")
+	rec := &CalibrationRecord{Schema: CalibrationSchema, Kernel: "6.18-test", Machine: "x86_64", Clock: c.String(), Runs: 3, Harness: testHarness}
+	for _, s := range CalibrationScenarios() {
+		q := &scenario.QueueLimits{LogicalBlockSize: 512, PhysicalBlockSize: 512, MaxSectorsKB: 1280, MaxHWSectorsKB: 1280,
+			MaxSegments: 128, MaxSegmentSize: 65536, Scheduler: "none", NrRequests: 256, ReadAheadKB: 128}
+		m, err := engine.RunOnQueue(context.Background(), s, q)
+		require.NoError(t, err, s.Name)
+		rs := RecordedScenario{Name: s.Name, Queue: q}
+		for _, hc := range hostCells(s) {
+			if c == ClockWall && diskBound(hc.column) {
+				continue
+			}
+			calls := 0
+			for _, i := range hc.ops {
+				calls += m.Ops[i].Calls
+			}
+			require.Positive(t, calls, "%s/%s", s.Name, hc.column)
+			qs, err := modelQuantities(s.Name, hc, c, m, calls)
+			require.NoError(t, err)
+			ns := truth.SimNSOf(timing.Observation{Q: qs}) * float64(calls)
+			rs.Cells = append(rs.Cells, RecordedCell{Cell: hc.column, Calls: calls, NS: []float64{1.2 * ns, ns, 0.9 * ns}})
+		}
+		rec.Scenarios = append(rec.Scenarios, rs)
+	}
+	return rec
+}
+
+// TestFitRecovers fits a record whose kernel is the model itself, priced
+// by costs away from the prior: through the record's file, the fit finds
+// those costs, every cell's error is nil, and the timer and system call
+// are the record's measured ones.
+func TestFitRecovers(t *testing.T) {
+	for _, c := range []Clock{ClockWall, ClockCPU} {
+		t.Run(c.String(), func(t *testing.T) {
+			fit := HostFit(c)
+			truth := timing.X86Server()
+			for k, q := range fit.Params {
+				truth.Set(q, truth.NS[q]*(1.5+0.25*float64(k%3))+10, "the test's truth")
+			}
+			file := filepath.Join(t.TempDir(), "calibration.json")
+			require.NoError(t, modelRecord(t, c, truth).WriteFile(file))
+			rec, err := ReadCalibrationRecord(file)
+			require.NoError(t, err)
+			got, err := rec.Fit(context.Background(), timing.X86Server(), fit, engine.RunOnQueue)
+			require.NoError(t, err)
+			for _, q := range fit.Params {
+				assert.InEpsilon(t, truth.NS[q], got.Profile.NS[q], 1e-6, "%s: %s", c, q)
+			}
+			for _, cell := range got.Calibration.Cells {
+				assert.InDelta(t, 0, cell.RelError(), 1e-6, "%s/%s", cell.Row, cell.Column)
+			}
+			assert.Equal(t, testHarness.TimerNS, got.Profile.NS[timing.ParamTimer])
+			assert.Equal(t, testHarness.SyscallNS, got.Profile.NS[timing.ParamSyscall])
+			assert.Equal(t, "6.18-test", got.Kernel)
+			assert.Equal(t, c, got.Clock)
+		})
+	}
+}
+
+// TestCalibrationRecordCheck refuses a record that does not hold
+// together, and a fit refuses a record without a scenario or cell.
+func TestCalibrationRecordCheck(t *testing.T) {
+	good := modelRecord(t, ClockWall, timing.X86Server())
+	require.NoError(t, good.check())
+	for _, tc := range []struct {
+		name, want string
+		spoil      func(r *CalibrationRecord)
+	}{
+		{"another schema", "schema", func(r *CalibrationRecord) { r.Schema = "bhsim-host-calibration/0" }},
+		{"an unknown clock", "clock", func(r *CalibrationRecord) { r.Clock = "monotonic" }},
+		{"no runs", "want all positive", func(r *CalibrationRecord) { r.Runs = 0 }},
+		{"no harness", "want all positive", func(r *CalibrationRecord) { r.Harness.SyscallNS = 0 }},
+		{"no queue", "no queue limits", func(r *CalibrationRecord) { r.Scenarios[2].Queue = nil }},
+		{"a run missing", "positive times", func(r *CalibrationRecord) { r.Scenarios[0].Cells[1].NS = r.Scenarios[0].Cells[1].NS[1:] }},
+		{"a time not positive", "positive times", func(r *CalibrationRecord) { r.Scenarios[0].Cells[0].NS[2] = 0 }},
+		{"no calls", "positive times", func(r *CalibrationRecord) { r.Scenarios[1].Cells[0].Calls = 0 }},
+		{"a scenario missing", "no scenario write-64k", func(r *CalibrationRecord) {
+			r.Scenarios = slices.DeleteFunc(r.Scenarios, func(s RecordedScenario) bool { return s.Name == "write-64k" })
+		}},
+		{"a cell missing", "has no cell close", func(r *CalibrationRecord) {
+			r.Scenarios[0].Cells = slices.DeleteFunc(r.Scenarios[0].Cells, func(c RecordedCell) bool { return c.Cell == "close" })
+		}},
+	} {
+		r := modelRecord(t, ClockWall, timing.X86Server())
+		tc.spoil(r)
+		_, err := r.Fit(context.Background(), timing.X86Server(), HostFit(ClockWall), engine.RunOnQueue)
+		assert.ErrorContains(t, err, tc.want, tc.name)
+	}
+	_, err := ReadCalibrationRecord(filepath.Join(t.TempDir(), "none.json"))
+	assert.Error(t, err)
 }
 
 // TestParseClock reads both clocks' names back and refuses another.
@@ -84,16 +189,44 @@ func TestParseClock(t *testing.T) {
 	assert.ErrorContains(t, err, "want wall")
 }
 
-// TestHostObservation pools a cell from a host result and a model result:
-// the host's time per call over the pooled operations, CPU or elapsed by
-// the clock; the model's events per call but the bios' completions and one
-// system call, and on the CPU clock one timed interval and the tracepoint
-// firings in the calling thread; a failed or untimed operation is refused.
-func TestHostObservation(t *testing.T) {
+// TestKernelCell pools a cell of a host run: its calls and their time,
+// CPU or elapsed by the clock; a failed or untimed operation is refused.
+func TestKernelCell(t *testing.T) {
 	kernel := &scenario.Result{Ops: []scenario.OpResult{
 		{Op: "blkbszset a 1K", CPU: &scenario.Measurement{N: 1, MeanNs: 1000}, Wall: &scenario.Span{MinNs: 1500, MaxNs: 1500}},
 		{Op: "blkbszset a 4K", CPU: &scenario.Measurement{N: 3, MeanNs: 2000}, Wall: &scenario.Span{MinNs: 9000, MaxNs: 9000}},
 	}}
+	cell := hostCell{"blkbszset", []int{0, 1}}
+	for _, tc := range []struct {
+		clock Clock
+		ns    float64
+	}{
+		{ClockCPU, 7000},   // 1000 + 3×2000
+		{ClockWall, 10500}, // 1500 + 9000
+	} {
+		calls, ns, err := kernelCell("s", cell, tc.clock, kernel)
+		require.NoError(t, err, tc.clock)
+		assert.Equal(t, 4, calls, tc.clock)
+		assert.InDelta(t, tc.ns, ns, 1e-9, tc.clock)
+	}
+	kernel.Ops[1].Wall = nil
+	_, _, err := kernelCell("s", cell, ClockWall, kernel)
+	assert.ErrorContains(t, err, "cannot be a cell", "no elapsed time: a counting pass alone")
+	_, _, err = kernelCell("s", cell, ClockCPU, kernel)
+	assert.NoError(t, err, "the CPU clock needs no timing pass")
+	kernel.Ops[1].Errno = "EINVAL"
+	_, _, err = kernelCell("s", cell, ClockCPU, kernel)
+	assert.ErrorContains(t, err, "cannot be a cell")
+	kernel.Ops[1].Errno, kernel.Ops[1].CPU = "", nil
+	_, _, err = kernelCell("s", cell, ClockCPU, kernel)
+	assert.Error(t, err)
+}
+
+// TestModelQuantities takes a cell's quantities per call from the model:
+// its events but the bios' completions, one system call, and on the CPU
+// clock one timed interval and the tracepoint firings in the calling
+// thread; an operation the model failed is refused.
+func TestModelQuantities(t *testing.T) {
 	model := &scenario.Result{Ops: []scenario.OpResult{
 		{Events: scenario.Counters{scenario.C("folio-locks", 2), scenario.C("bio-completions", 4)},
 			Counters: scenario.Counters{scenario.C("buffer.dirty", 3)}},
@@ -102,33 +235,23 @@ func TestHostObservation(t *testing.T) {
 	}}
 	cell := hostCell{"blkbszset", []int{0, 1}}
 	for _, tc := range []struct {
-		clock              Clock
-		ns, firings, timer float64
+		clock          Clock
+		firings, timer float64
 	}{
-		{ClockCPU, 1750, 2, 1},  // (1000 + 3×2000) / 4 calls; 8 firings in the thread over 4 calls
-		{ClockWall, 2625, 0, 0}, // (1500 + 9000) / 4 calls; no tracepoint and no clock per call
+		{ClockCPU, 2, 1},  // 8 firings in the thread over 4 calls
+		{ClockWall, 0, 0}, // no tracepoint and no clock per call
 	} {
-		o, err := hostObservation("s", cell, tc.clock, kernel, model)
+		q, err := modelQuantities("s", cell, tc.clock, model, 4)
 		require.NoError(t, err, tc.clock)
-		assert.InDelta(t, tc.ns, o.Published, 1e-9, tc.clock)
-		assert.InDelta(t, 2, o.Q[timing.Ev(mustEvent(t, "folio-locks"))], 1e-9, "%s: 8 events over 4 calls", tc.clock)
-		assert.Zero(t, o.Q[timing.Ev(mustEvent(t, "bio-completions"))], "%s: the loop worker's, not the calling thread's", tc.clock)
-		assert.InDelta(t, tc.firings, o.Q[timing.ParamTracepoint], 1e-9, tc.clock)
-		assert.InDelta(t, 1, o.Q[timing.ParamSyscall], 0, tc.clock)
-		assert.InDelta(t, tc.timer, o.Q[timing.ParamTimer], 0, tc.clock)
+		assert.InDelta(t, 2, q[timing.Ev(mustEvent(t, "folio-locks"))], 1e-9, "%s: 8 events over 4 calls", tc.clock)
+		assert.Zero(t, q[timing.Ev(mustEvent(t, "bio-completions"))], "%s: the loop worker's, not the calling thread's", tc.clock)
+		assert.InDelta(t, tc.firings, q[timing.ParamTracepoint], 1e-9, tc.clock)
+		assert.InDelta(t, 1, q[timing.ParamSyscall], 0, tc.clock)
+		assert.InDelta(t, tc.timer, q[timing.ParamTimer], 0, tc.clock)
 	}
-
-	kernel.Ops[1].Wall = nil
-	_, err := hostObservation("s", cell, ClockWall, kernel, model)
-	assert.ErrorContains(t, err, "cannot be a cell", "no elapsed time: a counting pass alone")
-	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
-	assert.NoError(t, err, "the CPU clock needs no timing pass")
-	kernel.Ops[1].Errno = "EINVAL"
-	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
+	model.Ops[1].Errno = "EIO"
+	_, err := modelQuantities("s", cell, ClockWall, model, 4)
 	assert.ErrorContains(t, err, "cannot be a cell")
-	kernel.Ops[1].Errno, kernel.Ops[1].CPU = "", nil
-	_, err = hostObservation("s", cell, ClockCPU, kernel, model)
-	assert.Error(t, err)
 }
 
 // TestCalibrateLive runs the host calibration on this machine's kernel
@@ -141,7 +264,10 @@ func TestCalibrateLive(t *testing.T) {
 	}
 	for _, clock := range []Clock{ClockWall, ClockCPU} {
 		t.Run(clock.String(), func(t *testing.T) {
-			c, err := Calibrate(context.Background(), timing.X86Server(), HostFit(clock), clock, Options{NoSignalHandler: true}, engine.RunOnQueue)
+			rec, err := Measure(context.Background(), clock, Options{NoSignalHandler: true})
+			require.NoError(t, err)
+			require.NoError(t, rec.check())
+			c, err := rec.Fit(context.Background(), timing.X86Server(), HostFit(clock), engine.RunOnQueue)
 			require.NoError(t, err)
 			assert.Equal(t, "x86-host", c.Profile.Name)
 			var predicted int
@@ -206,17 +332,10 @@ func mustEvent(t *testing.T, name string) bufcache.Event {
 	return e
 }
 
-// TestMedianRuns keeps the median of each cell over the runs, the middle
-// pair's mean for an even count.
-func TestMedianRuns(t *testing.T) {
-	cell := func(v ...float64) [][]timing.Observation {
-		var runs [][]timing.Observation
-		for _, x := range v {
-			runs = append(runs, []timing.Observation{{Row: "r", Column: "c", Published: x}})
-		}
-		return runs
-	}
-	assert.InDelta(t, 2, medianRuns(cell(1, 9, 2))[0].Published, 0)
-	assert.InDelta(t, 3, medianRuns(cell(1, 9, 2, 4))[0].Published, 0)
-	assert.Equal(t, "r", medianRuns(cell(5))[0].Row)
+// TestMedian keeps the middle value, the middle pair's mean for an even
+// count.
+func TestMedian(t *testing.T) {
+	assert.InDelta(t, 2, median([]float64{1, 9, 2}), 0)
+	assert.InDelta(t, 3, median([]float64{1, 9, 2, 4}), 0)
+	assert.InDelta(t, 5, median([]float64{5}), 0)
 }

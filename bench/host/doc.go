@@ -129,8 +129,10 @@
 //
 // # Calibration
 //
-// Calibrate (bhsim calibrate --host) fits a profile to the time per call of
-// CalibrationScenarios. On ClockWall, the default, that is the timing
+// Measure (bhsim calibrate --host) times CalibrationScenarios on the
+// kernel and returns a CalibrationRecord, which CalibrationRecord.Fit (also
+// bhsim calibrate --recorded FILE, anywhere, without root) fits a profile
+// to, by the time per call. On ClockWall, the default, that is the timing
 // pass's elapsed time, no tracepoints firing, the time validate compares;
 // the fsyncs, whose elapsed time is the loop disk's, are left out. On
 // ClockCPU it is the counting pass's thread CPU time with the tracepoints

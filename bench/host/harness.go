@@ -8,10 +8,10 @@ package host
 type Harness struct {
 	// TimerNS is the CPU time of an empty timed interval: what one pair of
 	// CLOCK_THREAD_CPUTIME_ID readings adds to the call it brackets.
-	TimerNS float64
+	TimerNS float64 `json:"timer_ns"`
 	// SyscallNS is a null system call's CPU time, the empty interval taken
 	// out: entry, exit and the Go runtime's part.
-	SyscallNS float64
+	SyscallNS float64 `json:"syscall_ns"`
 }
 
 // harnessRounds and harnessCalls shape MeasureHarness: the median of

@@ -174,3 +174,10 @@ func budgeted(ctx context.Context, stderr io.Writer, name, unit, less string, ru
 	}
 	return err
 }
+
+// setFlags returns the names of the flags of fs the command line set.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

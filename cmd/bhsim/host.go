@@ -14,7 +14,7 @@ import (
 )
 
 // calibrateSynopsis is `bhsim calibrate`'s help text.
-const calibrateSynopsis = `--host [--clock wall|cpu] [--runs N] [--save FILE]
+const calibrateSynopsis = `--host [--clock wall|cpu] [--runs N] [--record FILE] [--save FILE] | --recorded FILE [--save FILE]
 
 Measures, on this machine's kernel, the time per call of a set of
 microbenchmarks (4 KiB pwrites at block sizes 512 to 4096 into new, dirty
@@ -34,22 +34,32 @@ byte, a call's fixed part, a new folio, a device file's open and release. Needs 
 tracefs (each run uses a private loop device, tmpfs and tracing instance,
 removed afterwards); without root it says so and does nothing. The fitted
 profile, x86-host, is written to FILE (bhsim-host.json by default) in the
-form every command's --profile FILE reads; nothing reads it unless told to.`
+form every command's --profile FILE reads; nothing reads it unless told to.
+--record FILE also writes what was measured, before any fit (the runner's
+timing cost, each cell's time in every run, the loop device's queue
+limits); --recorded FILE fits such a record instead of measuring, without
+root, and gives the profile the measuring machine got: testdata/timed
+keeps the record its x86-host.json was fitted to (calibration.json).`
 
 // calibrate implements `bhsim calibrate`.
 func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("calibrate")
-	onHost := fs.Bool("host", false, "measure on this machine's kernel (the only source calibrate has)")
-	clockName := fs.String("clock", "wall", "the time fitted: `wall` (untraced elapsed time) or cpu (traced thread CPU time)")
-	runs := fs.Int("runs", 5, "runs of each scenario on the host; each cell keeps the median (1 to "+strconv.Itoa(host.MaxRuns)+")")
+	onHost := fs.Bool("host", false, "measure on this machine's kernel (needs root)")
+	clockName := fs.String("clock", "wall", "with --host, the time measured and fitted: `wall` (untraced elapsed time) or cpu (traced thread CPU time)")
+	runs := fs.Int("runs", 5, "with --host, runs of each scenario; each cell keeps the median (1 to "+strconv.Itoa(host.MaxRuns)+")")
+	record := fs.String("record", "", "with --host, also write the measurements to `FILE`, before the fit")
+	recorded := fs.String("recorded", "", "fit the measurements recorded in `FILE` (calibrate --host --record) instead of measuring")
 	save := fs.String("save", "bhsim-host.json", "write the fitted profile to `FILE`")
 	pos, err := parseArgs(fs, calibrateSynopsis, args, stdout)
 	if err != nil {
 		return err
 	}
+	set := setFlags(fs)
 	switch {
-	case !*onHost:
-		return usagef("want --host: calibrate measures this machine's kernel")
+	case *onHost == (*recorded != ""):
+		return usagef("want one of --host (measure this machine's kernel) and --recorded FILE (fit a recorded calibration)")
+	case *recorded != "" && (*record != "" || set["clock"] || set["runs"]):
+		return usagef("--recorded FILE fits what FILE holds: --record, --clock and --runs go with --host")
 	case len(pos) != 0:
 		return usagef("calibrate takes no arguments, got %d", len(pos))
 	case *runs < 1 || *runs > host.MaxRuns:
@@ -59,18 +69,39 @@ func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usagef("--clock: %v", err)
 	}
-	if os.Geteuid() != 0 {
-		_, err := fmt.Fprintln(stdout, "calibrate --host: skipped: it needs root (loop devices and tracefs on this machine's kernel)")
-		return err
+	var rec *host.CalibrationRecord
+	if *recorded != "" {
+		if rec, err = host.ReadCalibrationRecord(*recorded); err != nil {
+			return err
+		}
+		clock, _ = host.ParseClock(rec.Clock)
+	} else {
+		if os.Geteuid() != 0 {
+			_, err := fmt.Fprintln(stdout, "calibrate --host: skipped: it needs root (loop devices and tracefs on this machine's kernel)")
+			return err
+		}
+		if rec, err = host.Measure(ctx, clock, host.Options{Runs: *runs, NoSignalHandler: true}); err != nil {
+			return err
+		}
+		if *record != "" {
+			if err := rec.WriteFile(*record); err != nil {
+				return err
+			}
+		}
 	}
-	c, err := host.Calibrate(ctx, timing.X86Server(), host.HostFit(clock), clock, host.Options{Runs: *runs, NoSignalHandler: true}, engine.RunOnQueue)
+	c, err := rec.Fit(ctx, timing.X86Server(), host.HostFit(clock), engine.RunOnQueue)
 	if err != nil {
 		return err
 	}
 	if err := report.WriteJSONFile(*save, c.Profile); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s\nprofile %s written to %s (use it with --profile %s)\n", c.Report(), c.Profile.Name, *save, *save)
+	if _, err := fmt.Fprintf(stdout, "%s\nprofile %s written to %s (use it with --profile %s)\n", c.Report(), c.Profile.Name, *save, *save); err != nil {
+		return err
+	}
+	if *record != "" {
+		_, err = fmt.Fprintf(stdout, "measurements written to %s (fit them again with --recorded %s)\n", *record, *record)
+	}
 	return err
 }
 

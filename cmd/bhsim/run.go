@@ -39,8 +39,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("%s is a directory: run takes one FILE (bhsim validate DIR runs a directory's scenarios)", pos[0])
 		}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := setFlags(fs)
 	if firstSet(set, workloadFlagNames) != "" || len(pos) > 0 && !report.IsScenarioFile(pos[0]) {
 		if *on != "model" || set["runs"] || set["trace-buffer-kb"] {
 			return usagef("a workload of one's own runs on the model (--on model, no --runs)")

@@ -113,8 +113,7 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // --recorded DIR, or runs on the host with options o (--runs times each).
 // Flags of the other side that were set are refused.
 func kernelSide(fs *flag.FlagSet, on, recorded string, o host.Options) (report.KernelSide, error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := setFlags(fs)
 	switch on {
 	case "recorded":
 		if set["runs"] || set["trace-buffer-kb"] {
