@@ -163,7 +163,8 @@ func CalibrationScenarios() []*scenario.Scenario {
 // release, a read or write call's fixed part (write-64k's sixteen pages a
 // call tell it from the copy); on ClockCPU a firing of the runner's
 // tracepoints; on ClockWall, whose cells hold the last close, a freed
-// folio and a freed buffer_head, and a new buffer_head. A cost the cells
+// folio and a freed buffer_head, a new buffer_head, and a folio made
+// dirty (the clean cells against the dirty ones). A cost the cells
 // would make negative is pinned at 0 (timing.Fit.NonNegative). The timer
 // and the system call are not fitted: Measure measures them. Fit.Why
 // says why a cost may leave its x86 server prior.
@@ -175,7 +176,8 @@ func HostFit(c Clock) timing.Fit {
 	if c == ClockCPU {
 		f.Params = append([]timing.Param{timing.ParamTracepoint}, f.Params...)
 	} else {
-		f.Params = append(f.Params, timing.Ev(bufcache.EvBHAlloc), timing.Ev(bufcache.EvFolioFree), timing.Ev(bufcache.EvBHFree))
+		f.Params = append(f.Params, timing.Ev(bufcache.EvBHAlloc), timing.Ev(bufcache.EvFolioFree), timing.Ev(bufcache.EvBHFree),
+			timing.Ev(bufcache.EvFolioDirty))
 		ops = []string{"new", "dirty", "clean", "close"}
 	}
 	for _, bs := range []int{512, 1024, 2048} {
@@ -203,6 +205,10 @@ func HostFit(c Clock) timing.Fit {
 			"at the last close was allocated long before, so SLUB frees it to a slab that is not the CPU's " +
 			"(__slab_free's cmpxchg), and its memory cgroup is uncharged (__memcg_slab_free_hook); the " +
 			"discard before it writes a buffer the completion on the other CPU wrote last"
+		f.Why[timing.Ev(bufcache.EvFolioDirty)] = "the prior is __folio_mark_dirty's lock, tag and counters on " +
+			"data the CPU holds; a folio made dirty again after its writeback was last written by that " +
+			"writeback's completion on the other CPU (its flags, its xarray node's tags), and " +
+			"folio_account_dirtied updates the memory cgroup's, the node's and the writeback context's counters"
 		f.Why[timing.Ev(bufcache.EvBHAlloc)] = "the prior is the per-CPU freelist; a buffer_head is charged to " +
 			"the memory cgroup (__GFP_ACCOUNT), and the calibration's 8 MiB of new pages want new slabs"
 	}

@@ -21,7 +21,7 @@ import (
 // known speed: a blk-throttle rule counting bios (iops), under which each
 // buffer's bio costs time, and one counting bytes (bps), under which the
 // block size should not matter. The kernel's side is the timed corpus
-// (bhsim.TimedCorpus, recorded on Linux 6.18 with three runs each); the
+// (bhsim.TimedCorpus, recorded on Linux 6.18 with five runs each); the
 // model's is its clock over the same rules. No figure of the corpus went
 // into the model: every cell is predicted.
 
@@ -45,7 +45,7 @@ var hostColumns = []struct {
 }
 
 // hostSource cites the kernel's side.
-const hostSource = "this machine's kernel (Linux 6.18, x86-64 VM), recorded in testdata/timed with three runs each: a private loop device on tmpfs, the rule in cgroup v1's blkio root group, time from a pass without tracepoints"
+const hostSource = "this machine's kernel (Linux 6.18, x86-64 VM), recorded in testdata/timed with five runs each: a private loop device on tmpfs, the rule in cgroup v1's blkio root group, time from a pass without tracepoints"
 
 // runHost is the host thread's Run: each cell's scenario on the model's
 // clock priced by p, beside the recording's elapsed time.

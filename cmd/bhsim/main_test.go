@@ -179,6 +179,31 @@ func TestCalibrateHost(t *testing.T) {
 	assert.Contains(t, out, "profile x86-host")
 }
 
+// TestCalibrateRecorded fits the timed corpus's recorded calibration
+// without root: the profile it writes is byte for byte the corpus's
+// x86-host.json, which validate prices the corpus with, so that profile is
+// this code's fit of what was measured; a record that is not one is
+// refused.
+func TestCalibrateRecorded(t *testing.T) {
+	save := filepath.Join(t.TempDir(), "host.json")
+	status, out, errs := bhsim("calibrate", "--recorded", "../../testdata/timed/calibration.json", "--save", save)
+	require.Equal(t, 0, status, errs)
+	for _, want := range []string{"host calibration on 6.18", "fitted cells", "predicted cells", "leave-one-out", "written to " + save} {
+		assert.Contains(t, out, want)
+	}
+	got, err := os.ReadFile(save)
+	require.NoError(t, err)
+	want, err := os.ReadFile("../../testdata/timed/x86-host.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "refit: go run ./cmd/bhsim calibrate --recorded testdata/timed/calibration.json --save testdata/timed/x86-host.json")
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"schema": "bhsim-host-calibration/1", "clock": "wall", "runs": 0}`), 0o644))
+	status, _, errs = bhsim("calibrate", "--recorded", bad, "--save", save)
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errs, "want all positive")
+}
+
 // TestCleanLive runs bhsim clean on the host: it finds nothing of a live
 // process's, and leaves no loop device or tracing instance of its own.
 func TestCleanLive(t *testing.T) {
