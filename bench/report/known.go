@@ -50,8 +50,8 @@ func LiveDifferences() []KnownDifference {
 			Counters: []string{"rq.insert"},
 			Why:      "a plug's task sleeps in write throttling on requests the loop worker has not completed, so the inserts depend on its timing"},
 		{Scenarios: []string{"bdi-strict-1m-wbps", "bdi-strict-2m-wiops", "bdi-strict-4m-wbps"},
-			Counters: []string{"bio.write*", "merge.back", "sectors.written", "stat.write.merges", "stat.write.sectors", "rq.write.bytes=*", "plug.*"},
-			Why:      "the flusher's kworker runs a scheduling delay after a strict-limited writer wakes it and walks the mapping as the writer dirties it, so how the writeback splits between the pwrites and the fsync, and the sizes of kthrotld's rounds and the fsync's plugs, follow its timing; the totals written agree"},
+			Counters: []string{"bio.write*", "merge.back", "sectors.written", "stat.write.merges", "stat.write.sectors", "rq.write", "rq.write.bytes=*", "rq.get", "rq.complete", "stat.write.ios", "plug.*"},
+			Why:      "the flusher's kworker runs a scheduling delay after a strict-limited writer wakes it and walks the mapping as the writer dirties it, so how the writeback splits between the pwrites and the fsync, and the number and sizes of the requests kthrotld's rounds cut and of the fsync's plugs, follow its timing; the totals written agree"},
 	}
 }
 
