@@ -77,7 +77,14 @@ type blockStep struct {
 	parts int
 	svc   float64
 	ready float64
+	// run is how many bios of one size a TraceBioQueue step stands for
+	// when the meter runs them together (stepMeter.runs): 0 is one. Its
+	// sector and at are then its first bio's.
+	run uint32
 }
+
+// bios is how many bios a TraceBioQueue step stands for. O(1).
+func (s *blockStep) bios() int { return max(int(s.run), 1) }
 
 // stepMeter records the block steps of the call under way: a blk.Tracer;
 // issued counts its TraceRqIssue steps and queued its TraceBioQueue and
@@ -85,9 +92,20 @@ type blockStep struct {
 // requests and bio passes whose CPU cost the block layer adds to the work
 // of the CPU that submits them (blockNS). It allocates nothing once its
 // slice has grown to a call's steps.
+//
+// With runs, consecutive bios of one disk, direction, flags and size are
+// one step (blockStep.run): a writeback pass at 512-byte blocks submits a
+// bio a buffer, and the clock places the bios of a step one by one all the
+// same, so only their records are saved. runs suits a clock that passes
+// no bio through a throttle (each would leave at its own time) and no
+// stepper (which lists each bio).
 type stepMeter struct {
 	steps          []blockStep
 	issued, queued int
+	runs           bool
+	// sealed is how many steps no bio may join: those before the last
+	// mark, which restore may cut back to.
+	sealed int
 	// disk is the queue whose events come in and arr its array
 	// (memberTracer), 0 and nil for a single disk.
 	disk uint8
@@ -103,12 +121,15 @@ const noData = math.MaxUint64 >> 1
 // call can be taken back out of it (restore) and priced on their own.
 type meterMark struct{ steps, issued, queued int }
 
-// mark returns where the meter is.
-func (m *stepMeter) mark() meterMark { return meterMark{len(m.steps), m.issued, m.queued} }
+// mark returns where the meter is; no later bio joins a step before it.
+func (m *stepMeter) mark() meterMark {
+	m.sealed = len(m.steps)
+	return meterMark{len(m.steps), m.issued, m.queued}
+}
 
 // restore drops what the meter recorded since k.
 func (m *stepMeter) restore(k meterMark) {
-	m.steps, m.issued, m.queued = m.steps[:k.steps], k.issued, k.queued
+	m.steps, m.issued, m.queued, m.sealed = m.steps[:k.steps], k.issued, k.queued, k.steps
 }
 
 // blockNS is the CPU time under p that the block layer adds for reqs
@@ -123,25 +144,39 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 
 // Trace implements blk.Tracer.
 func (m *stepMeter) Trace(e blk.TraceEvent) {
-	at := e.Sector
-	if m.arr != nil {
-		var ok bool
-		if at, ok = m.arr.ArraySector(int(m.disk), e.Sector); !ok {
-			at = noData
-		}
-	}
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.queued++ // a split's part passes blk_mq_submit_bio again
-		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes, at: at})
+		if e.Kind == blk.TraceBioQueue && m.runs && e.Bytes > 0 && len(m.steps) > m.sealed {
+			if last := &m.steps[len(m.steps)-1]; last.kind == blk.TraceBioQueue && last.disk == m.disk &&
+				last.op == e.Op && last.flags == e.Flags && last.bytes == e.Bytes {
+				last.run = uint32(last.bios() + 1)
+				return
+			}
+		}
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector)})
 	case blk.TraceRqIssue:
 		m.issued++
-		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, at: at, parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
+		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector), parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
 }
 
+// at is the device's sector of the data at sector of the meter's disk:
+// sector itself on one disk, the array's sector on a member (noData where
+// the member's sector holds none). O(1).
+func (m *stepMeter) at(sector uint64) uint64 {
+	if m.arr == nil {
+		return sector
+	}
+	at, ok := m.arr.ArraySector(int(m.disk), sector)
+	if !ok {
+		return noData
+	}
+	return at
+}
+
 // reset starts a new call.
-func (m *stepMeter) reset() { m.steps, m.issued, m.queued = m.steps[:0], 0, 0 }
+func (m *stepMeter) reset() { m.steps, m.issued, m.queued, m.sealed = m.steps[:0], 0, 0, 0 }
 
 // teeTracer sends every event to both tracers.
 type teeTracer struct{ a, b blk.Tracer }
@@ -335,7 +370,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 	for _, s := range steps {
 		switch {
 		case s.kind == blk.TraceBioQueue:
-			bios++
+			bios += s.bios()
 		case s.kind == blk.TraceRqIssue && s.op == blk.OpWrite && s.reqs == 0:
 			raw += requestPages(s.bytes)
 		}
@@ -356,19 +391,21 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 	for _, s := range steps {
 		switch s.kind {
 		case blk.TraceBioQueue:
-			k++
-			at := from + over*float64(k)/float64(bios)
-			empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
-			switch {
-			case empty:
-				// sent once the writes before it are done; no request's
-				// part: its flush request follows it
-				lastSubmit = c.throttle(max(at, p.ioDone), s, false)
-			case c.queued:
-				lastSubmit = at
-			default:
-				lastSubmit = c.throttle(at, s, false)
-				c.disk(s.disk).parts.push(lastSubmit)
+			for range s.bios() {
+				k++
+				at := from + over*float64(k)/float64(bios)
+				empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
+				switch {
+				case empty:
+					// sent once the writes before it are done; no request's
+					// part: its flush request follows it
+					lastSubmit = c.throttle(max(at, p.ioDone), s, false)
+				case c.queued:
+					lastSubmit = at
+				default:
+					lastSubmit = c.throttle(at, s, false)
+					c.disk(s.disk).parts.push(lastSubmit)
+				}
 			}
 		case blk.TraceSplit: // a part of the bio just submitted
 			if !c.queued {

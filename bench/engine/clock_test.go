@@ -132,3 +132,139 @@ func TestClockWritesOutOfOrder(t *testing.T) {
 	inflight, written = c.writesAt(2000)
 	assert.Equal(t, [2]int64{0, 3}, [2]int64{inflight, written})
 }
+
+// meterEvents decodes b into block trace events for a step meter, three
+// bytes an event: its kind (a bio, a split part, a request of the bios
+// queued so far, a mark or a restore), its direction and size, and its
+// disk. Marks come back as their positions in the events: each opens or
+// closes a flusher pass inside the call.
+func meterEvents(b []byte) (events []blk.TraceEvent, disks []uint8, marks map[int]bool) {
+	marks = map[int]bool{}
+	sizes := []uint64{0, 512, 512, 4096, 1024}
+	var parts [2]int // the bio parts queued on each disk and not yet in a request
+	for i := 0; i+2 < len(b); i += 3 {
+		op := blk.OpWrite
+		if b[i+1]&1 != 0 {
+			op = blk.OpRead
+		}
+		size := sizes[int(b[i+1]>>1)%len(sizes)]
+		var flags blk.BioFlags
+		if size == 0 {
+			flags = blk.FlagPreflush
+		}
+		d := b[i+2] % 2
+		switch b[i] % 6 {
+		case 0, 1, 2:
+			events = append(events, blk.TraceEvent{Kind: blk.TraceBioQueue, Op: op, Flags: flags, Sector: uint64(i), Bytes: size})
+			if size > 0 {
+				parts[d]++
+			}
+		case 3:
+			if parts[d] == 0 {
+				continue
+			}
+			events = append(events, blk.TraceEvent{Kind: blk.TraceSplit, Op: op, Sector: uint64(i), Bytes: 512})
+			parts[d]++
+		case 4:
+			if parts[d] == 0 {
+				continue
+			}
+			events = append(events, blk.TraceEvent{Kind: blk.TraceRqIssue, Op: op, Sector: uint64(i), Bytes: 4096, Count: parts[d], ServiceNS: float64(10 + b[i+1])})
+			parts[d] = 0
+		case 5: // a pass's requests take only its own bios
+			marks[len(events)] = true
+			parts = [2]int{}
+			continue
+		}
+		disks = append(disks, d)
+	}
+	return events, disks, marks
+}
+
+// meterPlaced feeds events to a meter, with runs or not, and places its
+// steps on a fresh clock: what the clock gives, and the meter's counts of
+// the call's own steps. A mark opens a pass inside the call, the next
+// closes it: the pass's steps are placed on their own and taken back out
+// of the call's (restore), as the flusher's are.
+func meterPlaced(events []blk.TraceEvent, disks []uint8, marks map[int]bool, runs bool) (out []placed, steps, queued, issued, bios int) {
+	m := stepMeter{runs: runs}
+	c := clock{}
+	var pass *meterMark
+	closePass := func(at float64) {
+		out = append(out, c.place(m.steps[pass.steps:], at, 5, false, span{}))
+		m.restore(*pass)
+		pass = nil
+	}
+	for i, e := range events {
+		if marks[i] {
+			if pass != nil {
+				closePass(float64(i))
+			} else {
+				mk := m.mark()
+				pass = &mk
+			}
+		}
+		m.disk = disks[i]
+		m.Trace(e)
+	}
+	if pass != nil {
+		closePass(float64(len(events)))
+	}
+	for _, s := range m.steps {
+		steps++
+		if s.kind == blk.TraceBioQueue {
+			bios += s.bios()
+		}
+	}
+	out = append(out, c.place(m.steps, 1000, 50, true, span{}))
+	for i := range c.disks {
+		out = append(out, placed{c.disks[i].free, c.disks[i].busy, float64(len(c.disks[i].parts.live()))})
+	}
+	return out, steps, m.queued, m.issued, bios
+}
+
+// TestStepMeterRuns runs consecutive bios of one disk, direction, flags
+// and size into one step, and the clock places them exactly as it places
+// them one by one: the same times, counts and bios; a bio never joins a
+// step from before a mark, nor an empty flush.
+func TestStepMeterRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		events    []byte
+		wantSteps int // with runs
+	}{
+		{"eight buffers' bios, one request", []byte{0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 4, 0, 0}, 2},
+		{"sizes and directions part runs", []byte{0, 2, 0, 0, 2, 0, 0, 6, 0, 0, 6, 0, 0, 3, 0, 0, 3, 0, 4, 0, 0}, 4},
+		{"disks part runs", []byte{0, 2, 0, 0, 2, 1, 0, 2, 1, 4, 0, 0, 4, 0, 1}, 4},
+		{"empty flushes stay apart", []byte{0, 0, 0, 0, 0, 0, 0, 2, 0, 4, 0, 0}, 4},
+		{"a split part follows its run", []byte{0, 2, 0, 0, 2, 0, 3, 0, 0, 0, 2, 0, 4, 0, 0}, 4},
+		{"a pass's bios do not join the call's run", []byte{0, 2, 0, 0, 2, 0, 5, 0, 0, 0, 2, 0, 0, 2, 0, 4, 0, 0}, 1},
+		{"after a pass the call's bios start a run of their own", []byte{0, 2, 0, 5, 0, 0, 0, 2, 0, 4, 0, 0, 5, 0, 0, 0, 2, 0, 0, 2, 0, 4, 0, 0}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events, disks, marks := meterEvents(tc.events)
+			wantOut, wantSteps, wantQ, wantI, wantBios := meterPlaced(events, disks, marks, false)
+			gotOut, gotSteps, gotQ, gotI, gotBios := meterPlaced(events, disks, marks, true)
+			assert.Equal(t, wantOut, gotOut, "placed as one by one")
+			assert.Equal(t, [3]int{wantQ, wantI, wantBios}, [3]int{gotQ, gotI, gotBios}, "bio passes, requests, bios")
+			assert.Equal(t, tc.wantSteps, gotSteps, "steps with runs (%d without)", wantSteps)
+		})
+	}
+}
+
+// FuzzStepMeterRuns holds a meter with runs to one without over any
+// sequence of bios, split parts, requests, marks and restores.
+func FuzzStepMeterRuns(f *testing.F) {
+	f.Add([]byte{0, 2, 0, 0, 2, 0, 5, 0, 0, 0, 2, 0, 3, 0, 0, 4, 0, 0})
+	f.Add([]byte{0, 0, 0, 1, 3, 1, 2, 6, 0, 4, 7, 1, 4, 2, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 3000 {
+			return
+		}
+		events, disks, marks := meterEvents(b)
+		wantOut, _, wantQ, wantI, wantBios := meterPlaced(events, disks, marks, false)
+		gotOut, _, gotQ, gotI, gotBios := meterPlaced(events, disks, marks, true)
+		assert.Equal(t, wantOut, gotOut)
+		assert.Equal(t, [3]int{wantQ, wantI, wantBios}, [3]int{gotQ, gotI, gotBios})
+	})
+}

@@ -217,6 +217,7 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 		e.step = newStepper(e, *o.Step)
 		e.clk.finished = e.step.noteRequest
 	}
+	e.meter.runs = e.clk.thr == nil && e.step == nil
 	return e, nil
 }
 
@@ -547,7 +548,7 @@ func (e *engine) placeSegment() {
 	for _, st := range steps {
 		switch {
 		case st.kind == blk.TraceBioQueue:
-			o.bios++
+			o.bios += uint64(st.bios())
 		case st.kind == blk.TraceRqIssue:
 			o.requests += max(st.reqs, 1)
 		}

@@ -208,14 +208,14 @@ func (f *flusher) takeWrites(steps []blockStep, at float64) (rest []blockStep, r
 			if st.kind == blk.TraceRqIssue {
 				n++
 			} else if queued {
-				nb++
+				nb += st.bios()
 			}
 		case st.kind == blk.TraceRqIssue:
 			reqs++
 			rest = append(rest, st)
 		default:
 			if queued {
-				bios++
+				bios += st.bios()
 			}
 			rest = append(rest, st)
 		}
