@@ -54,27 +54,3 @@ func BenchmarkDDWrite(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkDDOnClock runs whole dd's on the engine's clock, as reproduce's
-// Helios4 table does (workload.DD.OnClock: the writes from /dev/zero,
-// writeback, the last close), for both block-size policies on a single
-// disk and on RAID10: at 512-byte buffers a bio a buffer, whose block
-// steps the clock places one by one. One op is one dd of ddFixedCount
-// MiB, past the background threshold; ns/op is Go's time for it.
-func BenchmarkDDOnClock(b *testing.B) {
-	p := timing.Helios4()
-	for _, pol := range []struct{ name, kernel string }{{"logical", "5.10.10"}, {"grow", "5.10.10+revert"}} {
-		for _, l := range []workload.Layout{workload.LayoutDirect, workload.LayoutRaid10N2} {
-			b.Run(fmt.Sprintf("policy=%s/dev=%s", pol.name, l), func(b *testing.B) {
-				dd := workload.Helios4DD(l, engine.MustKernel(pol.kernel), false)
-				dd.Count = ddFixedCount
-				b.SetBytes(int64(dd.BS * dd.Count))
-				for b.Loop() {
-					if _, err := dd.OnClock(context.Background(), p, nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
