@@ -318,8 +318,13 @@ func Measure(ctx context.Context, c Clock, opts Options) (*CalibrationRecord, er
 				return nil, fmt.Errorf("host: calibrate: %s on the host: %w", s.Name, err)
 			}
 			rec.Kernel, rec.Machine = kernel.Kernel, kernel.Machine
-			if rs.Queue == nil {
+			switch {
+			case kernel.Queue == nil:
+				return nil, fmt.Errorf("host: calibrate: %s on the host: no queue limits", s.Name)
+			case rs.Queue == nil:
 				rs.Queue = kernel.Queue
+			case *rs.Queue != *kernel.Queue:
+				return nil, fmt.Errorf("host: calibrate: %s: the loop device's queue limits changed between runs", s.Name)
 			}
 			i := 0
 			for _, hc := range hostCells(s) {
@@ -358,6 +363,9 @@ func (r *CalibrationRecord) Fit(ctx context.Context, base *timing.Profile, fit t
 		return nil, err
 	}
 	c, _ := ParseClock(r.Clock)
+	if slices.Contains(fit.Params, timing.ParamTracepoint) != (c == ClockCPU) {
+		return nil, fmt.Errorf("host: calibrate: a record of the %s clock wants its own fit (HostFit(%s)): a tracepoint's firing is priced on the cpu clock alone", c, c)
+	}
 	if c == ClockWall {
 		for _, cell := range fit.Cells {
 			if _, column, _ := strings.Cut(cell, "/"); diskBound(column) {
@@ -384,6 +392,9 @@ func (r *CalibrationRecord) Fit(ctx context.Context, base *timing.Profile, fit t
 				return nil, fmt.Errorf("host: calibration record: %s has no cell %s", s.Name, hc.column)
 			}
 			rc := rs.Cells[i]
+			if calls := modelCalls(hc, modelled); calls != rc.Calls {
+				return nil, fmt.Errorf("host: calibration record: %s/%s made %d calls, the scenario makes %d (recorded by an older calibration? record it again)", s.Name, hc.column, rc.Calls, calls)
+			}
 			q, err := modelQuantities(s.Name, hc, c, modelled, rc.Calls)
 			if err != nil {
 				return nil, err
@@ -407,6 +418,15 @@ func (r *CalibrationRecord) Fit(ctx context.Context, base *timing.Profile, fit t
 		return nil, err
 	}
 	return out, nil
+}
+
+// modelCalls is the system calls cell hc's operations made on the model.
+func modelCalls(hc hostCell, model *scenario.Result) int {
+	calls := 0
+	for _, i := range hc.ops {
+		calls += model.Ops[i].Calls
+	}
+	return calls
 }
 
 // median returns the median of v (the middle pair's mean for an even

@@ -71,8 +71,12 @@ func TestCalibrationScenarios(t *testing.T) {
 		}
 	}
 	rec := modelRecord(t, ClockWall, timing.X86Server())
-	_, err := rec.Fit(context.Background(), timing.X86Server(), HostFit(ClockCPU), engine.RunOnQueue)
+	fit := HostFit(ClockWall)
+	fit.Cells = append(fit.Cells, "write-bs512/fsync 1")
+	_, err := rec.Fit(context.Background(), timing.X86Server(), fit, engine.RunOnQueue)
 	assert.ErrorContains(t, err, "fsync", "an fsync cell on the wall clock is refused before anything runs")
+	_, err = rec.Fit(context.Background(), timing.X86Server(), HostFit(ClockCPU), engine.RunOnQueue)
+	assert.ErrorContains(t, err, "wants its own fit", "the CPU clock's fit of a wall-clock record")
 }
 
 // testHarness is the harness of the records the tests make.
@@ -162,6 +166,8 @@ func TestCalibrationRecordCheck(t *testing.T) {
 		{"a run missing", "positive times", func(r *CalibrationRecord) { r.Scenarios[0].Cells[1].NS = r.Scenarios[0].Cells[1].NS[1:] }},
 		{"a time not positive", "positive times", func(r *CalibrationRecord) { r.Scenarios[0].Cells[0].NS[2] = 0 }},
 		{"no calls", "positive times", func(r *CalibrationRecord) { r.Scenarios[1].Cells[0].Calls = 0 }},
+		{"calls the scenario does not make", "made 1024 calls, the scenario makes 2048", func(r *CalibrationRecord) { r.Scenarios[0].Cells[0].Calls = 1024 }},
+		{"the other clock", "wants its own fit", func(r *CalibrationRecord) { r.Clock = "cpu" }},
 		{"a scenario missing", "no scenario write-64k", func(r *CalibrationRecord) {
 			r.Scenarios = slices.DeleteFunc(r.Scenarios, func(s RecordedScenario) bool { return s.Name == "write-64k" })
 		}},

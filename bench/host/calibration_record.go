@@ -53,9 +53,9 @@ type RecordedCell struct {
 	// Calls is the number of system calls the cell's operations made, the
 	// same in every run.
 	Calls int `json:"calls"`
-	// NS is the cell's time over its calls, one value per run: on the wall
-	// clock each operation's elapsed time, on the CPU clock its thread CPU
-	// time.
+	// NS is the total time of the cell's calls, one value per run (Fit
+	// divides the runs' median by Calls): on the wall clock its
+	// operations' elapsed time, on the CPU clock their thread CPU time.
 	NS []float64 `json:"ns"`
 }
 
@@ -106,7 +106,7 @@ func (r *CalibrationRecord) check() error {
 		}
 		for _, c := range s.Cells {
 			if c.Calls < 1 || len(c.NS) != r.Runs || slices.ContainsFunc(c.NS, func(v float64) bool { return !(v > 0) }) {
-				return fmt.Errorf("host: calibration record: %s/%s: %d calls, times %v: want calls and %d positive times", s.Name, c.Cell, c.Calls, c.NS, r.Runs)
+				return fmt.Errorf("host: calibration record: %s/%s: %d calls, times %v: want at least one call and %d positive times (one a run)", s.Name, c.Cell, c.Calls, c.NS, r.Runs)
 			}
 		}
 	}

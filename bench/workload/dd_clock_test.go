@@ -117,8 +117,8 @@ func TestDDOnClockSetsBlocksize(t *testing.T) {
 // BenchmarkDDOnClock runs whole dd's on the engine's clock, as reproduce's
 // Helios4 table does (DD.OnClock: the writes from /dev/zero,
 // writeback, the last close), for both block-size policies on a single
-// disk and on RAID10: at 512-byte buffers a bio a buffer, whose block
-// steps the clock places one by one. One op is one dd of 256 MiB, past the
+// disk and on RAID10: at 512-byte buffers a bio a buffer, which the
+// clock places one by one. One op is one dd of 256 MiB, past the
 // background threshold; ns/op is Go's time for it.
 func BenchmarkDDOnClock(b *testing.B) {
 	p := timing.Helios4()

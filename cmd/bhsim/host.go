@@ -41,12 +41,16 @@ limits); --recorded FILE fits such a record instead of measuring, without
 root, and gives the profile the measuring machine got: testdata/timed
 keeps the record its x86-host.json was fitted to (calibration.json).`
 
+// calibrateRuns is how many times a host calibration runs each of its
+// scenarios by default (calibrate --runs; validate --on host's own).
+const calibrateRuns = 5
+
 // calibrate implements `bhsim calibrate`.
 func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("calibrate")
 	onHost := fs.Bool("host", false, "measure on this machine's kernel (needs root)")
 	clockName := fs.String("clock", "wall", "with --host, the time measured and fitted: `wall` (untraced elapsed time) or cpu (traced thread CPU time)")
-	runs := fs.Int("runs", 5, "with --host, runs of each scenario; each cell keeps the median (1 to "+strconv.Itoa(host.MaxRuns)+")")
+	runs := fs.Int("runs", calibrateRuns, "with --host, runs of each scenario; each cell keeps the median (1 to "+strconv.Itoa(host.MaxRuns)+")")
 	record := fs.String("record", "", "with --host, also write the measurements to `FILE`, before the fit")
 	recorded := fs.String("recorded", "", "fit the measurements recorded in `FILE` (calibrate --host --record) instead of measuring")
 	save := fs.String("save", "bhsim-host.json", "write the fitted profile to `FILE`")
@@ -57,7 +61,7 @@ func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	set := setFlags(fs)
 	switch {
 	case *onHost == (*recorded != ""):
-		return usagef("want one of --host (measure this machine's kernel) and --recorded FILE (fit a recorded calibration)")
+		return usagef("want exactly one of --host (measure this machine's kernel) and --recorded FILE (fit a recorded calibration)")
 	case *recorded != "" && (*record != "" || set["clock"] || set["runs"]):
 		return usagef("--recorded FILE fits what FILE holds: --record, --clock and --runs go with --host")
 	case len(pos) != 0:

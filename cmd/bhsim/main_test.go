@@ -107,8 +107,8 @@ func TestErrors(t *testing.T) {
 		{"profile: bad costs", []string{"profile", "show", "helios4", "--costs", "x"}, "valid: fitted, built-in"},
 		{"profile: file", []string{"profile", "show", "p.json"}, "show takes a built-in profile's name"},
 
-		{"calibrate: no source", []string{"calibrate"}, "want one of --host"},
-		{"calibrate: two sources", []string{"calibrate", "--host", "--recorded", "x.json"}, "want one of --host"},
+		{"calibrate: no source", []string{"calibrate"}, "want exactly one of --host"},
+		{"calibrate: two sources", []string{"calibrate", "--host", "--recorded", "x.json"}, "want exactly one of --host"},
 		{"calibrate: runs of a record", []string{"calibrate", "--recorded", "x.json", "--runs", "3"}, "go with --host"},
 		{"calibrate: argument", []string{"calibrate", "--host", "now"}, "takes no arguments"},
 		{"calibrate: runs", []string{"calibrate", "--host", "--runs", "0"}, "want 1 to 100"},
