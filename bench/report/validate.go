@@ -30,7 +30,10 @@ type Validation struct {
 	// Disks describe the model's loop devices when times are compared,
 	// each once, in the order the scenarios first had them: where its
 	// figures come from and what they are.
-	Disks     []string     `json:"disks,omitempty"`
+	Disks []string `json:"disks,omitempty"`
+	// Prices says what priced the model's CPU work when times are
+	// compared: the profile's name and description.
+	Prices    string       `json:"prices,omitempty"`
 	Summary   Summary      `json:"summary"`
 	Scenarios []Comparison `json:"scenarios"`
 	// Skipped are the scenarios the kernel's side could not run as
@@ -331,6 +334,7 @@ func Validate(ctx context.Context, files []ScenarioFile, kernel KernelSide, opts
 		mo := engine.ModelOptions{Kernel: opts.Kernel, Queue: kr.Queue}
 		if kr.Wall != nil && opts.Profile != nil {
 			mo.Profile = opts.Profile
+			out.Prices = opts.Profile.Name + ": " + opts.Profile.Description
 			var l *scenario.LoopDisk
 			note := ""
 			if opts.Disk != nil {
@@ -413,6 +417,9 @@ func (v Validation) WriteText(w io.Writer, rows Rows) error {
 	ew.printf("model (kernel preset %s) beside the kernel (%s, %s)\n", v.Model, v.Kernel, v.On)
 	for _, d := range v.Disks {
 		ew.printf("model's disk: %s\n", d)
+	}
+	if v.Prices != "" {
+		ew.printf("model's prices: %s\n", v.Prices)
 	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -37,10 +37,11 @@ docs/known-differences.md lists, which it marks and counts.
 Where the kernel's results hold elapsed times (a timed corpus such as
 testdata/timed), the model runs on its clock priced by --profile (default:
 the profile x86-host.json beside the first scenario, the host calibration
-the corpus was recorded with) over the loop disk measured with the
-recording (disk/loop.json in its results' directory; the built-in one
-where there is none; with --on host, measured on this machine before the
-first timed run), and every
+the corpus was recorded with; with --on host, a calibration measured on
+this machine before the first scenario, as calibrate --host makes it, ten
+seconds) over the loop disk measured with the recording (disk/loop.json
+in its results' directory; the built-in one where there is none; with
+--on host, measured on this machine before the first timed run), and every
 operation, and total, that took at least 1 ms is compared: within when
 inside the kernel's min..max widened by 5 % (10 % for one run). A summary
 line counts them; times never make validate fail.`
@@ -86,6 +87,11 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if *on == "host" && *profile == "" && prof != nil {
+		if prof, err = calibrateNow(ctx); err != nil {
+			return err
+		}
+	}
 	vo := report.ValidateOptions{On: *on, Kernel: k, Tool: report.CurrentTool(), Profile: prof}
 	if prof != nil {
 		vo.Disk = validateDisk(*on, *recorded)
@@ -103,8 +109,10 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := printAs(stdout, *format, jsonOf(v), nil, func(w io.Writer) error { return v.WriteText(w, report.Rows(*rows)) }); err != nil {
 		return err
 	}
-	if d := v.Summary.Unexpected(); d > 0 {
-		return fmt.Errorf("%d of %d compared values differ, and docs/known-differences.md does not list them (%d known)", d, v.Summary.Total, v.Summary.Known)
+	if d := v.Summary.Unexpected(); d > 0 && *on == "host" {
+		return fmt.Errorf("%d of %d compared values differ, and docs/known-differences.md does not list them as a live run's (%d known)", d, v.Summary.Total, v.Summary.Known)
+	} else if d > 0 {
+		return fmt.Errorf("%d of %d compared values differ from the recording, which is held to every value (docs/known-differences.md says why of those it lists)", d, v.Summary.Total)
 	}
 	return nil
 }
@@ -152,6 +160,25 @@ func validateDisk(on, recorded string) report.DiskSide {
 		}
 		return l, "the host's loop device, measured now", nil
 	}
+}
+
+// calibrateNow measures and fits a host calibration on the wall clock, as
+// `bhsim calibrate --host` does: the CPU prices of a live validation of a
+// timed corpus, taken in its own sitting as the corpus's recording took
+// its x86-host.json, so that the model is priced by the machine as it is
+// when the kernel runs, not as it was when the corpus was recorded.
+// Errors: the host runner's, the fit's.
+func calibrateNow(ctx context.Context) (*timing.Profile, error) {
+	rec, err := host.Measure(ctx, host.ClockWall, host.Options{Runs: calibrateRuns, NoSignalHandler: true})
+	if err != nil {
+		return nil, err
+	}
+	c, err := rec.Fit(ctx, timing.X86Server(), host.HostFit(host.ClockWall), engine.RunOnQueue)
+	if err != nil {
+		return nil, err
+	}
+	c.Profile.Description += ", calibrated before the first scenario"
+	return c.Profile, nil
 }
 
 // hostProfileFile is the host calibration a timed corpus carries beside its

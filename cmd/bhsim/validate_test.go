@@ -81,6 +81,7 @@ func TestValidateRecorded(t *testing.T) {
 	assert.Greater(t, total, 40*scenarios, "many values per scenario")
 	assert.Equal(t, total, equal)
 	assert.Contains(t, out, "dd-bs4k                    total  bio.write ")
+	assert.NotContains(t, out, "model's prices", "no recording of this corpus holds times")
 
 	status, out, errs = bhsim("validate", "--format", "json", "--rows", "diff", corpus)
 	require.Equal(t, 0, status, errs)
@@ -92,6 +93,17 @@ func TestValidateRecorded(t *testing.T) {
 	assert.Equal(t, v.Summary.Total, v.Summary.Deterministic+v.Summary.Ranged)
 	assert.Positive(t, v.Summary.Ranged, "the kernel varied on some readahead counters")
 	assert.True(t, strings.HasPrefix(v.Kernel, "6.18"), v.Kernel)
+}
+
+// TestValidateTimedPrices validates a scenario of the timed corpus: its
+// times are priced by the corpus's own calibration, which the output names.
+func TestValidateTimedPrices(t *testing.T) {
+	status, out, errs := bhsim("validate", "../../testdata/timed/dd-wbps-bs4k.scn")
+	require.Equal(t, 0, status, "%s\n%s", errs, out)
+	assert.Contains(t, out, "model's disk: the loop device measured with the recording")
+	assert.Contains(t, out, "model's prices: x86-host: this machine's kernel (6.18")
+	assert.NotContains(t, out, "calibrated before the first scenario", "a recording is priced by its own sitting's calibration")
+	assert.Contains(t, out, "timed values within")
 }
 
 // TestValidateDetects gives validate a recording of another scenario, and
@@ -183,6 +195,14 @@ func TestValidateHost(t *testing.T) {
 	assert.Equal(t, 0, status, "%s\n%s", errs, out)
 	assert.Regexp(t, summaryLine, out)
 	left, err := host.Leftovers(os.Getpid())
+	require.NoError(t, err)
+	assert.Empty(t, left)
+
+	status, out, errs = bhsim("validate", "--on", "host", "--runs", "1", "../../testdata/timed/dd-wbps-bs4k.scn")
+	assert.Equal(t, 0, status, "%s\n%s", errs, out)
+	assert.Contains(t, out, "calibrated before the first scenario", "a live run is priced by a calibration of its own sitting")
+	assert.Contains(t, out, "model's disk: the host's loop device, measured now")
+	left, err = host.Leftovers(os.Getpid())
 	require.NoError(t, err)
 	assert.Empty(t, left)
 
