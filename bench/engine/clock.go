@@ -79,12 +79,27 @@ type blockStep struct {
 	ready float64
 	// run is how many bios of one size a TraceBioQueue step stands for
 	// when the meter runs them together (stepMeter.runs): 0 is one. Its
-	// sector and at are then its first bio's.
-	run uint32
+	// sector and at are then its first bio's. period, on the first of
+	// period steps (more than one), says their bios came in turn: the
+	// first's, the second's, ..., the first's again, as many rounds as the
+	// first has bios, the later ones' last round perhaps cut short.
+	run    uint32
+	period uint8
 }
 
 // bios is how many bios a TraceBioQueue step stands for. O(1).
 func (s *blockStep) bios() int { return max(int(s.run), 1) }
+
+// takes reports whether a bio of e, on disk, can join s: a bio step of
+// the same disk, direction, flags and size. O(1).
+func (s *blockStep) takes(disk uint8, e blk.TraceEvent) bool {
+	return s.kind == blk.TraceBioQueue && s.disk == disk && s.op == e.Op && s.flags == e.Flags && s.bytes == e.Bytes
+}
+
+// maxPeriod is the most steps whose bios the meter runs together in turn:
+// the members an array's bio goes to one after another (RAID10's copies,
+// a RAID6 stripe's data and parity).
+const maxPeriod = 8
 
 // stepMeter records the block steps of the call under way: a blk.Tracer;
 // issued counts its TraceRqIssue steps and queued its TraceBioQueue and
@@ -94,18 +109,23 @@ func (s *blockStep) bios() int { return max(int(s.run), 1) }
 // slice has grown to a call's steps.
 //
 // With runs, consecutive bios of one disk, direction, flags and size are
-// one step (blockStep.run): a writeback pass at 512-byte blocks submits a
-// bio a buffer, and the clock places the bios of a step one by one all the
-// same, so only their records are saved. runs suits a clock that passes
-// no bio through a throttle (each would leave at its own time) and no
-// stepper (which lists each bio).
+// one step (blockStep.run), and bios that come in turn to up to maxPeriod
+// disks (an array's members) one step a disk (blockStep.period): a
+// writeback pass at 512-byte blocks submits a bio a buffer, and the clock
+// places the bios of a step one by one, in their order, all the same, so
+// only their records are saved. runs suits a clock that passes no bio
+// through a throttle (each would leave at its own time) and no stepper
+// (which lists each bio).
 type stepMeter struct {
 	steps          []blockStep
 	issued, queued int
 	runs           bool
 	// sealed is how many steps no bio may join: those before the last
-	// mark, which restore may cut back to.
-	sealed int
+	// mark, which restore may cut back to, and those of a turn that has
+	// ended. A turn under way is the period steps from turn; the next bio
+	// of it is the step at turn+next's.
+	sealed             int
+	turn, period, next int
 	// disk is the queue whose events come in and arr its array
 	// (memberTracer), 0 and nil for a single disk.
 	disk uint8
@@ -123,13 +143,40 @@ type meterMark struct{ steps, issued, queued int }
 
 // mark returns where the meter is; no later bio joins a step before it.
 func (m *stepMeter) mark() meterMark {
-	m.sealed = len(m.steps)
+	m.sealed, m.period = len(m.steps), 0
 	return meterMark{len(m.steps), m.issued, m.queued}
 }
 
 // restore drops what the meter recorded since k.
 func (m *stepMeter) restore(k meterMark) {
-	m.steps, m.issued, m.queued, m.sealed = m.steps[:k.steps], k.issued, k.queued, k.steps
+	m.steps, m.issued, m.queued, m.sealed, m.period = m.steps[:k.steps], k.issued, k.queued, k.steps, 0
+}
+
+// join adds a bio of e to the steps when it goes on the turn under way or
+// starts one with the steps before it, and reports whether it did; else
+// it ends the turn under way. O(maxPeriod).
+func (m *stepMeter) join(e blk.TraceEvent) bool {
+	if m.period > 0 {
+		if s := &m.steps[m.turn+m.next]; s.takes(m.disk, e) {
+			s.run = uint32(s.bios() + 1)
+			m.next = (m.next + 1) % m.period
+			return true
+		}
+		m.endTurn()
+	}
+	n := len(m.steps)
+	for p := 1; p <= maxPeriod && n-p >= m.sealed; p++ {
+		s := &m.steps[n-p]
+		if s.kind != blk.TraceBioQueue || s.bios() > 1 || s.op != e.Op || s.bytes == 0 {
+			return false // a longer turn would hold this step too
+		}
+		if s.takes(m.disk, e) {
+			s.run, s.period = 2, uint8(p)
+			m.turn, m.period, m.next = n-p, p, 1%p
+			return true
+		}
+	}
+	return false
 }
 
 // blockNS is the CPU time under p that the block layer adds for reqs
@@ -147,17 +194,22 @@ func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.queued++ // a split's part passes blk_mq_submit_bio again
-		if e.Kind == blk.TraceBioQueue && m.runs && e.Bytes > 0 && len(m.steps) > m.sealed {
-			if last := &m.steps[len(m.steps)-1]; last.kind == blk.TraceBioQueue && last.disk == m.disk &&
-				last.op == e.Op && last.flags == e.Flags && last.bytes == e.Bytes {
-				last.run = uint32(last.bios() + 1)
-				return
-			}
+		if e.Kind == blk.TraceBioQueue && m.runs && e.Bytes > 0 && m.join(e) {
+			return
 		}
+		m.endTurn()
 		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector)})
 	case blk.TraceRqIssue:
 		m.issued++
+		m.endTurn()
 		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector), parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
+	}
+}
+
+// endTurn ends the turn under way, if any: no later bio joins its steps.
+func (m *stepMeter) endTurn() {
+	if m.period > 0 {
+		m.sealed, m.period = m.turn+m.period, 0
 	}
 }
 
@@ -176,7 +228,9 @@ func (m *stepMeter) at(sector uint64) uint64 {
 }
 
 // reset starts a new call.
-func (m *stepMeter) reset() { m.steps, m.issued, m.queued, m.sealed = m.steps[:0], 0, 0, 0 }
+func (m *stepMeter) reset() {
+	m.steps, m.issued, m.queued, m.sealed, m.period = m.steps[:0], 0, 0, 0, 0
+}
 
 // teeTracer sends every event to both tracers.
 type teeTracer struct{ a, b blk.Tracer }
@@ -388,24 +442,40 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			from, over = r5, ns
 		}
 	}
-	for _, s := range steps {
+	bio := func(s blockStep) { // the next bio of the call
+		k++
+		at := from + over*float64(k)/float64(bios)
+		empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
+		switch {
+		case empty:
+			// sent once the writes before it are done; no request's
+			// part: its flush request follows it
+			lastSubmit = c.throttle(max(at, p.ioDone), s, false)
+		case c.queued:
+			lastSubmit = at
+		default:
+			lastSubmit = c.throttle(at, s, false)
+			c.disk(s.disk).parts.push(lastSubmit)
+		}
+	}
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
 		switch s.kind {
 		case blk.TraceBioQueue:
-			for range s.bios() {
-				k++
-				at := from + over*float64(k)/float64(bios)
-				empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
-				switch {
-				case empty:
-					// sent once the writes before it are done; no request's
-					// part: its flush request follows it
-					lastSubmit = c.throttle(max(at, p.ioDone), s, false)
-				case c.queued:
-					lastSubmit = at
-				default:
-					lastSubmit = c.throttle(at, s, false)
-					c.disk(s.disk).parts.push(lastSubmit)
+			if s.period > 1 { // bios in turn: round by round
+				turn := steps[i : i+int(s.period)]
+				for r := range s.bios() {
+					for j := range turn {
+						if r < turn[j].bios() {
+							bio(turn[j])
+						}
+					}
 				}
+				i += len(turn) - 1
+				continue
+			}
+			for range s.bios() {
+				bio(s)
 			}
 		case blk.TraceSplit: // a part of the bio just submitted
 			if !c.queued {

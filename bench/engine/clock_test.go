@@ -141,7 +141,7 @@ func TestClockWritesOutOfOrder(t *testing.T) {
 func meterEvents(b []byte) (events []blk.TraceEvent, disks []uint8, marks map[int]bool) {
 	marks = map[int]bool{}
 	sizes := []uint64{0, 512, 512, 4096, 1024}
-	var parts [2]int // the bio parts queued on each disk and not yet in a request
+	var parts [4]int // the bio parts queued on each disk and not yet in a request
 	for i := 0; i+2 < len(b); i += 3 {
 		op := blk.OpWrite
 		if b[i+1]&1 != 0 {
@@ -152,7 +152,7 @@ func meterEvents(b []byte) (events []blk.TraceEvent, disks []uint8, marks map[in
 		if size == 0 {
 			flags = blk.FlagPreflush
 		}
-		d := b[i+2] % 2
+		d := b[i+2] % 4
 		switch b[i] % 6 {
 		case 0, 1, 2:
 			events = append(events, blk.TraceEvent{Kind: blk.TraceBioQueue, Op: op, Flags: flags, Sector: uint64(i), Bytes: size})
@@ -173,7 +173,7 @@ func meterEvents(b []byte) (events []blk.TraceEvent, disks []uint8, marks map[in
 			parts[d] = 0
 		case 5: // a pass's requests take only its own bios
 			marks[len(events)] = true
-			parts = [2]int{}
+			parts = [4]int{}
 			continue
 		}
 		disks = append(disks, d)
@@ -224,9 +224,10 @@ func meterPlaced(events []blk.TraceEvent, disks []uint8, marks map[int]bool, run
 }
 
 // TestStepMeterRuns runs consecutive bios of one disk, direction, flags
-// and size into one step, and the clock places them exactly as it places
-// them one by one: the same times, counts and bios; a bio never joins a
-// step from before a mark, nor an empty flush.
+// and size into one step, and bios in turn to several disks into a step a
+// disk, and the clock places them exactly as it places them one by one:
+// the same times, counts and bios; a bio never joins a step from before a
+// mark, nor an empty flush.
 func TestStepMeterRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -236,6 +237,10 @@ func TestStepMeterRuns(t *testing.T) {
 		{"eight buffers' bios, one request", []byte{0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0, 4, 0, 0}, 2},
 		{"sizes and directions part runs", []byte{0, 2, 0, 0, 2, 0, 0, 6, 0, 0, 6, 0, 0, 3, 0, 0, 3, 0, 4, 0, 0}, 4},
 		{"disks part runs", []byte{0, 2, 0, 0, 2, 1, 0, 2, 1, 4, 0, 0, 4, 0, 1}, 4},
+		{"bios in turn to two disks: a step each", []byte{0, 2, 0, 0, 2, 1, 0, 2, 0, 0, 2, 1, 0, 2, 0, 0, 2, 1, 0, 2, 0, 4, 0, 0, 4, 0, 1}, 4},
+		{"in turn to three disks, the last round cut short", []byte{0, 2, 0, 0, 2, 1, 0, 2, 2, 0, 2, 0, 0, 2, 1, 0, 2, 2, 0, 2, 0, 4, 0, 0, 4, 0, 1, 4, 0, 2}, 6},
+		{"a bio out of turn ends the turn", []byte{0, 2, 0, 0, 2, 1, 0, 2, 0, 0, 2, 1, 0, 2, 1, 0, 2, 0, 4, 0, 0, 4, 0, 1}, 6},
+		{"a turn may hold two sizes", []byte{0, 2, 0, 0, 2, 1, 0, 6, 0, 0, 2, 1, 4, 0, 0, 4, 0, 1}, 5},
 		{"empty flushes stay apart", []byte{0, 0, 0, 0, 0, 0, 0, 2, 0, 4, 0, 0}, 4},
 		{"a split part follows its run", []byte{0, 2, 0, 0, 2, 0, 3, 0, 0, 0, 2, 0, 4, 0, 0}, 4},
 		{"a pass's bios do not join the call's run", []byte{0, 2, 0, 0, 2, 0, 5, 0, 0, 0, 2, 0, 0, 2, 0, 4, 0, 0}, 1},
@@ -253,7 +258,8 @@ func TestStepMeterRuns(t *testing.T) {
 }
 
 // FuzzStepMeterRuns holds a meter with runs to one without over any
-// sequence of bios, split parts, requests, marks and restores.
+// sequence of bios to four disks, split parts, requests, marks and
+// restores.
 func FuzzStepMeterRuns(f *testing.F) {
 	f.Add([]byte{0, 2, 0, 0, 2, 0, 5, 0, 0, 0, 2, 0, 3, 0, 0, 4, 0, 0})
 	f.Add([]byte{0, 0, 0, 1, 3, 1, 2, 6, 0, 4, 7, 1, 4, 2, 0})
