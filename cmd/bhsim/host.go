@@ -41,6 +41,18 @@ limits); --recorded FILE fits such a record instead of measuring, without
 root, and gives the profile the measuring machine got: testdata/timed
 keeps the record its x86-host.json was fitted to (calibration.json).`
 
+// fitRecord fits a host calibration record as bhsim does wherever it
+// fits one: the x86 server's priors, the fit of the record's clock
+// (host.HostFit), the 6.18 model over the queue limits recorded. Errors:
+// the fit's.
+func fitRecord(ctx context.Context, rec *host.CalibrationRecord) (*host.HostCalibration, error) {
+	clock, err := host.ParseClock(rec.Clock)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Fit(ctx, timing.X86Server(), host.HostFit(clock), engine.RunOnQueue)
+}
+
 // calibrateRuns is how many times a host calibration runs each of its
 // scenarios by default (calibrate --runs; validate --on host's own).
 const calibrateRuns = 5
@@ -78,7 +90,6 @@ func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		if rec, err = host.ReadCalibrationRecord(*recorded); err != nil {
 			return err
 		}
-		clock, _ = host.ParseClock(rec.Clock)
 	} else {
 		if os.Geteuid() != 0 {
 			_, err := fmt.Fprintln(stdout, "calibrate --host: skipped: it needs root (loop devices and tracefs on this machine's kernel)")
@@ -93,7 +104,7 @@ func calibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			}
 		}
 	}
-	c, err := rec.Fit(ctx, timing.X86Server(), host.HostFit(clock), engine.RunOnQueue)
+	c, err := fitRecord(ctx, rec)
 	if err != nil {
 		return err
 	}

@@ -173,7 +173,7 @@ func calibrateNow(ctx context.Context) (*timing.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := rec.Fit(ctx, timing.X86Server(), host.HostFit(host.ClockWall), engine.RunOnQueue)
+	c, err := fitRecord(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
