@@ -189,7 +189,14 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 	return float64(reqs)*p.NS[timing.ParamRequest] + float64(bios)*p.NS[timing.ParamMQBio]
 }
 
-// Trace implements blk.Tracer.
+// meterKinds are the tracepoints a stepMeter reads (Trace): on a queue
+// that reports only these (blk.Queue.SetTracerKinds), the others build no
+// event: a bio of a writeback pass hits five to seven tracepoints (its
+// queueing, its request or merge, the plug's, the request's insert, issue
+// and completion), of which the meter reads two.
+var meterKinds = blk.TraceKindsOf(blk.TraceBioQueue, blk.TraceSplit, blk.TraceRqIssue)
+
+// Trace implements blk.Tracer; it reads the events of meterKinds.
 func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:

@@ -177,11 +177,11 @@ func newEngine(w Workload, o RunOptions, k Kernel) (*engine, error) {
 	e.clk.ended, e.clk.bus.p = mr.dev.WrittenPages, o.Profile
 	if mr.array != nil {
 		for i, q := range mr.members {
-			q.SetTracer(memberTracer{&e.meter, mr.array, uint8(i)})
+			q.SetTracerKinds(memberTracer{&e.meter, mr.array, uint8(i)}, meterKinds)
 		}
 		e.clk.md = newMDTap(mr.array, len(mr.members))
 	} else {
-		mr.queue.SetTracer(&e.meter)
+		mr.queue.SetTracerKinds(&e.meter, meterKinds)
 	}
 	mr.dev.SetTracer(nil)
 	for _, op := range w.Setup { // a scenario's lines before its I/O, as RunModel makes them

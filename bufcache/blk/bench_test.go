@@ -59,18 +59,22 @@ func (c *kindCounter) Trace(e TraceEvent) { c[e.Kind]++ }
 
 // BenchmarkSubmitBioLoop618 is BenchmarkSubmitBio on a 6.18 loop device
 // (LoopLimits: v6.18 merges and plug, write throttling) with 4 KiB REQ_SYNC
-// writes as fsync's writeback submits them, with no tracer and with one that
-// counts. merge=new makes every 17th request wait in write throttling, which
-// flushes the plug.
+// writes as fsync's writeback submits them, with no tracer (trace=none),
+// with one that counts every event (all), and with one that counts only
+// block_bio_queue, block_split and block_rq_issue (three: what the
+// workload engine's clock reads, SetTracerKinds). merge=new makes every
+// 17th request wait in write throttling, which flushes the plug.
 func BenchmarkSubmitBioLoop618(b *testing.B) {
+	sets := []struct {
+		name  string
+		kinds TraceKinds
+	}{{"none", 0}, {"all", AllTraceKinds}, {"three", TraceKindsOf(TraceBioQueue, TraceSplit, TraceRqIssue)}}
 	for _, merge := range []string{"back", "new"} {
-		for _, trace := range []bool{false, true} {
-			b.Run(fmt.Sprintf("merge=%s/trace=%v", merge, trace), func(b *testing.B) {
+		for _, set := range sets {
+			b.Run(fmt.Sprintf("merge=%s/trace=%s", merge, set.name), func(b *testing.B) {
 				q := newQueue(b, "loop8", 1<<40, Null{}, LoopLimits(512))
 				var kinds kindCounter
-				if trace {
-					q.SetTracer(&kinds)
-				}
+				q.SetTracerKinds(&kinds, set.kinds)
 				benchSubmit(b, q, 4096, merge, FlagSync)
 			})
 		}

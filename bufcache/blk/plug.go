@@ -148,7 +148,7 @@ func (p *Plug) flushRequests(inserted bool) {
 	rqs := p.rqs
 	p.rqs, p.spare = p.spare[:0], nil
 	for i, rq := range rqs {
-		if q := rq.q; q.tracer != nil && !hasQueue(rqs[:i], q) {
+		if q := rq.q; q.traced&TraceKindsOf(TraceUnplug, TraceRqInsert) != 0 && !hasQueue(rqs[:i], q) {
 			p.traceUnplug(q, rqs[i:], inserted || q.lim.Elevator)
 		}
 	}
@@ -169,8 +169,11 @@ func (p *Plug) traceUnplug(q *Queue, rqs []*Request, inserted bool) {
 		}
 	}
 	q.trace(TraceEvent{Kind: TraceUnplug, Count: n, Worker: p.worker || p.kthread})
+	if !inserted || !q.traces(TraceRqInsert) {
+		return
+	}
 	for _, o := range rqs {
-		if inserted && o.q == q {
+		if o.q == q {
 			q.traceRq(TraceRqInsert, o, nil)
 		}
 	}

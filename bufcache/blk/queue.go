@@ -42,6 +42,7 @@ type Queue struct {
 	model  Model
 	lim    Limits
 	tracer Tracer
+	traced TraceKinds // the tracepoints reported to tracer (SetTracerKinds)
 
 	mu      conc.Mutex
 	free    freelist.List[Request] // recycled requests (the tag set)
@@ -347,7 +348,7 @@ func (q *Queue) start(p *Plug, b *Bio, off, n uint32, r *runs, noMerge bool, seq
 	case seq&(seqPreflush|seqPostflush) != 0:
 		q.dispatchSeq(rq, seq)
 	case p == nil || seq == seqBypass:
-		if q.lim.Elevator && q.tracer != nil && seq == 0 {
+		if q.lim.Elevator && q.traces(TraceRqInsert) && seq == 0 {
 			q.traceRq(TraceRqInsert, rq, nil)
 		}
 		q.dispatch(rq)
@@ -460,12 +461,12 @@ func (q *Queue) serve(rq *Request) error {
 		Bios: uint32(len(rq.parts)), Segments: rq.Segments(), ServiceNS: ns})
 	q.mu.Unlock()
 
-	if q.tracer != nil {
+	if q.traced&TraceKindsOf(TraceRqIssue, TraceRqComplete) != 0 {
 		e := TraceEvent{Kind: TraceRqIssue, Op: rq.op, Flags: rq.flags, Sector: rq.sector, Bytes: rq.bytes(),
 			Count: len(rq.parts), Segments: rq.Segments(), ServiceNS: ns, ReadyNS: rq.ready}
-		q.tracer.Trace(e)
+		q.trace(e)
 		e.Kind, e.Segments, e.ServiceNS, e.ReadyNS, e.Err = TraceRqComplete, 0, 0, 0, err
-		q.tracer.Trace(e)
+		q.trace(e)
 	}
 	return err
 }
@@ -499,7 +500,7 @@ func (q *Queue) dispatchSeq(rq *Request, seq flushSeq) {
 	if seq&seqPostflush != 0 && err == nil {
 		q.flush()
 	}
-	if q.tracer != nil {
+	if q.traces(TraceRqComplete) {
 		q.tracer.Trace(TraceEvent{Kind: TraceRqComplete, Op: rq.op, Flags: rq.flags, Sector: rq.sector,
 			Count: len(rq.parts), Err: err})
 	}
@@ -516,9 +517,7 @@ func (q *Queue) emptyFlush(b *Bio) {
 	q.mu.Lock()
 	q.stats.EmptyFlushes++
 	q.mu.Unlock()
-	if q.tracer != nil {
-		q.tracer.Trace(TraceEvent{Kind: TraceRqComplete, Op: OpWrite, Flags: b.Flags &^ flushFlags, Sector: b.Sector})
-	}
+	q.trace(TraceEvent{Kind: TraceRqComplete, Op: OpWrite, Flags: b.Flags &^ flushFlags, Sector: b.Sector})
 	b.Complete(nil)
 }
 
@@ -531,10 +530,6 @@ func (q *Queue) flush() {
 	q.seq++
 	q.ring.record(TraceEntry{Seq: q.seq, Op: OpFlush})
 	q.mu.Unlock()
-	if q.tracer != nil {
-		e := TraceEvent{Kind: TraceRqIssue, Op: OpFlush, Flags: FlagPreflush}
-		q.tracer.Trace(e)
-		e.Kind = TraceRqComplete
-		q.tracer.Trace(e)
-	}
+	q.trace(TraceEvent{Kind: TraceRqIssue, Op: OpFlush, Flags: FlagPreflush})
+	q.trace(TraceEvent{Kind: TraceRqComplete, Op: OpFlush, Flags: FlagPreflush})
 }

@@ -178,7 +178,7 @@ func (q *Queue) releaseDue(now float64) {
 			j++
 		}
 		q.trace(TraceEvent{Kind: TraceUnplug, Count: j - i, Worker: true})
-		if q.lim.Elevator && q.tracer != nil {
+		if q.lim.Elevator && q.traces(TraceRqInsert) {
 			for _, rq := range rqs[i:j] {
 				q.traceRq(TraceRqInsert, rq, nil)
 			}

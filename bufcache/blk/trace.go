@@ -121,27 +121,61 @@ type TraceFunc func(TraceEvent)
 // Trace implements Tracer: f(e).
 func (f TraceFunc) Trace(e TraceEvent) { f(e) }
 
-// SetTracer makes the queue report its tracepoint hits to t (nil: none, the
-// default). Unset, tracing costs one nil check per tracepoint; set, it
-// allocates nothing beyond what t does. The plug events (TracePlug,
-// TraceUnplug) of a task's plug go to the tracer of the queue the requests
-// are for, as the kernel's tracepoints take that queue. SetTracer must not be
-// called while another goroutine submits to the queue or flushes a plug
-// holding its requests. O(1).
-func (q *Queue) SetTracer(t Tracer) { q.tracer = t }
+// TraceKinds is a set of trace kinds: the block events a tracing instance
+// has enabled (events/block/<event>/enable). The zero value is empty.
+type TraceKinds uint16
 
-// trace reports e to the queue's tracer, if any. The nil check inlines; the
-// call does not.
+// AllTraceKinds holds every TraceKind.
+const AllTraceKinds TraceKinds = 1<<(TraceUnplug+1) - 1
+
+// TraceKindsOf returns the set of ks. O(len(ks)).
+func TraceKindsOf(ks ...TraceKind) TraceKinds {
+	var s TraceKinds
+	for _, k := range ks {
+		s |= 1 << k
+	}
+	return s
+}
+
+// Has reports whether k is in s. O(1).
+func (s TraceKinds) Has(k TraceKind) bool { return s&(1<<k) != 0 }
+
+// SetTracer makes the queue report all its tracepoint hits to t (nil: none,
+// the default): SetTracerKinds(t, AllTraceKinds). O(1).
+func (q *Queue) SetTracer(t Tracer) { q.SetTracerKinds(t, AllTraceKinds) }
+
+// SetTracerKinds makes the queue report to t its hits of the tracepoints in
+// kinds, as a tracing instance reports only the events enabled in it (t
+// nil or kinds empty: none, the default). A tracepoint outside kinds costs
+// one test of the set and builds no event; one in it allocates nothing
+// beyond what t does. The plug events (TracePlug, TraceUnplug) of a task's
+// plug go to the tracer of the queue the requests are for, as the kernel's
+// tracepoints take that queue. SetTracerKinds must not be called while
+// another goroutine submits to the queue or flushes a plug holding its
+// requests. O(1).
+func (q *Queue) SetTracerKinds(t Tracer, kinds TraceKinds) {
+	q.tracer, q.traced = t, kinds&AllTraceKinds
+	if t == nil {
+		q.traced = 0
+	}
+}
+
+// traces reports whether the queue reports the tracepoint k to a tracer.
+// O(1); it inlines.
+func (q *Queue) traces(k TraceKind) bool { return q.traced.Has(k) }
+
+// trace reports e to the queue's tracer, if it takes e's kind. The test
+// inlines; the call does not.
 func (q *Queue) trace(e TraceEvent) {
-	if q.tracer != nil {
+	if q.traces(e.Kind) {
 		q.tracer.Trace(e)
 	}
 }
 
-// traceBio reports a bio tracepoint for bytes [off, off+n) of b, if a tracer
-// is set.
+// traceBio reports a bio tracepoint for bytes [off, off+n) of b, if the
+// queue's tracer takes k.
 func (q *Queue) traceBio(k TraceKind, b *Bio, off, n uint32) {
-	if q.tracer != nil {
+	if q.traces(k) {
 		q.emitBio(k, b, off, n)
 	}
 }

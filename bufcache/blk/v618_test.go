@@ -566,3 +566,74 @@ func FuzzLoopLimitsFrom(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+// TestTracerKinds: a queue reporting only some kinds reports exactly the
+// events of those kinds that a queue reporting all of them reports, in the
+// same order, with the same fields; none with an empty set or no tracer.
+func TestTracerKinds(t *testing.T) {
+	elevator := LoopLimits(512)
+	elevator.Elevator = true
+	type bio struct {
+		op     Op
+		flags  BioFlags
+		sector uint64
+		n      uint32
+	}
+	workloads := []struct {
+		name string
+		lim  Limits
+		bios []bio
+	}{
+		{"merges, a split and flushes", LoopLimits(512), []bio{
+			{OpWrite, FlagSync, 8, 4096}, {OpWrite, FlagSync, 0, 4096}, {OpWrite, FlagSync, 16, 4096},
+			{OpRead, 0, 4096, 2 << 20}, {OpWrite, FlagPreflush | FlagSync, 0, 0},
+			{OpWrite, FlagPreflush | FlagFUA, 64, 4096}}},
+		{"a scheduler's inserts", elevator, []bio{
+			{OpWrite, 0, 0, 4096}, {OpWrite, 0, 8, 4096}, {OpWrite, 0, 100, 4096}}},
+	}
+	sets := []TraceKinds{
+		TraceKindsOf(TraceBioQueue, TraceSplit, TraceRqIssue),
+		TraceKindsOf(TracePlug, TraceUnplug),
+		TraceKindsOf(TraceRqInsert),
+		TraceKindsOf(TraceRqComplete, TraceGetRq, TraceBioBackmerge, TraceBioFrontmerge),
+		0,
+	}
+	run := func(lim Limits, bios []bio, tr Tracer, kinds TraceKinds) {
+		q := newQueue(t, "q", 64<<20, Null{}, lim)
+		q.SetTracerKinds(tr, kinds)
+		c := newCompletions()
+		var p Plug
+		p.Start()
+		for i, b := range bios {
+			SubmitBio(&p, q, c.flagBio(i, b.op, b.flags, b.sector, b.n, uint64(100+2*i)))
+		}
+		require.NoError(t, p.Finish())
+		require.Len(t, c.order, len(bios), "every bio completes")
+	}
+	var seen TraceKinds
+	for _, w := range workloads {
+		all := &eventLog{}
+		run(w.lim, w.bios, all, AllTraceKinds)
+		for _, e := range *all {
+			seen |= TraceKindsOf(e.Kind)
+		}
+		for _, s := range sets {
+			t.Run(fmt.Sprintf("%s/%#x", w.name, uint16(s)), func(t *testing.T) {
+				want := []TraceEvent{}
+				for _, e := range *all {
+					if s.Has(e.Kind) {
+						want = append(want, e)
+					}
+				}
+				got := &eventLog{}
+				run(w.lim, w.bios, got, s)
+				assert.Equal(t, want, []TraceEvent(*got))
+			})
+		}
+		t.Run(w.name+"/no tracer", func(t *testing.T) {
+			run(w.lim, w.bios, nil, AllTraceKinds) // must not call a nil tracer
+		})
+	}
+	assert.Equal(t, AllTraceKinds, seen, "the workloads hit every tracepoint")
+	assert.False(t, TraceKindsOf(TraceBioQueue).Has(TraceSplit))
+}
