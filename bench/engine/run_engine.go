@@ -560,15 +560,21 @@ func (e *engine) placeSegment() {
 }
 
 // BalanceDirtyPages implements bufcache.DirtyBalancer for the machine's
-// write paths: the call under way has dirtied pages; the flusher weighs
-// them at the call's moment, and the call sleeps as balance_dirty_pages
-// says (flusher.balance), its work so far placed first.
+// write paths: the call under way has dirtied pages; when they are due
+// (DirtyThrottle.Dirtied), the flusher weighs them at the call's moment,
+// and the call sleeps as balance_dirty_pages says (flusher.balance), its
+// work so far placed first. The moment is priced only then: most calls
+// find their pages not yet due.
 func (e *engine) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	o := &e.op
 	n := d.DirtiedPages() - o.dirtied + o.c.unweighed
 	o.dirtied, o.c.unweighed = d.DirtiedPages(), 0
+	pages, run := e.fl.thr.Dirtied(&o.c.task, n)
+	if !run {
+		return
+	}
 	now := o.at() + e.clk.bus.stretch(o.at(), o.sys+o.c.tap.peek(e.o.Profile)+blockNS(e.o.Profile, e.meter.issued, e.meter.queued), streams{copied: o.c.tap.copied(), zeroed: o.zeroed})
-	o.slept += e.fl.balance(&o.c.task, n, now, e.settleCall)
+	o.slept += e.fl.balance(&o.c.task, pages, now, e.settleCall)
 }
 
 // settleCall brings the clock to t inside a call: the call's work so far,

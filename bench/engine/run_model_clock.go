@@ -165,8 +165,12 @@ func (r *modelRun) BalanceDirtyPages(_ *bufcache.CPU, d *bufcache.BlockDevice) {
 	t := r.timed
 	n := d.DirtiedPages() - t.dirtied
 	t.dirtied = d.DirtiedPages()
+	pages, run := t.fl.thr.Dirtied(&t.task, n)
+	if !run {
+		return
+	}
 	now := t.call.at() + t.cpuSoFar()
-	t.call.slept += t.fl.balance(&t.task, n, now, func(at float64) { r.settle(at) })
+	t.call.slept += t.fl.balance(&t.task, pages, now, func(at float64) { r.settle(at) })
 }
 
 // settle brings the clock to t inside a call: the call's work so far

@@ -147,18 +147,15 @@ func (f *flusher) submitNow() float64 {
 	return f.passAt + f.clk.bus.stretch(f.passAt, f.tap.peek(f.p)+blockNS(f.p, f.meter.issued-f.passMark.issued, f.meter.queued-f.passMark.queued), streams{copied: f.tap.copied()})
 }
 
-// balance is balance_dirty_pages_ratelimited for task, which has dirtied
-// dirtied pages since it last came by, at time now of its call: when the
-// task's pages are due (DirtyThrottle.Dirtied) it weighs the device's
-// counts, wakes the flusher, and sleeps as the control law says, looking
-// again after a sleep at the limit. settle(t) must bring the clock to t
-// before each look: place the task's work so far and make the flusher's
-// passes due by t (flusher.runUntil). It returns the time the task slept.
-func (f *flusher) balance(task *bufcache.DirtyTask, dirtied int64, now float64, settle func(t float64)) (slept float64) {
-	pages, run := f.thr.Dirtied(task, dirtied)
-	if !run {
-		return 0
-	}
+// balance is balance_dirty_pages for task at time now of its call, once
+// balance_dirty_pages_ratelimited found its pages due (DirtyThrottle.Dirtied,
+// which the caller asks first, and which gave pages): it weighs the
+// device's counts, wakes the flusher, and sleeps as the control law says,
+// looking again after a sleep at the limit. settle(t) must bring the clock
+// to t before each look: place the task's work so far and make the
+// flusher's passes due by t (flusher.runUntil). It returns the time the
+// task slept.
+func (f *flusher) balance(task *bufcache.DirtyTask, pages int64, now float64, settle func(t float64)) (slept float64) {
 	var last bufcache.DirtyState
 	for looked := false; ; looked = true {
 		settle(now)
