@@ -101,3 +101,25 @@ func BenchmarkHDDModel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBioAddPage measures what submit_bh does to a recycled bio:
+// Reset, then AddPage of one buffer, data-less (meta) or with its bytes
+// (data).
+func BenchmarkBioAddPage(b *testing.B) {
+	for _, data := range []bool{false, true} {
+		b.Run(fmt.Sprintf("data=%v", data), func(b *testing.B) {
+			var bio Bio
+			var buf []byte
+			if data {
+				buf = make([]byte, 512)
+			}
+			b.ReportAllocs()
+			pfn := uint64(0)
+			for b.Loop() {
+				bio.Reset(OpWrite, pfn)
+				bio.AddPage(buf, 512, pfn, 512)
+				pfn++
+			}
+		})
+	}
+}

@@ -197,7 +197,18 @@ func (b *Bio) add(v Vec) bool {
 	if b.vecs == nil {
 		b.vecs = b.inline[:0]
 	}
-	b.vecs = append(b.vecs, v)
+	// The fields one by one, not v whole: v arrives in registers, and a
+	// copy of the struct would store them and load them back in wider
+	// moves, which the CPU cannot forward from the narrower stores (a stall
+	// that was a bio's costliest instruction).
+	n := len(b.vecs)
+	if n == cap(b.vecs) {
+		b.vecs = append(b.vecs, Vec{})
+	} else {
+		b.vecs = b.vecs[:n+1]
+	}
+	d := &b.vecs[n]
+	d.Data, d.Len, d.PFN, d.Offset = v.Data, v.Len, v.PFN, v.Offset
 	b.size += v.Len
 	b.data = b.data || v.Data != nil
 	return true
