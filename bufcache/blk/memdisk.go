@@ -132,22 +132,24 @@ func (d *MemDisk) serveParts(parts []BioPart) error {
 func (d *MemDisk) serveLocked(b *Bio, off, n uint32) error {
 	pos := b.Sector<<SectorShift + uint64(off)
 	checkRoom := (d.full || d.limit != 0) && b.Op == OpWrite
-	for it := b.spans(off, n); (b.data || checkRoom) && it.next(); { // a metadata-only bio moves nothing, and only a full store refuses one
-		m := uint64(it.n)
-		if checkRoom {
-			if gap := d.noRoomLocked(pos, m); gap < pos+m {
-				if it.v.Data != nil {
-					d.copyLocked(OpWrite, pos, it.v.Data[it.d:it.d+uint32(gap-pos)])
+	if b.data || checkRoom { // a metadata-only bio moves nothing, and only a full store refuses one
+		for it := b.spans(off, n); it.next(); {
+			m := uint64(it.n)
+			if checkRoom {
+				if gap := d.noRoomLocked(pos, m); gap < pos+m {
+					if it.v.Data != nil {
+						d.copyLocked(OpWrite, pos, it.v.Data[it.d:it.d+uint32(gap-pos)])
+					}
+					d.stats.Errors++
+					return fmt.Errorf("%w: write sectors [%d, %d) on %s: backing page %d was never written",
+						ErrNoSpace, b.Sector+uint64(off>>SectorShift), b.Sector+uint64((off+n)>>SectorShift), d.name, gap>>chunkShift)
 				}
-				d.stats.Errors++
-				return fmt.Errorf("%w: write sectors [%d, %d) on %s: backing page %d was never written",
-					ErrNoSpace, b.Sector+uint64(off>>SectorShift), b.Sector+uint64((off+n)>>SectorShift), d.name, gap>>chunkShift)
 			}
+			if it.v.Data != nil {
+				d.copyLocked(b.Op, pos, it.v.Data[it.d:it.d+it.n])
+			}
+			pos += m
 		}
-		if it.v.Data != nil {
-			d.copyLocked(b.Op, pos, it.v.Data[it.d:it.d+it.n])
-		}
-		pos += m
 	}
 	end := off+n == b.size
 	if b.Op == OpWrite {
