@@ -449,7 +449,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 			from, over = r5, ns
 		}
 	}
-	bio := func(s blockStep) { // the next bio of the call
+	bio := func(s *blockStep) { // the next bio of the call
 		k++
 		at := from + over*float64(k)/float64(bios)
 		empty := s.bytes == 0 && s.flags&blk.FlagPreflush != 0
@@ -466,7 +466,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 		}
 	}
 	for i := 0; i < len(steps); i++ {
-		s := steps[i]
+		s := &steps[i] // by pointer: a step copied whole stalls on store forwarding
 		switch s.kind {
 		case blk.TraceBioQueue:
 			if s.period > 1 { // bios in turn: round by round
@@ -474,7 +474,7 @@ func (c *clock) place(steps []blockStep, start, cpuNS float64, wait bool, rd spa
 				for r := range s.bios() {
 					for j := range turn {
 						if r < turn[j].bios() {
-							bio(turn[j])
+							bio(&turn[j])
 						}
 					}
 				}
@@ -532,7 +532,7 @@ func requestPages(bytes uint64) int64 { return int64((bytes + pageBytes - 1) / p
 
 // throttle is when a bio (or, split, a further part of one) submitted at
 // at leaves the throttle: at itself without rules. O(1) amortised.
-func (c *clock) throttle(at float64, s blockStep, split bool) float64 {
+func (c *clock) throttle(at float64, s *blockStep, split bool) float64 {
 	if c.thr == nil {
 		return at
 	}
