@@ -133,7 +133,7 @@ type memberTracer struct {
 // Trace implements blk.Tracer.
 func (t memberTracer) Trace(e blk.TraceEvent) {
 	t.m.disk, t.m.arr = t.disk, t.a
-	t.m.Trace(e)
+	t.m.trace(&e)
 	t.m.disk, t.m.arr = 0, nil
 }
 

@@ -92,7 +92,7 @@ func (s *blockStep) bios() int { return max(int(s.run), 1) }
 
 // takes reports whether a bio of e, on disk, can join s: a bio step of
 // the same disk, direction, flags and size. O(1).
-func (s *blockStep) takes(disk uint8, e blk.TraceEvent) bool {
+func (s *blockStep) takes(disk uint8, e *blk.TraceEvent) bool {
 	return s.kind == blk.TraceBioQueue && s.disk == disk && s.op == e.Op && s.flags == e.Flags && s.bytes == e.Bytes
 }
 
@@ -155,7 +155,7 @@ func (m *stepMeter) restore(k meterMark) {
 // join adds a bio of e to the steps when it goes on the turn under way or
 // starts one with the steps before it, and reports whether it did; else
 // it ends the turn under way. O(maxPeriod).
-func (m *stepMeter) join(e blk.TraceEvent) bool {
+func (m *stepMeter) join(e *blk.TraceEvent) bool {
 	if m.period > 0 {
 		if s := &m.steps[m.turn+m.next]; s.takes(m.disk, e) {
 			s.run = uint32(s.bios() + 1)
@@ -197,7 +197,11 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 var meterKinds = blk.TraceKindsOf(blk.TraceBioQueue, blk.TraceSplit, blk.TraceRqIssue)
 
 // Trace implements blk.Tracer; it reads the events of meterKinds.
-func (m *stepMeter) Trace(e blk.TraceEvent) {
+func (m *stepMeter) Trace(e blk.TraceEvent) { m.trace(&e) }
+
+// trace is Trace's work, on the event in place: the meter's steps pass it
+// on by pointer, as a copy of it whole stalls on store forwarding.
+func (m *stepMeter) trace(e *blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
 		m.queued++ // a split's part passes blk_mq_submit_bio again
