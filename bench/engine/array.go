@@ -133,7 +133,14 @@ type memberTracer struct {
 // Trace implements blk.Tracer.
 func (t memberTracer) Trace(e blk.TraceEvent) {
 	t.m.disk, t.m.arr = t.disk, t.a
-	t.m.trace(&e)
+	t.m.Trace(e)
+	t.m.disk, t.m.arr = 0, nil
+}
+
+// TraceBio implements blk.BioTracer.
+func (t memberTracer) TraceBio(k blk.TraceKind, op blk.Op, flags blk.BioFlags, sector, bytes uint64) {
+	t.m.disk, t.m.arr = t.disk, t.a
+	t.m.TraceBio(k, op, flags, sector, bytes)
 	t.m.disk, t.m.arr = 0, nil
 }
 

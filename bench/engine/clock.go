@@ -90,10 +90,10 @@ type blockStep struct {
 // bios is how many bios a TraceBioQueue step stands for. O(1).
 func (s *blockStep) bios() int { return max(int(s.run), 1) }
 
-// takes reports whether a bio of e, on disk, can join s: a bio step of
-// the same disk, direction, flags and size. O(1).
-func (s *blockStep) takes(disk uint8, e *blk.TraceEvent) bool {
-	return s.kind == blk.TraceBioQueue && s.disk == disk && s.op == e.Op && s.flags == e.Flags && s.bytes == e.Bytes
+// takes reports whether a bio of op, flags and bytes, on disk, can join
+// s: a bio step of the same disk, direction, flags and size. O(1).
+func (s *blockStep) takes(disk uint8, op blk.Op, flags blk.BioFlags, bytes uint64) bool {
+	return s.kind == blk.TraceBioQueue && s.disk == disk && s.op == op && s.flags == flags && s.bytes == bytes
 }
 
 // maxPeriod is the most steps whose bios the meter runs together in turn:
@@ -152,12 +152,12 @@ func (m *stepMeter) restore(k meterMark) {
 	m.steps, m.issued, m.queued, m.sealed, m.period = m.steps[:k.steps], k.issued, k.queued, k.steps, 0
 }
 
-// join adds a bio of e to the steps when it goes on the turn under way or
-// starts one with the steps before it, and reports whether it did; else
-// it ends the turn under way. O(maxPeriod).
-func (m *stepMeter) join(e *blk.TraceEvent) bool {
+// join adds a bio of op, flags and bytes to the steps when it goes on the
+// turn under way or starts one with the steps before it, and reports
+// whether it did; else it ends the turn under way. O(maxPeriod).
+func (m *stepMeter) join(op blk.Op, flags blk.BioFlags, bytes uint64) bool {
 	if m.period > 0 {
-		if s := &m.steps[m.turn+m.next]; s.takes(m.disk, e) {
+		if s := &m.steps[m.turn+m.next]; s.takes(m.disk, op, flags, bytes) {
 			s.run = uint32(s.bios() + 1)
 			m.next = (m.next + 1) % m.period
 			return true
@@ -167,10 +167,10 @@ func (m *stepMeter) join(e *blk.TraceEvent) bool {
 	n := len(m.steps)
 	for p := 1; p <= maxPeriod && n-p >= m.sealed; p++ {
 		s := &m.steps[n-p]
-		if s.kind != blk.TraceBioQueue || s.bios() > 1 || s.op != e.Op || s.bytes == 0 {
+		if s.kind != blk.TraceBioQueue || s.bios() > 1 || s.op != op || s.bytes == 0 {
 			return false // a longer turn would hold this step too
 		}
-		if s.takes(m.disk, e) {
+		if s.takes(m.disk, op, flags, bytes) {
 			s.run, s.period = 2, uint8(p)
 			m.turn, m.period, m.next = n-p, p, 1%p
 			return true
@@ -196,25 +196,33 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 // and completion), of which the meter reads two.
 var meterKinds = blk.TraceKindsOf(blk.TraceBioQueue, blk.TraceSplit, blk.TraceRqIssue)
 
-// Trace implements blk.Tracer; it reads the events of meterKinds.
-func (m *stepMeter) Trace(e blk.TraceEvent) { m.trace(&e) }
-
-// trace is Trace's work, on the event in place: the meter's steps pass it
-// on by pointer, as a copy of it whole stalls on store forwarding.
-func (m *stepMeter) trace(e *blk.TraceEvent) {
+// Trace implements blk.Tracer; it reads the events of meterKinds, those
+// of bios through TraceBio.
+func (m *stepMeter) Trace(e blk.TraceEvent) {
 	switch e.Kind {
 	case blk.TraceBioQueue, blk.TraceSplit:
-		m.queued++ // a split's part passes blk_mq_submit_bio again
-		if e.Kind == blk.TraceBioQueue && m.runs && e.Bytes > 0 && m.join(e) {
-			return
-		}
-		m.endTurn()
-		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, flags: e.Flags, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector)})
+		m.TraceBio(e.Kind, e.Op, e.Flags, e.Sector, e.Bytes)
 	case blk.TraceRqIssue:
 		m.issued++
 		m.endTurn()
 		m.steps = append(m.steps, blockStep{kind: e.Kind, disk: m.disk, op: e.Op, sector: e.Sector, bytes: e.Bytes, at: m.at(e.Sector), parts: e.Count, svc: e.ServiceNS, ready: e.ReadyNS})
 	}
+}
+
+// TraceBio implements blk.BioTracer: a bio queued (block_bio_queue) or a
+// split's part (block_split, which passes blk_mq_submit_bio again) is a
+// step, or joins one (join); the other bio tracepoints are not the
+// meter's.
+func (m *stepMeter) TraceBio(k blk.TraceKind, op blk.Op, flags blk.BioFlags, sector, bytes uint64) {
+	if k != blk.TraceBioQueue && k != blk.TraceSplit {
+		return
+	}
+	m.queued++
+	if k == blk.TraceBioQueue && m.runs && bytes > 0 && m.join(op, flags, bytes) {
+		return
+	}
+	m.endTurn()
+	m.steps = append(m.steps, blockStep{kind: k, disk: m.disk, op: op, flags: flags, sector: sector, bytes: bytes, at: m.at(sector)})
 }
 
 // endTurn ends the turn under way, if any: no later bio joins its steps.

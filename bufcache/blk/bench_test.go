@@ -57,24 +57,37 @@ type kindCounter [TraceUnplug + 1]uint64
 // Trace implements Tracer.
 func (c *kindCounter) Trace(e TraceEvent) { c[e.Kind]++ }
 
+// bioKindCounter is a kindCounter that is a BioTracer.
+type bioKindCounter struct{ kindCounter }
+
+// TraceBio implements BioTracer.
+func (c *bioKindCounter) TraceBio(k TraceKind, _ Op, _ BioFlags, _, _ uint64) { c.kindCounter[k]++ }
+
 // BenchmarkSubmitBioLoop618 is BenchmarkSubmitBio on a 6.18 loop device
 // (LoopLimits: v6.18 merges and plug, write throttling) with 4 KiB REQ_SYNC
 // writes as fsync's writeback submits them, with no tracer (trace=none),
 // with one that counts every event (all), and with one that counts only
 // block_bio_queue, block_split and block_rq_issue (three: what the
-// workload engine's clock reads, SetTracerKinds). merge=new makes every
+// workload engine's clock reads, SetTracerKinds), as a Tracer and as a
+// BioTracer (three-bio: how the clock reads them). merge=new makes every
 // 17th request wait in write throttling, which flushes the plug.
 func BenchmarkSubmitBioLoop618(b *testing.B) {
+	three := TraceKindsOf(TraceBioQueue, TraceSplit, TraceRqIssue)
 	sets := []struct {
 		name  string
 		kinds TraceKinds
-	}{{"none", 0}, {"all", AllTraceKinds}, {"three", TraceKindsOf(TraceBioQueue, TraceSplit, TraceRqIssue)}}
+		bio   bool
+	}{{"none", 0, false}, {"all", AllTraceKinds, false}, {"three", three, false}, {"three-bio", three, true}}
 	for _, merge := range []string{"back", "new"} {
 		for _, set := range sets {
 			b.Run(fmt.Sprintf("merge=%s/trace=%s", merge, set.name), func(b *testing.B) {
 				q := newQueue(b, "loop8", 1<<40, Null{}, LoopLimits(512))
-				var kinds kindCounter
-				q.SetTracerKinds(&kinds, set.kinds)
+				var kinds bioKindCounter
+				if set.bio {
+					q.SetTracerKinds(&kinds, set.kinds)
+				} else {
+					q.SetTracerKinds(&kinds.kindCounter, set.kinds)
+				}
 				benchSubmit(b, q, 4096, merge, FlagSync)
 			})
 		}

@@ -115,7 +115,8 @@
 //
 // A [Tracer] set on a queue ([Queue.SetTracer]) sees the block tracepoints
 // ([TraceKind]), or only those of a set ([Queue.SetTracerKinds]), as a
-// tracing instance sees only the events enabled in it; [Queue.BlockStat] is /sys/block/<dev>/stat. Requests fail with
+// tracing instance sees only the events enabled in it; a [BioTracer] takes
+// the bio tracepoints as arguments rather than as an event; [Queue.BlockStat] is /sys/block/<dev>/stat. Requests fail with
 // the store's errors: [MemDisk.SetBackingFull] models the loop device's
 // backing file on a full tmpfs (ENOSPC, [Errno]), and the error reaches every
 // bio of the request.

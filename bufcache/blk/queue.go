@@ -43,6 +43,9 @@ type Queue struct {
 	lim    Limits
 	tracer Tracer
 	traced TraceKinds // the tracepoints reported to tracer (SetTracerKinds)
+	// bioTracer is tracer when it is a BioTracer, which takes the bio
+	// tracepoints through TraceBio; nil otherwise.
+	bioTracer BioTracer
 
 	mu      conc.Mutex
 	free    freelist.List[Request] // recycled requests (the tag set)

@@ -115,6 +115,20 @@ type Tracer interface {
 	Trace(e TraceEvent)
 }
 
+// BioTracer is a Tracer that takes the bio tracepoints (block_bio_queue,
+// block_bio_backmerge, block_bio_frontmerge, block_split, block_getrq)
+// through TraceBio, whose arguments are the only fields such an event
+// sets: a queue whose tracer is a BioTracer calls TraceBio for them, with
+// the contract of Trace, and Trace for the others. It spares a tracer
+// that every bio reaches (the workload engine's clock) the event's copy,
+// which, passed whole, the CPU stalls on. TraceBio(k, op, flags, sector,
+// bytes) is Trace(TraceEvent{Kind: k, Op: op, Flags: flags, Sector:
+// sector, Bytes: bytes}).
+type BioTracer interface {
+	Tracer
+	TraceBio(k TraceKind, op Op, flags BioFlags, sector, bytes uint64)
+}
+
 // TraceFunc adapts a function to a Tracer.
 type TraceFunc func(TraceEvent)
 
@@ -155,6 +169,7 @@ func (q *Queue) SetTracer(t Tracer) { q.SetTracerKinds(t, AllTraceKinds) }
 // requests. O(1).
 func (q *Queue) SetTracerKinds(t Tracer, kinds TraceKinds) {
 	q.tracer, q.traced = t, kinds&AllTraceKinds
+	q.bioTracer, _ = t.(BioTracer)
 	if t == nil {
 		q.traced = 0
 	}
@@ -180,10 +195,15 @@ func (q *Queue) traceBio(k TraceKind, b *Bio, off, n uint32) {
 	}
 }
 
-// emitBio is traceBio's report.
+// emitBio is traceBio's report: TraceBio of a BioTracer, Trace of
+// another.
 func (q *Queue) emitBio(k TraceKind, b *Bio, off, n uint32) {
-	q.tracer.Trace(TraceEvent{Kind: k, Op: b.Op, Flags: b.Flags,
-		Sector: b.Sector + uint64(off>>SectorShift), Bytes: uint64(n)})
+	sector := b.Sector + uint64(off>>SectorShift)
+	if q.bioTracer != nil {
+		q.bioTracer.TraceBio(k, b.Op, b.Flags, sector, uint64(n))
+		return
+	}
+	q.tracer.Trace(TraceEvent{Kind: k, Op: b.Op, Flags: b.Flags, Sector: sector, Bytes: uint64(n)})
 }
 
 // traceRq reports a request tracepoint for rq.

@@ -567,9 +567,23 @@ func FuzzLoopLimitsFrom(f *testing.F) {
 	})
 }
 
+// bioEventLog is an eventLog that is a BioTracer: it logs TraceBio's
+// arguments as the event they stand for, and counts them.
+type bioEventLog struct {
+	eventLog
+	bios int
+}
+
+// TraceBio implements BioTracer.
+func (l *bioEventLog) TraceBio(k TraceKind, op Op, flags BioFlags, sector, bytes uint64) {
+	l.bios++
+	l.Trace(TraceEvent{Kind: k, Op: op, Flags: flags, Sector: sector, Bytes: bytes})
+}
+
 // TestTracerKinds: a queue reporting only some kinds reports exactly the
 // events of those kinds that a queue reporting all of them reports, in the
-// same order, with the same fields; none with an empty set or no tracer.
+// same order, with the same fields; a BioTracer gets through TraceBio what
+// a Tracer gets through Trace; none with an empty set or no tracer.
 func TestTracerKinds(t *testing.T) {
 	elevator := LoopLimits(512)
 	elevator.Elevator = true
@@ -630,6 +644,12 @@ func TestTracerKinds(t *testing.T) {
 				assert.Equal(t, want, []TraceEvent(*got))
 			})
 		}
+		t.Run(w.name+"/BioTracer", func(t *testing.T) {
+			got := &bioEventLog{}
+			run(w.lim, w.bios, got, AllTraceKinds)
+			assert.Equal(t, []TraceEvent(*all), []TraceEvent(got.eventLog), "TraceBio's events are Trace's")
+			assert.Positive(t, got.bios, "the bio tracepoints came through TraceBio")
+		})
 		t.Run(w.name+"/no tracer", func(t *testing.T) {
 			run(w.lim, w.bios, nil, AllTraceKinds) // must not call a nil tracer
 		})
