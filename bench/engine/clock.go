@@ -193,7 +193,8 @@ func blockNS(p *timing.Profile, reqs, bios int) float64 {
 // that reports only these (blk.Queue.SetTracerKinds), the others build no
 // event: a bio of a writeback pass hits five to seven tracepoints (its
 // queueing, its request or merge, the plug's, the request's insert, issue
-// and completion), of which the meter reads two.
+// and completion), of which the meter reads two (block_split only when a
+// bio is split).
 var meterKinds = blk.TraceKindsOf(blk.TraceBioQueue, blk.TraceSplit, blk.TraceRqIssue)
 
 // Trace implements blk.Tracer; it reads the events of meterKinds, those

@@ -69,3 +69,42 @@ func Example() {
 	// sda 1 D W 0 + 1024 [bios 128, segs 128] 14907.7 us
 	// sda 2 D W 1024 + 1024 [bios 128, segs 128] 2241.0 us
 }
+
+// A tracer that counts, on a queue that reports only block_bio_queue and
+// block_rq_issue, as a tracing instance with only those two events
+// enabled: eight 4 KiB bios of a plugged sequential write are queued, and
+// merge into one request. The merges, the plug's events and the
+// completion are not reported.
+func ExampleQueue_SetTracerKinds() {
+	disk, err := blk.NewMemDisk("loop0", 1<<30, 512)
+	if err != nil {
+		panic(err)
+	}
+	q, err := blk.NewQueue("loop0", disk, blk.Null{}, blk.LoopLimits(512))
+	if err != nil {
+		panic(err)
+	}
+	counts := map[blk.TraceKind]int{}
+	q.SetTracerKinds(blk.TraceFunc(func(e blk.TraceEvent) { counts[e.Kind]++ }),
+		blk.TraceKindsOf(blk.TraceBioQueue, blk.TraceRqIssue))
+	var plug blk.Plug
+	plug.Start()
+	for i := range uint64(8) {
+		b := new(blk.Bio)
+		b.Reset(blk.OpWrite, i*8)
+		b.AddPage(nil, 4096, 100+i, 0)
+		b.EndIO = func(*blk.Bio) {}
+		blk.SubmitBio(&plug, q, b)
+	}
+	if err := plug.Finish(); err != nil {
+		panic(err)
+	}
+	for _, k := range []blk.TraceKind{blk.TraceBioQueue, blk.TraceBioBackmerge, blk.TraceRqIssue, blk.TraceRqComplete} {
+		fmt.Printf("%s: %d\n", k, counts[k])
+	}
+	// Output:
+	// block_bio_queue: 8
+	// block_bio_backmerge: 0
+	// block_rq_issue: 1
+	// block_rq_complete: 0
+}
