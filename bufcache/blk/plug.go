@@ -148,7 +148,7 @@ func (p *Plug) flushRequests(inserted bool) {
 	rqs := p.rqs
 	p.rqs, p.spare = p.spare[:0], nil
 	for i, rq := range rqs {
-		if q := rq.q; q.traced&TraceKindsOf(TraceUnplug, TraceRqInsert) != 0 && !hasQueue(rqs[:i], q) {
+		if q := rq.q; q.traced&unplugKinds != 0 && !hasQueue(rqs[:i], q) {
 			p.traceUnplug(q, rqs[i:], inserted || q.lim.Elevator)
 		}
 	}

@@ -464,7 +464,7 @@ func (q *Queue) serve(rq *Request) error {
 		Bios: uint32(len(rq.parts)), Segments: rq.Segments(), ServiceNS: ns})
 	q.mu.Unlock()
 
-	if q.traced&TraceKindsOf(TraceRqIssue, TraceRqComplete) != 0 {
+	if q.traced&rqServedKinds != 0 {
 		e := TraceEvent{Kind: TraceRqIssue, Op: rq.op, Flags: rq.flags, Sector: rq.sector, Bytes: rq.bytes(),
 			Count: len(rq.parts), Segments: rq.Segments(), ServiceNS: ns, ReadyNS: rq.ready}
 		q.trace(e)

@@ -142,6 +142,15 @@ type TraceKinds uint16
 // AllTraceKinds holds every TraceKind.
 const AllTraceKinds TraceKinds = 1<<(TraceUnplug+1) - 1
 
+// Sets of tracepoints a queue reports together, as constants, so that the
+// per-request tests of its hot paths cost one and: a request's issue and
+// completion (Queue.serve), and a plug flush's unplug and inserts
+// (Plug.flushRequests).
+const (
+	rqServedKinds TraceKinds = 1<<TraceRqIssue | 1<<TraceRqComplete
+	unplugKinds   TraceKinds = 1<<TraceUnplug | 1<<TraceRqInsert
+)
+
 // TraceKindsOf returns the set of ks. O(len(ks)).
 func TraceKindsOf(ks ...TraceKind) TraceKinds {
 	var s TraceKinds
